@@ -1,0 +1,123 @@
+package io.rdma4j.ffi;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/** The few libc functions the groundwork needs: environment, signal dispositions, error texts. */
+public final class Libc {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LIBC = LINKER.defaultLookup();
+
+    /** {@code int setenv(const char *name, const char *value, int overwrite);} */
+    private static final MethodHandle SETENV = bind("setenv",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+    /** {@code char *getenv(const char *name);} */
+    private static final MethodHandle GETENV = bind("getenv", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+    /** {@code int sigaction(int signum, const struct sigaction *act, struct sigaction *oldact);} */
+    private static final MethodHandle SIGACTION = bind("sigaction",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+    /** XSI {@code int strerror_r(int errnum, char *buf, size_t buflen);} (glibc exports it as {@code __xpg_strerror_r}). */
+    private static final MethodHandle STRERROR_R = bind("__xpg_strerror_r",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    /** {@code pid_t getpid(void);} */
+    private static final MethodHandle GETPID = bind("getpid", FunctionDescriptor.of(ValueLayout.JAVA_INT));
+
+    /**
+     * {@code sizeof(struct sigaction)} on LP64 glibc (x86_64 and aarch64): handler 8, sa_mask 128, sa_flags 4 + 4 padding,
+     * sa_restorer 8. The handler (a union of sa_handler and sa_sigaction) is at offset 0, sa_flags at 136.
+     */
+    public static final long SIGACTION_SIZE = 152;
+    public static final long SIGACTION_FLAGS_OFFSET = 136;
+
+    private Libc() {
+    }
+
+    private static MethodHandle bind(String name, FunctionDescriptor fd) {
+        MemorySegment addr = LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
+        return LINKER.downcallHandle(addr, fd);
+    }
+
+    /** Sets a variable in the process environment (not only Java's view of it), so native libraries read it. */
+    public static void setenv(String name, String value, boolean overwrite) {
+        try (Arena a = Arena.ofConfined()) {
+            int rc = (int) SETENV.invokeExact(a.allocateFrom(name), a.allocateFrom(value), overwrite ? 1 : 0);
+            if (rc != 0) {
+                throw new IllegalStateException("setenv(" + name + ") failed");
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** Reads the process environment as native code sees it (Java's System.getenv is a snapshot taken at start). */
+    public static String getenv(String name) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = (MemorySegment) GETENV.invokeExact(a.allocateFrom(name));
+            return Structs.string(p);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** Reads the current disposition of {@code signal} into {@code out} ({@link #SIGACTION_SIZE} bytes). */
+    public static void sigactionGet(int signal, MemorySegment out) {
+        sigaction(signal, MemorySegment.NULL, out);
+    }
+
+    /** Installs the disposition held in {@code act} for {@code signal}. */
+    public static void sigactionSet(int signal, MemorySegment act) {
+        sigaction(signal, act, MemorySegment.NULL);
+    }
+
+    private static void sigaction(int signal, MemorySegment act, MemorySegment old) {
+        try {
+            int rc = (int) SIGACTION.invokeExact(signal, act, old);
+            if (rc != 0) {
+                throw new IllegalStateException("sigaction(" + signal + ") failed");
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** The address of the handler installed for {@code signal}, or 0 (SIG_DFL) or 1 (SIG_IGN). */
+    public static long signalHandler(int signal) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment s = a.allocate(SIGACTION_SIZE, 8);
+            sigactionGet(signal, s);
+            return s.get(ValueLayout.JAVA_LONG, 0);
+        }
+    }
+
+    /** libc's text for an errno value; unknown values read "Unknown error N". */
+    public static String strerror(int errno) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment buf = a.allocate(256);
+            int rc = (int) STRERROR_R.invokeExact(errno, buf, 256L);
+            return rc == 0 ? buf.getString(0) : "Unknown error " + errno;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    public static int getpid() {
+        try {
+            return (int) GETPID.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+}
