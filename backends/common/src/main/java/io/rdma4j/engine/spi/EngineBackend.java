@@ -1,0 +1,83 @@
+package io.rdma4j.engine.spi;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+/**
+ * An opened backend: a fixed set of lanes, memory registration, connections and the data path.
+ *
+ * <p><b>Threading.</b> Control calls ({@link #register}, {@link #prepareConnection}, {@link #connect}) may come from any
+ * thread. Data calls ({@code post*}, {@link #poll}) for one lane come from one thread at a time (the engine's progress
+ * thread owning the lane); different lanes may be driven concurrently.
+ *
+ * <p><b>Data path.</b> Posting never throws for transport conditions and never allocates: it returns {@link #OK},
+ * {@link #BACK_PRESSURED} (the lane's queue is full: poll and post again), or a negative value when the lane failed
+ * ({@link #laneError(int)} then says why). Arguments are checked by the engine before posting.
+ *
+ * <p><b>Completion semantics.</b> A {@link Completions#LOCAL} completion of a write means the bytes are visible in the
+ * target's memory (libfabric: delivery complete; verbs RC: acknowledged), so the engine can send a notification after
+ * it without racing the data. A write with immediate data produces one {@link Completions#REMOTE_IMMEDIATE} completion
+ * at the target, possibly more than once (EFA); the engine de-duplicates.
+ */
+public interface EngineBackend extends AutoCloseable {
+    int OK = 0;
+    int BACK_PRESSURED = 1;
+    int FAILED = -1;
+
+    /** @return the backend's name, as its provider reports it */
+    String name();
+
+    /** @return one line on what runs underneath, e.g. {@code libfabric 1.17 tcp;ofi_rxm on lo} */
+    String description();
+
+    /** @return the lanes, index i at position i */
+    List<LaneDescriptor> lanes();
+
+    /** @return the number of bytes of immediate data a write may carry (at least 4) */
+    int immediateBytes();
+
+    /** Registers native memory on every lane for local use and remote read and write. */
+    BackendRegistration register(MemorySegment segment);
+
+    /**
+     * Starts a connection from {@code lane} to one remote lane and returns its handle (>= 0). For connectionless
+     * transports the handle only names the peer address slot; for connected ones (RC queue pairs) this creates the
+     * queue pair.
+     */
+    int prepareConnection(int lane);
+
+    /** @return the opaque bytes the peer needs to reach this end of {@code connection} (endpoint name, QP info) */
+    byte[] endpointInfo(int lane, int connection);
+
+    /** Completes {@code connection} with the peer's {@link #endpointInfo} bytes; rejects malformed bytes with a clear exception. */
+    void connect(int lane, int connection, byte[] remoteEndpointInfo);
+
+    /** Forgets a connection (peer gone or restarted); operations still in flight on it complete with errors. */
+    void disconnect(int lane, int connection);
+
+    /** Writes {@code length} bytes at {@code localAddress} (inside registration {@code localHandle}) to the peer. */
+    int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context);
+
+    /** Like {@link #postWrite}, and the target gets a {@link Completions#REMOTE_IMMEDIATE} completion carrying {@code immediate}. */
+    int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
+                           int immediate, long context);
+
+    /** Reads {@code length} bytes of the peer's memory into {@code localAddress}. */
+    int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context);
+
+    /** Drains up to {@code out.capacity()} completions of {@code lane} into {@code out} (cleared first); returns the count. Drives progress. */
+    int poll(int lane, Completions out);
+
+    /** @return why {@code lane} failed, or {@code null} while it is healthy */
+    String laneError(int lane);
+
+    /**
+     * Tries to bring a failed lane back after its cool-down; returns true when the lane and its existing connections are
+     * usable again, false when the lane stays out of service (the engine then routes around it).
+     */
+    boolean recover(int lane);
+
+    /** Closes every lane, connection and registration. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,5 @@
+/**
+ * The engine's backend SPI: what a transport (libfabric, ibverbs) implements so the transfer engine can drive it.
+ * Transport-neutral: lanes, opaque endpoint bytes, per-lane keys, primitive posting and reusable completion batches.
+ */
+package io.rdma4j.engine.spi;
