@@ -1,0 +1,100 @@
+package io.rdma4j.libfabric;
+
+import static io.rdma4j.libfabric.ffi.FiEqH.*;
+
+import io.rdma4j.ffi.Structs;
+import io.rdma4j.libfabric.ffi.Fi;
+import io.rdma4j.libfabric.ffi.FiErrnoH;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A completion queue ({@code fi_cq_open}, {@code FI_CQ_FORMAT_DATA}). With manual progress, reading it is also what
+ * moves data for the endpoints bound to it, on both sides of a transfer: poll it while operations are in flight.
+ */
+public final class CompletionQueue extends FabricResource {
+    private final Domain domain;
+    private final long cq;
+    private final MemorySegment readFn;
+    final Set<Endpoint> bound = ConcurrentHashMap.newKeySet();
+
+    CompletionQueue(Domain domain, long fid) {
+        super("completion queue", domain);
+        this.domain = domain;
+        this.cq = fid;
+        this.readFn = Fi.op(fid + CQ_OPS, OPS_CQ_READ, "fi_cq_read");
+        opened(fid);
+    }
+
+    public Domain domain() {
+        return domain;
+    }
+
+    @Override
+    int closeRank() {
+        return 3;
+    }
+
+    @Override
+    void checkCanClose() {
+        if (bound.stream().anyMatch(FabricResource::isOpen)) {
+            throw new IllegalStateException("completion queue is still bound to an open endpoint: close the endpoint first");
+        }
+    }
+
+    /**
+     * {@code fi_cq_read} into {@code out}: {@code static inline ssize_t fi_cq_read(struct fid_cq *cq, void *buf, size_t count)
+     * { return cq->ops->read(cq, buf, count); }}
+     *
+     * @return the number of completions read (0 when none is ready)
+     * @throws CompletionErrorException when the next completion is an error ({@code -FI_EAVAIL}), carrying the
+     *     failed operation's context and the provider's text
+     */
+    public int read(Completions out) {
+        fid();
+        long rc;
+        try {
+            rc = (long) Fi.CQ_READ.invokeExact(readFn, cq, out.address(), (long) out.capacity());
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        if (rc > 0) {
+            out.count = (int) rc;
+            return (int) rc;
+        }
+        out.count = 0;
+        if (rc == 0 || rc == -FiErrnoH.FI_EAGAIN) {
+            return 0;
+        }
+        if (rc == -FiErrnoH.FI_EAVAIL) {
+            throw readError();
+        }
+        throw FabricException.of("fi_cq_read", "count=" + out.capacity(), rc, null);
+    }
+
+    /** {@code fi_cq_readerr} and {@code fi_cq_strerror}: the pending error completion as an exception. */
+    private CompletionErrorException readError() {
+        MemorySegment readerr = Fi.op(cq + CQ_OPS, OPS_CQ_READERR, "fi_cq_readerr");
+        MemorySegment strerror = Fi.op(cq + CQ_OPS, OPS_CQ_STRERROR, "fi_cq_strerror");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment e = arena.allocate(FI_CQ_ERR_ENTRY);
+            long rc = (long) Fi.CQ_READERR.invokeExact(readerr, cq, e, 0L);
+            if (rc < 0) {
+                throw FabricException.of("fi_cq_readerr", "", rc, null);
+            }
+            int err = e.get(ValueLayout.JAVA_INT, ERR_ERR);
+            int provErrno = e.get(ValueLayout.JAVA_INT, ERR_PROV_ERRNO);
+            long errData = e.get(ValueLayout.JAVA_LONG, ERR_ERR_DATA);
+            MemorySegment buf = arena.allocate(256);
+            MemorySegment text = (MemorySegment) Fi.CQ_STRERROR.invokeExact(strerror, cq, provErrno, errData, buf, 256L);
+            String providerText = Structs.string(text);
+            return new CompletionErrorException(e.get(ValueLayout.JAVA_LONG, ERR_OP_CONTEXT), e.get(ValueLayout.JAVA_LONG, ERR_FLAGS),
+                    err, provErrno, providerText == null ? "" : providerText);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package io.rdma4j.libfabric;
+
+import static io.rdma4j.libfabric.ffi.FabricH.*;
+import static io.rdma4j.libfabric.ffi.FiDomainH.*;
+
+import io.rdma4j.ffi.Segments;
+import io.rdma4j.libfabric.ffi.Fi;
+import io.rdma4j.libfabric.ffi.FiDomainH;
+import io.rdma4j.libfabric.ffi.FiEqH;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * An open domain ({@code fi_domain}): opens completion queues, address vectors and endpoints, and registers memory.
+ * Closing it closes everything opened from it, endpoints first.
+ */
+public final class Domain extends FabricResource {
+    /** Access flags of {@link #register(MemorySegment)}: local and remote read and write, send and receive. */
+    public static final long ACCESS_ALL = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SEND | FI_RECV;
+
+    private final Fabric fabric;
+    private final Info info;
+    /** Requested keys (providers without FI_MR_PROV_KEY) must be unique within the domain. */
+    private final AtomicLong nextKey = new AtomicLong(1);
+
+    Domain(Fabric fabric, long fid) {
+        super("domain " + fabric.info().domain(), fabric);
+        this.fabric = fabric;
+        this.info = fabric.info();
+        opened(fid);
+    }
+
+    public Info info() {
+        return info;
+    }
+
+    public Fabric fabric() {
+        return fabric;
+    }
+
+    @Override
+    int closeRank() {
+        return 5;
+    }
+
+    /** {@code fi_cq_open} with {@code FI_CQ_FORMAT_DATA} and no wait object (the caller polls). */
+    public CompletionQueue openCompletionQueue(int size) {
+        if (size <= 0) {
+            throw new IllegalArgumentException("completion queue size must be positive, was " + size);
+        }
+        long dom = fid();
+        MemorySegment fn = Fi.op(dom + DOMAIN_OPS, OPS_DOMAIN_CQ_OPEN, "fi_cq_open");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(FiEqH.FI_CQ_ATTR);
+            attr.set(ValueLayout.JAVA_LONG, FiEqH.CQ_ATTR_SIZE, size);
+            attr.set(ValueLayout.JAVA_INT, FiEqH.CQ_ATTR_FORMAT, FiEqH.FI_CQ_FORMAT_DATA);
+            attr.set(ValueLayout.JAVA_INT, FiEqH.CQ_ATTR_WAIT_OBJ, FiEqH.FI_WAIT_NONE);
+            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+            int rc = (int) Fi.OPEN_WITH_ATTR.invokeExact(fn, dom, attr, out, 0L);
+            if (rc != 0) {
+                throw FabricException.of("fi_cq_open", "size=" + size, rc, null);
+            }
+            return new CompletionQueue(this, out.get(ValueLayout.JAVA_LONG, 0));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** {@code fi_av_open} with {@code FI_AV_TABLE}: peers are numbered 0, 1, 2... in insertion order. */
+    public AddressVector openAddressVector(int count) {
+        if (count <= 0) {
+            throw new IllegalArgumentException("address vector count must be positive, was " + count);
+        }
+        long dom = fid();
+        MemorySegment fn = Fi.op(dom + DOMAIN_OPS, OPS_DOMAIN_AV_OPEN, "fi_av_open");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(FiDomainH.FI_AV_ATTR);
+            attr.set(ValueLayout.JAVA_INT, AV_ATTR_TYPE, FI_AV_TABLE);
+            attr.set(ValueLayout.JAVA_LONG, AV_ATTR_COUNT, count);
+            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+            int rc = (int) Fi.OPEN_WITH_ATTR.invokeExact(fn, dom, attr, out, 0L);
+            if (rc != 0) {
+                throw FabricException.of("fi_av_open", "count=" + count, rc, null);
+            }
+            return new AddressVector(this, out.get(ValueLayout.JAVA_LONG, 0));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code fi_endpoint}, bound to {@code cq} for transmit and receive completions and to {@code av}, then enabled.
+     */
+    public Endpoint openEndpoint(CompletionQueue cq, AddressVector av) {
+        if (cq.domain() != this || av.domain() != this) {
+            throw new IllegalArgumentException("the completion queue and address vector must come from this domain");
+        }
+        return new Endpoint(this, cq, av);
+    }
+
+    /** Registers {@code segment} for {@link #ACCESS_ALL}. */
+    public MemoryRegion register(MemorySegment segment) {
+        return register(segment, ACCESS_ALL);
+    }
+
+    /**
+     * {@code fi_mr_reg} of a native segment (any arena; keep it open while the region is in use, deregister before
+     * freeing). Honours the provider's mr_mode: with {@code FI_MR_PROV_KEY} the provider chooses the key, otherwise a
+     * key unique in this domain is requested; {@link MemoryRegion#remote()} gives the address a peer must use
+     * (virtual with {@code FI_MR_VIRT_ADDR}, offsets from 0 otherwise).
+     */
+    public MemoryRegion register(MemorySegment segment, long access) {
+        Segments.requireNative(segment, "segment to register");
+        if (segment.byteSize() == 0) {
+            throw new IllegalArgumentException("cannot register an empty segment");
+        }
+        long requestedKey = 0;
+        if (!info.providerKeys()) {
+            requestedKey = nextKey.getAndIncrement();
+            if (info.mrKeySize() < 8 && requestedKey >>> (8 * info.mrKeySize()) != 0) {
+                throw new IllegalStateException("out of " + info.mrKeySize() + "-byte memory keys in " + what()
+                        + ": deregister regions or open another domain");
+            }
+        }
+        return new MemoryRegion(this, segment, access, requestedKey);
+    }
+}

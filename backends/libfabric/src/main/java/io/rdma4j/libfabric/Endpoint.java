@@ -1,0 +1,323 @@
+package io.rdma4j.libfabric;
+
+import static io.rdma4j.libfabric.ffi.FabricH.*;
+import static io.rdma4j.libfabric.ffi.FiDomainH.DOMAIN_OPS;
+import static io.rdma4j.libfabric.ffi.FiDomainH.OPS_DOMAIN_ENDPOINT;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.*;
+
+import io.rdma4j.ffi.OpsTable;
+import io.rdma4j.libfabric.ffi.Fi;
+import io.rdma4j.libfabric.ffi.FiErrnoH;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A reliable-datagram endpoint ({@code fi_endpoint}, {@code FI_EP_RDM}) bound to one completion queue and one
+ * address vector.
+ * <p>
+ * Data path: {@link #write}, {@link #writeData}, {@link #read}, {@link #send}, {@link #recv}, {@link #inject} and
+ * {@link #injectWrite} call the provider's ops table directly and allocate nothing. They return 0 when the operation
+ * was posted, {@link #BACK_PRESSURED} when the provider is out of resources (poll the completion queue, then retry),
+ * or another negative {@code -FI_*} code ({@link Libfabric#statusText}). Misuse (a closed endpoint, a range outside
+ * the local or remote region, an unknown peer, a freed segment) throws before any native call.
+ * <p>
+ * {@code context} is a caller's number (a wr_id) that comes back in {@link Completions#context(int)}. Completion of a
+ * write at the initiator does not mean the bytes are visible at the target: use {@link #writeData} for the write
+ * whose arrival matters and wait for its remote CQ data at the target. One thread should post on an endpoint at a time.
+ */
+public final class Endpoint extends FabricResource {
+    /** {@code -FI_EAGAIN}: the provider cannot take the operation now; progress the completion queue and retry. */
+    public static final long BACK_PRESSURED = -FiErrnoH.FI_EAGAIN;
+    /** The operation was posted. */
+    public static final long OK = 0;
+
+    private final Domain domain;
+    private final CompletionQueue cq;
+    private final AddressVector av;
+    private final long ep;
+    private final long maxMsgSize;
+    private final long injectSize;
+    private final long cqDataSize;
+    private final MemorySegment rmaRead;
+    private final MemorySegment rmaWrite;
+    private final MemorySegment rmaWriteData;
+    private final MemorySegment rmaInject;
+    private final MemorySegment msgSend;
+    private final MemorySegment msgRecv;
+    private final MemorySegment msgInject;
+
+    Endpoint(Domain domain, CompletionQueue cq, AddressVector av) {
+        super("endpoint", domain);
+        this.domain = domain;
+        this.cq = cq;
+        this.av = av;
+        Info info = domain.info();
+        this.maxMsgSize = info.maxMsgSize();
+        this.injectSize = info.injectSize();
+        this.cqDataSize = info.cqDataSize();
+        long dom = domain.fid();
+        long cqFid = cq.fid();
+        long avFid = av.fid();
+        MemorySegment fn = Fi.op(dom + DOMAIN_OPS, OPS_DOMAIN_ENDPOINT, "fi_endpoint");
+        long e;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+            int rc = (int) Fi.OPEN_WITH_INFO.invokeExact(fn, dom, domain.fabric().infoAddress(), out, 0L);
+            if (rc != 0) {
+                throw FabricException.of("fi_endpoint", info.provider(), rc, null);
+            }
+            e = out.get(ValueLayout.JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        try {
+            // fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV); fi_ep_bind(ep, &av->fid, 0); fi_enable(ep)
+            check("fi_ep_bind", "cq, FI_TRANSMIT|FI_RECV", bind(e, cqFid, FI_TRANSMIT | FI_RECV));
+            check("fi_ep_bind", "av", bind(e, avFid, 0));
+            MemorySegment control = Fi.op(e + FID_OPS, OPS_CONTROL, "fi_enable");
+            check("fi_enable", "", (int) Fi.CONTROL.invokeExact(control, e, FI_ENABLE, 0L));
+        } catch (Throwable t) {
+            fiClose(e);
+            throw rethrow(t);
+        }
+        this.ep = e;
+        MemorySegment rma = MemorySegment.ofAddress(Fi.getLong(e + EP_RMA));
+        MemorySegment msg = MemorySegment.ofAddress(Fi.getLong(e + EP_MSG));
+        this.rmaRead = OpsTable.functionOrNull(rma, OPS_RMA_READ);
+        this.rmaWrite = OpsTable.functionOrNull(rma, OPS_RMA_WRITE);
+        this.rmaWriteData = OpsTable.functionOrNull(rma, OPS_RMA_WRITEDATA);
+        this.rmaInject = OpsTable.functionOrNull(rma, OPS_RMA_INJECT);
+        this.msgSend = OpsTable.functionOrNull(msg, OPS_MSG_SEND);
+        this.msgRecv = OpsTable.functionOrNull(msg, OPS_MSG_RECV);
+        this.msgInject = OpsTable.functionOrNull(msg, OPS_MSG_INJECT);
+        cq.bound.add(this);
+        av.bound.add(this);
+        opened(e);
+    }
+
+    private static int bind(long fid, long bfid, long flags) throws Throwable {
+        MemorySegment fn = Fi.op(fid + FID_OPS, OPS_BIND, "fi_ep_bind");
+        return (int) Fi.BIND.invokeExact(fn, fid, bfid, flags);
+    }
+
+    private static void check(String function, String args, int rc) {
+        if (rc != 0) {
+            throw FabricException.of(function, args, rc, null);
+        }
+    }
+
+    @Override
+    int closeRank() {
+        return 0;
+    }
+
+    @Override
+    void afterClose() {
+        cq.bound.remove(this);
+        av.bound.remove(this);
+    }
+
+    public Domain domain() {
+        return domain;
+    }
+
+    public CompletionQueue completionQueue() {
+        return cq;
+    }
+
+    public AddressVector addressVector() {
+        return av;
+    }
+
+    /** {@code fi_getname}: this endpoint's address, to give to peers for their {@link AddressVector#insert}. */
+    public byte[] name() {
+        long e = fid();
+        MemorySegment fn = Fi.op(e + EP_CM, OPS_CM_GETNAME, "fi_getname");
+        try (Arena arena = Arena.ofConfined()) {
+            long size = 256;
+            for (int attempt = 0; attempt < 2; attempt++) {
+                MemorySegment buf = arena.allocate(size);
+                MemorySegment len = arena.allocate(ValueLayout.JAVA_LONG);
+                len.set(ValueLayout.JAVA_LONG, 0, size);
+                int rc = (int) Fi.CM_GETNAME.invokeExact(fn, e, buf, len);
+                long got = len.get(ValueLayout.JAVA_LONG, 0);
+                if (rc == -FiErrnoH.FI_ETOOSMALL && got > size && got < (1 << 20)) {
+                    size = got;
+                    continue;
+                }
+                check("fi_getname", "", rc);
+                return buf.asSlice(0, Math.min(got, size)).toArray(ValueLayout.JAVA_BYTE);
+            }
+            throw new FabricException("fi_getname", "", FiErrnoH.FI_ETOOSMALL, null);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    private void checkOp(MemoryRegion local, long peer, MemorySegment fn, String op) {
+        fid();
+        if (local.domain() != domain) {
+            throw new IllegalArgumentException(op + ": the memory region belongs to another domain; register it with this endpoint's domain");
+        }
+        if (!av.isValidPeer(peer)) {
+            throw new IllegalArgumentException(op + ": peer " + peer + " is not in this endpoint's address vector ("
+                    + av.count() + " inserted): use the value AddressVector.insert returned");
+        }
+        if (fn.equals(MemorySegment.NULL)) {
+            throw new UnsupportedOperationException(op + " is not implemented by provider " + domain.info().provider());
+        }
+    }
+
+    private void checkLength(long length, String op) {
+        if (Long.compareUnsigned(length, maxMsgSize) > 0) {
+            throw new IllegalArgumentException(op + ": " + length + " bytes exceed the provider's max_msg_size " + Long.toUnsignedString(maxMsgSize));
+        }
+    }
+
+    /**
+     * {@code fi_write}: copies {@code length} bytes at {@code localOffset} of {@code local} to {@code remoteOffset} of
+     * the peer's region. {@code static inline ssize_t fi_write(ep, buf, len, desc, dest_addr, addr, key, context)
+     * { return ep->rma->write(ep, buf, len, desc, dest_addr, addr, key, context); }}
+     *
+     * @return {@link #OK}, {@link #BACK_PRESSURED}, or another negative {@code -FI_*} code
+     */
+    public long write(MemoryRegion local, long localOffset, long length, long peer, RemoteRegion remote, long remoteOffset, long context) {
+        checkOp(local, peer, rmaWrite, "fi_write");
+        checkLength(length, "fi_write");
+        long buf = local.checkedAddress(localOffset, length, "fi_write");
+        long raddr = remote.addressOf(remoteOffset, length);
+        try {
+            return (long) Fi.RMA.invokeExact(rmaWrite, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), context);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(local);
+        }
+    }
+
+    /**
+     * {@code fi_writedata}: a write that also delivers {@code data} to the target's completion queue (remote CQ
+     * data). The target sees the completion only after the bytes are in place, so it is the way to tell the target
+     * that data is visible.
+     *
+     * @return {@link #OK}, {@link #BACK_PRESSURED}, or another negative {@code -FI_*} code
+     */
+    public long writeData(MemoryRegion local, long localOffset, long length, long data, long peer, RemoteRegion remote,
+            long remoteOffset, long context) {
+        checkOp(local, peer, rmaWriteData, "fi_writedata");
+        checkLength(length, "fi_writedata");
+        checkData(data);
+        long buf = local.checkedAddress(localOffset, length, "fi_writedata");
+        long raddr = remote.addressOf(remoteOffset, length);
+        try {
+            return (long) Fi.RMA_WRITEDATA.invokeExact(rmaWriteData, ep, buf, length, local.descriptor(), data, peer, raddr, remote.key(), context);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(local);
+        }
+    }
+
+    /**
+     * {@code fi_read}: copies {@code length} bytes at {@code remoteOffset} of the peer's region into {@code local}.
+     *
+     * @return {@link #OK}, {@link #BACK_PRESSURED}, or another negative {@code -FI_*} code
+     */
+    public long read(MemoryRegion local, long localOffset, long length, long peer, RemoteRegion remote, long remoteOffset, long context) {
+        checkOp(local, peer, rmaRead, "fi_read");
+        checkLength(length, "fi_read");
+        long buf = local.checkedAddress(localOffset, length, "fi_read");
+        long raddr = remote.addressOf(remoteOffset, length);
+        try {
+            return (long) Fi.RMA.invokeExact(rmaRead, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), context);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(local);
+        }
+    }
+
+    /**
+     * {@code fi_inject_write}: a write of at most {@link Info#injectSize()} bytes whose source buffer is free again on
+     * return; it produces no completion at the initiator.
+     */
+    public long injectWrite(MemoryRegion local, long localOffset, long length, long peer, RemoteRegion remote, long remoteOffset) {
+        checkOp(local, peer, rmaInject, "fi_inject_write");
+        checkInject(length, "fi_inject_write");
+        long buf = local.checkedAddress(localOffset, length, "fi_inject_write");
+        long raddr = remote.addressOf(remoteOffset, length);
+        try {
+            return (long) Fi.RMA_INJECT.invokeExact(rmaInject, ep, buf, length, peer, raddr, remote.key());
+        } catch (Throwable t) {
+            throw rethrow(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(local);
+        }
+    }
+
+    /** {@code fi_send}: a message to {@code peer}, matched by one of its posted {@link #recv}s. */
+    public long send(MemoryRegion local, long offset, long length, long peer, long context) {
+        checkOp(local, peer, msgSend, "fi_send");
+        checkLength(length, "fi_send");
+        long buf = local.checkedAddress(offset, length, "fi_send");
+        try {
+            return (long) Fi.MSG.invokeExact(msgSend, ep, buf, length, local.descriptor(), peer, context);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(local);
+        }
+    }
+
+    /**
+     * {@code fi_recv}: posts a buffer for one incoming message from {@code peer}, or from anyone with
+     * {@link io.rdma4j.libfabric.ffi.FabricH#FI_ADDR_UNSPEC}.
+     */
+    public long recv(MemoryRegion local, long offset, long length, long peer, long context) {
+        fid();
+        if (peer != FI_ADDR_UNSPEC) {
+            checkOp(local, peer, msgRecv, "fi_recv");
+        } else if (local.domain() != domain) {
+            throw new IllegalArgumentException("fi_recv: the memory region belongs to another domain");
+        } else if (msgRecv.equals(MemorySegment.NULL)) {
+            throw new UnsupportedOperationException("fi_recv is not implemented by provider " + domain.info().provider());
+        }
+        long buf = local.checkedAddress(offset, length, "fi_recv");
+        try {
+            return (long) Fi.MSG.invokeExact(msgRecv, ep, buf, length, local.descriptor(), peer, context);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(local);
+        }
+    }
+
+    /** {@code fi_inject}: a message of at most {@link Info#injectSize()} bytes, buffer reusable on return, no completion. */
+    public long inject(MemoryRegion local, long offset, long length, long peer) {
+        checkOp(local, peer, msgInject, "fi_inject");
+        checkInject(length, "fi_inject");
+        long buf = local.checkedAddress(offset, length, "fi_inject");
+        try {
+            return (long) Fi.MSG_INJECT.invokeExact(msgInject, ep, buf, length, peer);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(local);
+        }
+    }
+
+    private void checkInject(long length, String op) {
+        if (length < 0 || length > injectSize) {
+            throw new IllegalArgumentException(op + ": " + length + " bytes exceed the provider's inject_size " + injectSize
+                    + "; use write/send for larger transfers");
+        }
+    }
+
+    private void checkData(long data) {
+        if (cqDataSize < 8 && (cqDataSize == 0 || data >>> (8 * cqDataSize) != 0)) {
+            throw new IllegalArgumentException("fi_writedata: remote CQ data 0x" + Long.toHexString(data) + " does not fit the provider's "
+                    + cqDataSize + "-byte cq_data_size");
+        }
+    }
+}

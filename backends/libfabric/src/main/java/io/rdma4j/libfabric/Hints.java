@@ -1,0 +1,171 @@
+package io.rdma4j.libfabric;
+
+import static io.rdma4j.libfabric.ffi.FabricH.*;
+
+import io.rdma4j.libfabric.ffi.FabricH;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * What to ask {@code fi_getinfo} for. {@link #rdm()} asks for a reliable-datagram endpoint with messages and RMA in
+ * both directions, and offers every memory-registration mode this binding honours ({@code FI_MR_LOCAL},
+ * {@code FI_MR_VIRT_ADDR}, {@code FI_MR_PROV_KEY}, {@code FI_MR_ALLOCATED}); the provider picks what it needs. No
+ * provider is preferred or excluded unless {@link #provider} names one.
+ */
+public final class Hints {
+    /** The mr_mode bits {@link MemoryRegion} and {@link Endpoint} honour. */
+    public static final int SUPPORTED_MR_MODE = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
+    /** FI_MSG | FI_RMA with both initiator (FI_READ, FI_WRITE, FI_SEND, FI_RECV) and target (FI_REMOTE_*) roles. */
+    public static final long DEFAULT_CAPS = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE;
+
+    private final boolean none;
+    private String provider;
+    private String fabricName;
+    private String domainName;
+    private int epType = FI_EP_RDM;
+    private long caps = DEFAULT_CAPS;
+    private int mrMode = SUPPORTED_MR_MODE;
+    private int version;
+    private String node;
+    private String service;
+    private boolean source;
+
+    private Hints(boolean none) {
+        this.none = none;
+    }
+
+    /** Reliable-datagram endpoints with FI_MSG | FI_RMA, any provider. */
+    public static Hints rdm() {
+        return new Hints(false);
+    }
+
+    /** No hints at all (a NULL hints pointer): every provider, endpoint type and capability, as {@code fi_info -l} shows. */
+    public static Hints none() {
+        return new Hints(true);
+    }
+
+    /** Only this provider, e.g. {@code shm}, {@code tcp} (matches {@code tcp;ofi_rxm}), {@code efa}, {@code verbs}. */
+    public Hints provider(String name) {
+        requireHints();
+        this.provider = name;
+        return this;
+    }
+
+    /** Only this fabric, e.g. {@code 127.0.0.1/32} or {@code efa}. */
+    public Hints fabricName(String name) {
+        requireHints();
+        this.fabricName = name;
+        return this;
+    }
+
+    /** Only this domain, e.g. {@code lo} for tcp over loopback, or a NIC such as {@code mlx5_0}. */
+    public Hints domainName(String name) {
+        requireHints();
+        this.domainName = name;
+        return this;
+    }
+
+    /** Endpoint type, {@code FI_EP_RDM} by default. */
+    public Hints endpointType(int type) {
+        requireHints();
+        this.epType = type;
+        return this;
+    }
+
+    /** Capabilities, {@link #DEFAULT_CAPS} by default. */
+    public Hints caps(long caps) {
+        requireHints();
+        this.caps = caps;
+        return this;
+    }
+
+    /** The mr_mode bits offered to providers; only bits in {@link #SUPPORTED_MR_MODE} are accepted. */
+    public Hints mrMode(int mrMode) {
+        requireHints();
+        if ((mrMode & ~SUPPORTED_MR_MODE) != 0) {
+            throw new IllegalArgumentException("mr_mode 0x" + Integer.toHexString(mrMode) + " has bits this binding does not honour (0x"
+                    + Integer.toHexString(mrMode & ~SUPPORTED_MR_MODE) + "): offer a subset of FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED");
+        }
+        this.mrMode = mrMode;
+        return this;
+    }
+
+    /** API version to request, {@code FI_VERSION(major, minor)}; by default 1.17 or the runtime's, whichever is lower. */
+    public Hints version(int version) {
+        this.version = version;
+        return this;
+    }
+
+    /** Local source address for the endpoints (fi_getinfo's node with FI_SOURCE), e.g. {@code 127.0.0.1} for tcp on loopback. */
+    public Hints sourceAddress(String node) {
+        this.node = node;
+        this.service = null;
+        this.source = true;
+        return this;
+    }
+
+    String node() {
+        return node;
+    }
+
+    String service() {
+        return service;
+    }
+
+    boolean source() {
+        return source;
+    }
+
+    int version() {
+        return version;
+    }
+
+    private void requireHints() {
+        if (none) {
+            throw new IllegalStateException("Hints.none() asks for everything; start from Hints.rdm() to restrict the query");
+        }
+    }
+
+    /** Lays the hints out as a {@code struct fi_info} and its attribute structs in {@code arena}; NULL for {@link #none()}. */
+    MemorySegment toNative(Arena arena) {
+        if (none) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment info = arena.allocate(FabricH.FI_INFO);
+        MemorySegment tx = arena.allocate(FabricH.FI_TX_ATTR);
+        MemorySegment rx = arena.allocate(FabricH.FI_RX_ATTR);
+        MemorySegment ep = arena.allocate(FabricH.FI_EP_ATTR);
+        MemorySegment dom = arena.allocate(FabricH.FI_DOMAIN_ATTR);
+        MemorySegment fab = arena.allocate(FabricH.FI_FABRIC_ATTR);
+        info.set(ValueLayout.JAVA_LONG, INFO_CAPS, caps);
+        info.set(ValueLayout.JAVA_LONG, INFO_MODE, 0L);
+        info.set(ValueLayout.ADDRESS, INFO_TX_ATTR, tx);
+        info.set(ValueLayout.ADDRESS, INFO_RX_ATTR, rx);
+        info.set(ValueLayout.ADDRESS, INFO_EP_ATTR, ep);
+        info.set(ValueLayout.ADDRESS, INFO_DOMAIN_ATTR, dom);
+        info.set(ValueLayout.ADDRESS, INFO_FABRIC_ATTR, fab);
+        ep.set(ValueLayout.JAVA_INT, EP_TYPE, epType);
+        dom.set(ValueLayout.JAVA_INT, DOMAIN_MR_MODE, mrMode);
+        if (domainName != null) {
+            dom.set(ValueLayout.ADDRESS, DOMAIN_NAME, arena.allocateFrom(domainName));
+        }
+        if (provider != null) {
+            fab.set(ValueLayout.ADDRESS, FABRIC_PROV_NAME, arena.allocateFrom(provider));
+        }
+        if (fabricName != null) {
+            fab.set(ValueLayout.ADDRESS, FABRIC_NAME, arena.allocateFrom(fabricName));
+        }
+        return info;
+    }
+
+    @Override
+    public String toString() {
+        if (none) {
+            return "no hints";
+        }
+        return "provider=" + (provider == null ? "any" : provider) + (fabricName == null ? "" : ", fabric=" + fabricName)
+                + (domainName == null ? "" : ", domain=" + domainName) + ", ep_type=" + epType + ", caps=0x" + Long.toHexString(caps)
+                + ", mr_mode=0x" + Integer.toHexString(mrMode) + (node == null ? "" : ", source=" + node);
+    }
+}
