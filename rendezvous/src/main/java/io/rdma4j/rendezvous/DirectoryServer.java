@@ -1,0 +1,203 @@
+package io.rdma4j.rendezvous;
+
+import io.grpc.Server;
+import io.rdma4j.rendezvous.internal.DirectoryService;
+import io.rdma4j.rendezvous.internal.Transport;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * A running {@code rdma4j.v1.Directory}: over TCP ({@code ./rdma4j rendezvous}) or in-process. Clients reach it with
+ * {@link Rendezvous#connect(String, Security)} at {@link #target()}.
+ *
+ * <pre>{@code
+ * try (DirectoryServer d = DirectoryServer.builder().port(7777).security(Security.token(t)).start()) { ... }
+ * }</pre>
+ */
+public final class DirectoryServer implements AutoCloseable {
+    private final Server server;
+    private final DirectoryService service;
+    private final ScheduledExecutorService sweeper;
+    private final String target;
+    private final String description;
+    private final boolean loopbackOnly;
+
+    private DirectoryServer(Builder b) {
+        this.service = new DirectoryService(b.limits(), b.clock);
+        Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port), b.security, service);
+        this.server = s.server();
+        this.target = s.target();
+        this.description = s.description();
+        this.loopbackOnly = s.loopbackOnly();
+        if (b.sweepInterval.isZero()) {
+            this.sweeper = null;
+        } else {
+            this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "rdma4j-directory-leases");
+                t.setDaemon(true);
+                return t;
+            });
+            long ms = Math.max(1, b.sweepInterval.toMillis());
+            sweeper.scheduleWithFixedDelay(service::expireLeases, ms, ms, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return what clients pass to {@link Rendezvous#connect}: {@code host:port} or {@code inproc:NAME} */
+    public String target() {
+        return target;
+    }
+
+    /** @return the TCP port, or -1 for an in-process server */
+    public int port() {
+        return target.startsWith(Transport.IN_PROCESS_PREFIX) ? -1 : Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
+    }
+
+    /** @return where and how it listens, e.g. {@code 127.0.0.1:7777 (plaintext, no token: loopback only)} */
+    public String description() {
+        return description;
+    }
+
+    /** @return whether only this machine can reach it */
+    public boolean loopbackOnly() {
+        return loopbackOnly;
+    }
+
+    /** Removes the peers whose leases ran out now (also done periodically unless the sweep interval is zero). @return how many */
+    public int expireLeases() {
+        return service.expireLeases();
+    }
+
+    /** @return peers held, expired ones not yet swept included */
+    public int peerCount() {
+        return service.peerCount();
+    }
+
+    /** @return buffers held */
+    public int bufferCount() {
+        return service.bufferCount();
+    }
+
+    /** Blocks until the server is shut down (by {@link #close()} or JVM exit). */
+    public void awaitTermination() throws InterruptedException {
+        server.awaitTermination();
+    }
+
+    /** Stops serving; watch streams end with UNAVAILABLE. Idempotent. */
+    @Override
+    public void close() {
+        if (sweeper != null) {
+            sweeper.shutdownNow();
+        }
+        service.closeWatchers();
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+                server.shutdownNow().awaitTermination(2, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Configuration of a {@link DirectoryServer}. */
+    public static final class Builder {
+        private String inProcessName;
+        private String bindAddress;
+        private int port;
+        private Security security = Security.none();
+        private LongSupplier clock = System::nanoTime;
+        private Duration sweepInterval = Duration.ofMillis(250);
+        private Duration minLease = Duration.ofNanos(DirectoryService.Limits.DEFAULT.minLeaseNanos());
+        private Duration maxLease = Duration.ofNanos(DirectoryService.Limits.DEFAULT.maxLeaseNanos());
+        private Duration defaultLease = Duration.ofNanos(DirectoryService.Limits.DEFAULT.defaultLeaseNanos());
+        private int maxPeers = DirectoryService.Limits.DEFAULT.maxPeers();
+        private int maxBuffers = DirectoryService.Limits.DEFAULT.maxBuffers();
+        private int maxBuffersPerPeer = DirectoryService.Limits.DEFAULT.maxBuffersPerPeer();
+        private int maxWatchers = DirectoryService.Limits.DEFAULT.maxWatchers();
+
+        private Builder() {
+        }
+
+        /** TCP port; 0 (the default) picks a free one. */
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /** Address to bind; default loopback without a token, all interfaces with one. Non-loopback needs a token. */
+        public Builder bindAddress(String address) {
+            this.bindAddress = address;
+            return this;
+        }
+
+        /** Serve in-process under {@code name} instead of TCP (target {@code inproc:name}). */
+        public Builder inProcess(String name) {
+            this.inProcessName = Objects.requireNonNull(name);
+            return this;
+        }
+
+        public Builder security(Security security) {
+            this.security = Objects.requireNonNull(security);
+            return this;
+        }
+
+        /** Monotonic nanoseconds for leases ({@code System::nanoTime} by default); tests pass one they advance. */
+        public Builder clock(LongSupplier nanos) {
+            this.clock = Objects.requireNonNull(nanos);
+            return this;
+        }
+
+        /** How often expired leases are swept; {@link Duration#ZERO} sweeps only on {@link DirectoryServer#expireLeases()}. */
+        public Builder sweepInterval(Duration interval) {
+            this.sweepInterval = Objects.requireNonNull(interval);
+            return this;
+        }
+
+        /** Leases granted are clamped to {@code [min, max]}; a peer asking for none gets {@code defaultLease}. */
+        public Builder leases(Duration min, Duration defaultLease, Duration max) {
+            if (min.isNegative() || min.isZero() || min.compareTo(defaultLease) > 0 || defaultLease.compareTo(max) > 0 || max.toMillis() > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("leases need 0 < min <= default <= max < 2^31 ms, got " + min + ", " + defaultLease + ", " + max);
+            }
+            this.minLease = min;
+            this.defaultLease = defaultLease;
+            this.maxLease = max;
+            return this;
+        }
+
+        /** Capacity limits; beyond them calls get RESOURCE_EXHAUSTED. */
+        public Builder capacity(int maxPeers, int maxBuffers, int maxBuffersPerPeer, int maxWatchers) {
+            if (maxPeers < 1 || maxBuffers < 0 || maxBuffersPerPeer < 0 || maxWatchers < 0) {
+                throw new IllegalArgumentException("capacity limits must be positive");
+            }
+            this.maxPeers = maxPeers;
+            this.maxBuffers = maxBuffers;
+            this.maxBuffersPerPeer = maxBuffersPerPeer;
+            this.maxWatchers = maxWatchers;
+            return this;
+        }
+
+        DirectoryService.Limits limits() {
+            return new DirectoryService.Limits(minLease.toNanos(), maxLease.toNanos(), defaultLease.toNanos(), maxPeers, maxBuffers, maxBuffersPerPeer,
+                    maxWatchers, DirectoryService.Limits.DEFAULT.maxWatchBacklog());
+        }
+
+        /**
+         * Binds and starts serving.
+         *
+         * @throws IllegalArgumentException for a non-loopback bind without a token or unreadable TLS files
+         * @throws java.io.UncheckedIOException when the port cannot be bound
+         */
+        public DirectoryServer start() {
+            return new DirectoryServer(this);
+        }
+    }
+}

@@ -1,0 +1,117 @@
+package io.rdma4j.rendezvous;
+
+import io.grpc.Server;
+import io.rdma4j.rendezvous.internal.HandshakeService;
+import io.rdma4j.rendezvous.internal.Transport;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An engine's {@code rdma4j.v1.Handshake} service around its {@link HandshakeHandler}. Put {@link #address()} in the
+ * {@link PeerInfo#handshakeAddress()} you announce.
+ *
+ * <pre>{@code
+ * try (HandshakeServer hs = HandshakeServer.builder("trainer-0", generation, handler).security(sec).start()) {
+ *     rendezvous.announce(new PeerInfo("trainer-0", hs.address(), host, generation, lanes), lease);
+ * }
+ * }</pre>
+ */
+public final class HandshakeServer implements AutoCloseable {
+    private final Server server;
+    private final String address;
+    private final String description;
+
+    private HandshakeServer(Builder b) {
+        HandshakeService service = new HandshakeService(b.localName, b.generation, b.handler, b.maxInitiators);
+        Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port), b.security, service);
+        this.server = s.server();
+        this.address = s.target();
+        this.description = s.description();
+    }
+
+    /**
+     * @param localName  this peer's name (requests addressed to another name are refused)
+     * @param generation this process's generation ({@link PeerInfo#newGeneration()})
+     * @param handler    the engine's endpoint logic
+     */
+    public static Builder builder(String localName, long generation, HandshakeHandler handler) {
+        return new Builder(localName, generation, handler);
+    }
+
+    /** @return where peers reach this server: {@code host:port} or {@code inproc:NAME} */
+    public String address() {
+        return address;
+    }
+
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public void close() {
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+                server.shutdownNow().awaitTermination(2, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Configuration of a {@link HandshakeServer}. */
+    public static final class Builder {
+        private final String localName;
+        private final long generation;
+        private final HandshakeHandler handler;
+        private String inProcessName;
+        private String bindAddress;
+        private int port;
+        private Security security = Security.none();
+        private int maxInitiators = 65_536;
+
+        private Builder(String localName, long generation, HandshakeHandler handler) {
+            Rendezvous.checkName("local peer name", localName);
+            this.localName = localName;
+            this.generation = generation;
+            this.handler = Objects.requireNonNull(handler, "handler");
+        }
+
+        /** TCP port; 0 (the default) picks a free one. */
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /** Address to bind; default loopback without a token, all interfaces with one. */
+        public Builder bindAddress(String address) {
+            this.bindAddress = address;
+            return this;
+        }
+
+        /** Serve in-process under {@code name} (address {@code inproc:name}), for engines that all run in one JVM. */
+        public Builder inProcess(String name) {
+            this.inProcessName = Objects.requireNonNull(name);
+            return this;
+        }
+
+        public Builder security(Security security) {
+            this.security = Objects.requireNonNull(security);
+            return this;
+        }
+
+        /** Distinct initiators remembered at once; more get RESOURCE_EXHAUSTED. */
+        public Builder maxInitiators(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("maxInitiators must be >= 1, got " + n);
+            }
+            this.maxInitiators = n;
+            return this;
+        }
+
+        public HandshakeServer start() {
+            return new HandshakeServer(this);
+        }
+    }
+}

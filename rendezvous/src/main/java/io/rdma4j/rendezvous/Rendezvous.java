@@ -1,0 +1,284 @@
+package io.rdma4j.rendezvous;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.rdma4j.proto.v1.DirectoryGrpc;
+import io.rdma4j.proto.v1.ListRequest;
+import io.rdma4j.proto.v1.ListResponse;
+import io.rdma4j.proto.v1.LookupRequest;
+import io.rdma4j.proto.v1.MembershipEvent;
+import io.rdma4j.proto.v1.Peer;
+import io.rdma4j.proto.v1.ResolveRequest;
+import io.rdma4j.proto.v1.WatchRequest;
+import io.rdma4j.rendezvous.internal.ClientErrors;
+import io.rdma4j.rendezvous.internal.Transport;
+import io.rdma4j.rendezvous.internal.Validation;
+import io.rdma4j.rendezvous.internal.Wire;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * A client of a directory, whether embedded in this JVM or remote: the calls are the same.
+ *
+ * <pre>{@code
+ * try (Rendezvous r = Rendezvous.connect("10.0.0.1:7777", token);      // or Rendezvous.embedded()
+ *      Announcement me = r.announce(myPeer, Duration.ofSeconds(10))) {
+ *     me.publish(BufferInfo.of("weights", len, MemoryKind.HOST, Locality.host(0), 1, keys));
+ *     PeerInfo other = r.resolve("trainer-1").orElseThrow();
+ * }
+ * }</pre>
+ *
+ * Every call has a deadline ({@link #callTimeout()}); a directory that is down fails the call with
+ * {@code UNAVAILABLE} at once, one that does not answer with {@code DEADLINE_EXCEEDED} after the timeout. Failures
+ * are {@link RendezvousException}s carrying the gRPC status.
+ */
+public final class Rendezvous implements AutoCloseable {
+    /** Deadline of each call unless another is given. */
+    public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(5);
+
+    private static final class Embedded {
+        static final DirectoryServer SERVER = DirectoryServer.builder().inProcess("rdma4j-embedded-directory").start();
+    }
+
+    private final String target;
+    private final ManagedChannel channel;
+    private final Duration callTimeout;
+    private final DirectoryGrpc.DirectoryBlockingStub blocking;
+    private final DirectoryGrpc.DirectoryStub async;
+    private final ScheduledExecutorService heartbeats;
+    private final Set<Announcement> announcements = ConcurrentHashMap.newKeySet();
+
+    private Rendezvous(String target, Security security, Duration callTimeout) {
+        if (callTimeout.isNegative() || callTimeout.isZero()) {
+            throw new IllegalArgumentException("callTimeout must be > 0, got " + callTimeout);
+        }
+        this.target = target;
+        this.callTimeout = callTimeout;
+        this.channel = Transport.channel(target, security);
+        this.blocking = DirectoryGrpc.newBlockingStub(channel);
+        this.async = DirectoryGrpc.newStub(channel);
+        this.heartbeats = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "rdma4j-rendezvous-heartbeat");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** A client of this JVM's embedded directory (started on first use, shared by every caller in the JVM). */
+    public static Rendezvous embedded() {
+        return new Rendezvous(Embedded.SERVER.target(), Security.none(), DEFAULT_CALL_TIMEOUT);
+    }
+
+    /** @return the target of this JVM's embedded directory ({@code inproc:...}), starting it if needed */
+    public static String embeddedTarget() {
+        return Embedded.SERVER.target();
+    }
+
+    /**
+     * A client of the directory at {@code target}.
+     *
+     * @param target {@code host:port}, or {@code inproc:NAME} for an in-process {@link DirectoryServer}
+     * @param token  the directory's bearer token, or {@code null} for a token-less (loopback) directory
+     */
+    public static Rendezvous connect(String target, String token) {
+        return connect(target, token == null ? Security.none() : Security.token(token));
+    }
+
+    public static Rendezvous connect(String target, Security security) {
+        return connect(target, security, DEFAULT_CALL_TIMEOUT);
+    }
+
+    public static Rendezvous connect(String target, Security security, Duration callTimeout) {
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(security, "security");
+        return new Rendezvous(target, security, callTimeout);
+    }
+
+    /** @return the directory's target */
+    public String target() {
+        return target;
+    }
+
+    public Duration callTimeout() {
+        return callTimeout;
+    }
+
+    DirectoryGrpc.DirectoryBlockingStub stub() {
+        return blocking.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    ScheduledExecutorService heartbeats() {
+        return heartbeats;
+    }
+
+    void forget(Announcement a) {
+        announcements.remove(a);
+    }
+
+    <T> T call(String what, Function<DirectoryGrpc.DirectoryBlockingStub, T> body) {
+        try {
+            return body.apply(stub());
+        } catch (StatusRuntimeException e) {
+            throw ClientErrors.of("directory", target, what, e);
+        }
+    }
+
+    /**
+     * Announces {@code peer} under a lease that this client renews in the background (every third of the lease). If
+     * the directory forgets the peer (it restarted), the next heartbeat announces again and re-publishes.
+     *
+     * @param lease requested lease; the directory clamps it to its limits
+     */
+    public Announcement announce(PeerInfo peer, Duration lease) {
+        checkName("peer name", peer.name());
+        Announcement a = new Announcement(this, peer, lease);
+        announcements.add(a);
+        return a;
+    }
+
+    /** @return the peer named {@code name}, or empty when none is announced */
+    public Optional<PeerInfo> resolve(String name) {
+        checkName("peer name", name);
+        try {
+            return Optional.of(Wire.fromProto(stub().resolve(ResolveRequest.newBuilder().setName(name).build()).getPeer()));
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) {
+                return Optional.empty();
+            }
+            throw ClientErrors.of("directory", target, "resolve(" + name + ")", e);
+        }
+    }
+
+    /** @return every announced peer, in name order (fetched a page at a time) */
+    public List<PeerInfo> list() {
+        List<PeerInfo> out = new ArrayList<>();
+        String after = "";
+        while (true) {
+            String from = after;
+            ListResponse page = call("list", s -> s.list(ListRequest.newBuilder().setAfter(from).build()));
+            for (Peer p : page.getPeersList()) {
+                out.add(Wire.fromProto(p));
+            }
+            if (!page.getMore() || page.getPeersCount() == 0) {
+                return out;
+            }
+            after = page.getPeers(page.getPeersCount() - 1).getName();
+        }
+    }
+
+    /**
+     * Looks up a buffer as an anonymous (authenticated) caller: only buffers without an access list are visible this
+     * way; use {@link Announcement#lookup} for restricted ones.
+     *
+     * @return the buffer, or empty when none has that name
+     * @throws RendezvousException PERMISSION_DENIED when the buffer has an access list
+     */
+    public Optional<BufferInfo> lookup(String name) {
+        checkName("buffer name", name);
+        return lookup(name, LookupRequest.newBuilder().setName(name).build());
+    }
+
+    Optional<BufferInfo> lookup(String name, LookupRequest request) {
+        try {
+            return Optional.of(Wire.fromProto(stub().lookup(request).getBuffer()));
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) {
+                return Optional.empty();
+            }
+            throw ClientErrors.of("directory", target, "lookup(" + name + ")", e);
+        }
+    }
+
+    /**
+     * Streams membership: a JOINED event for each present peer, one SYNCED, then live changes. {@code onError} gets
+     * the reason the stream ended (directory shut down or unreachable); watch again to resume. The stream has no
+     * deadline: it lasts until {@link Watch#close()}.
+     */
+    public Watch watch(Consumer<PeerEvent> onEvent, Consumer<RendezvousException> onError) {
+        Objects.requireNonNull(onEvent, "onEvent");
+        Objects.requireNonNull(onError, "onError");
+        Watch w = new Watch();
+        async.watch(WatchRequest.getDefaultInstance(), new ClientResponseObserver<WatchRequest, MembershipEvent>() {
+            @Override
+            public void beforeStart(ClientCallStreamObserver<WatchRequest> call) {
+                w.call = call;
+            }
+
+            @Override
+            public void onNext(MembershipEvent e) {
+                PeerEvent ev = Wire.fromProto(e);
+                if (ev != null) {
+                    onEvent.accept(ev);
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                if (!w.closed) {
+                    onError.accept(t instanceof StatusRuntimeException s ? ClientErrors.of("directory", target, "watch", s)
+                            : new RendezvousException(io.grpc.Status.Code.UNKNOWN, "directory at " + target + ": watch failed: " + t, t));
+                }
+            }
+
+            @Override
+            public void onCompleted() {
+                if (!w.closed) {
+                    onError.accept(new RendezvousException(io.grpc.Status.Code.UNAVAILABLE, "directory at " + target + " ended the watch; watch again"));
+                }
+            }
+        });
+        return w;
+    }
+
+    static void checkName(String what, String name) {
+        if (!Validation.isValidName(name)) {
+            throw new IllegalArgumentException(what + " '" + name + "' is not valid: 1.." + Validation.MAX_NAME_CHARS
+                    + " of letters, digits and . _ : @ / -, starting with a letter or digit");
+        }
+    }
+
+    /** Withdraws every announcement still open, stops heartbeats and closes the connection. */
+    @Override
+    public void close() {
+        for (Announcement a : List.copyOf(announcements)) {
+            a.close();
+        }
+        heartbeats.shutdownNow();
+        channel.shutdownNow();
+        try {
+            channel.awaitTermination(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A running {@link #watch}; {@link #close()} cancels it. */
+    public static final class Watch implements AutoCloseable {
+        private volatile ClientCallStreamObserver<WatchRequest> call;
+        private volatile boolean closed;
+
+        private Watch() {
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            ClientCallStreamObserver<WatchRequest> c = call;
+            if (c != null) {
+                c.cancel("watch closed", null);
+            }
+        }
+    }
+}
