@@ -1,0 +1,71 @@
+package io.rdma4j.nvmeof;
+
+import java.time.Duration;
+
+/**
+ * How {@link Controller#connect} sets up a controller. Immutable; {@code with...} methods return a copy.
+ *
+ * @param identity host NQN and host ID; null takes {@link HostIdentity#persistent()}
+ * @param ioQueues I/O queues to create (fewer if the controller grants fewer)
+ * @param queueDepth entries per I/O queue (fewer if CAP.MQES is smaller); also the most commands in flight per queue
+ * @param keepAlive keep-alive timeout (KATO) sent in Connect; keep-alives go out at half of it; zero disables
+ * @param headerDigest ask for NVMe/TCP header digests
+ * @param dataDigest ask for NVMe/TCP data digests
+ * @param connectTimeout for the TCP connect, ICResp and each bring-up step
+ * @param ioTimeout a command without a completion after this long resets its connection; zero waits forever
+ */
+public record ConnectOptions(HostIdentity identity, int ioQueues, int queueDepth, Duration keepAlive, boolean headerDigest,
+                             boolean dataDigest, Duration connectTimeout, Duration ioTimeout) {
+    public ConnectOptions {
+        if (ioQueues < 1 || ioQueues > 65535) {
+            throw new IllegalArgumentException("ioQueues " + ioQueues + " is outside 1..65535");
+        }
+        if (queueDepth < 2 || queueDepth > 65535) {
+            throw new IllegalArgumentException("queueDepth " + queueDepth + " is outside 2..65535");
+        }
+        if (keepAlive.isNegative() || keepAlive.toMillis() > 0xffffffffL) {
+            throw new IllegalArgumentException("keepAlive " + keepAlive + " is negative or too long");
+        }
+        if (connectTimeout.isNegative() || connectTimeout.isZero() || ioTimeout.isNegative()) {
+            throw new IllegalArgumentException("timeouts must be positive (ioTimeout may be zero: wait forever)");
+        }
+    }
+
+    /** @return 4 I/O queues of depth 128, keep-alive 10 s, no digests, connect timeout 10 s, I/O timeout 30 s */
+    public static ConnectOptions defaults() {
+        return new ConnectOptions(null, 4, 128, Duration.ofSeconds(10), false, false, Duration.ofSeconds(10), Duration.ofSeconds(30));
+    }
+
+    public ConnectOptions withIdentity(HostIdentity v) {
+        return new ConnectOptions(v, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout);
+    }
+
+    public ConnectOptions withIoQueues(int v) {
+        return new ConnectOptions(identity, v, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout);
+    }
+
+    public ConnectOptions withQueueDepth(int v) {
+        return new ConnectOptions(identity, ioQueues, v, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout);
+    }
+
+    public ConnectOptions withKeepAlive(Duration v) {
+        return new ConnectOptions(identity, ioQueues, queueDepth, v, headerDigest, dataDigest, connectTimeout, ioTimeout);
+    }
+
+    public ConnectOptions withDigests(boolean header, boolean data) {
+        return new ConnectOptions(identity, ioQueues, queueDepth, keepAlive, header, data, connectTimeout, ioTimeout);
+    }
+
+    public ConnectOptions withConnectTimeout(Duration v) {
+        return new ConnectOptions(identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, v, ioTimeout);
+    }
+
+    public ConnectOptions withIoTimeout(Duration v) {
+        return new ConnectOptions(identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, v);
+    }
+
+    /** @return the identity to use: the given one, else the persistent one */
+    public HostIdentity resolvedIdentity() {
+        return identity != null ? identity : HostIdentity.persistent();
+    }
+}
