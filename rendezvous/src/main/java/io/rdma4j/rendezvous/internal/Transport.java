@@ -71,7 +71,7 @@ public final class Transport {
             InProcessServerBuilder b = InProcessServerBuilder.forName(listen.inProcessName()).maxInboundMessageSize(Validation.MAX_MESSAGE_BYTES)
                     .maxInboundMetadataSize(MAX_METADATA_BYTES);
             for (BindableService s : services) {
-                b.addService(auth == null ? s.bindService() : ServerInterceptors.intercept(s, auth));
+                b.addService(auth == null ? MalformedRequests.guard(s.bindService()) : ServerInterceptors.intercept(MalformedRequests.guard(s.bindService()), auth));
             }
             try {
                 Server server = b.build().start();
@@ -117,7 +117,7 @@ public final class Transport {
                 .maxInboundMessageSize(Validation.MAX_MESSAGE_BYTES).maxInboundMetadataSize(MAX_METADATA_BYTES)
                 .permitKeepAliveTime(10, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true);
         for (BindableService s : services) {
-            b.addService(auth == null ? s.bindService() : ServerInterceptors.intercept(s, auth));
+            b.addService(auth == null ? MalformedRequests.guard(s.bindService()) : ServerInterceptors.intercept(MalformedRequests.guard(s.bindService()), auth));
         }
         Server server;
         try {

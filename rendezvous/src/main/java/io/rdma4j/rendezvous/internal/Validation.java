@@ -144,7 +144,7 @@ public final class Validation {
      */
     public static void buffer(Buffer b, Set<Integer> ownerLanes) {
         name("buffer.name", b.getName());
-        if (b.getLength() == 0 || b.getLength() > Long.MAX_VALUE) {
+        if (b.getLength() <= 0) { // uint64 on the wire: >= 2^63 reads negative
             throw invalid("buffer " + b.getName() + ": length must be > 0 and < 2^63, got " + Long.toUnsignedString(b.getLength()));
         }
         if (b.getMemoryKindValue() == 0) {
@@ -153,7 +153,7 @@ public final class Validation {
         range("buffer " + b.getName() + " locality.numa_node", b.getLocality().getNumaNode(), -1, MAX_NUMA_NODE);
         range("buffer " + b.getName() + " locality.device_ordinal", b.getLocality().getDeviceOrdinal(), -1, MAX_DEVICE_ORDINAL);
         pci("buffer " + b.getName() + " locality.pci_address", b.getLocality().getPciAddress());
-        if (b.getGeneration() > Long.MAX_VALUE) {
+        if (b.getGeneration() < 0) { // uint64 on the wire: >= 2^63 reads negative
             throw invalid("buffer " + b.getName() + ": generation must be < 2^63");
         }
         if (b.getLanesCount() == 0 || b.getLanesCount() > MAX_LANES) {
