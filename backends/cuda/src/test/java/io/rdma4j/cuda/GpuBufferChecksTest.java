@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdma4j.cuda.ffi.Posix;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.junit.jupiter.api.Test;
@@ -64,5 +65,16 @@ class GpuBufferChecksTest {
         var e = assertThrows(IllegalStateException.class, () -> GpuBuffer.exportRange(0x10_0000_0100L, 256, 0x10_0000_0100L, 256, PAGE));
         assertTrue(e.getMessage().contains("CudaContext.allocate"), e.getMessage());
         assertThrows(IllegalStateException.class, () -> GpuBuffer.exportRange(0x10_0000_0000L, (2L << 20) + 1, 0x10_0000_0000L, 2L << 20, PAGE));
+    }
+
+    @Test
+    void pageSizeIsTheHostsAndCloseReportsABadFd() throws Exception {
+        Process p = new ProcessBuilder("getconf", "PAGESIZE").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+        assertEquals(0, p.waitFor());
+        assertEquals(Long.parseLong(out), Posix.pageSize());
+        assertEquals(-1, Posix.close(-1));
+        var e = assertThrows(IllegalStateException.class, () -> new DmaBuf(-1, 0, 4096, 0, 0, 16).close());
+        assertTrue(e.getMessage().contains("close(-1)"), e.getMessage());
     }
 }

@@ -158,6 +158,7 @@ public final class CudaDriver {
         return errorText(cuGetErrorString, code);
     }
 
+    @SuppressWarnings("restricted") // the driver returns a pointer to a static NUL-terminated string; it is read up to the NUL
     private static String errorText(NativeFunction f, int code) {
         if (!LIBRARY.isAvailable() || !f.isPresent()) {
             return null;
