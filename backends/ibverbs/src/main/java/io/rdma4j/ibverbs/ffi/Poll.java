@@ -1,0 +1,58 @@
+package io.rdma4j.ibverbs.ffi;
+
+import io.rdma4j.ffi.Errno;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * libc {@code poll(2)} on one file descriptor, so the blocking event calls ({@code ibv_get_cq_event},
+ * {@code ibv_get_async_event}, {@code rdma_get_cm_event}) can wait with a timeout: poll first, then read only when ready.
+ */
+public final class Poll {
+    /** {@code int poll(struct pollfd *fds, nfds_t nfds, int timeout);} with {@code struct pollfd { int fd; short events; short revents; };} */
+    private static final MethodHandle POLL = Linker.nativeLinker().downcallHandle(Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT), Errno.OPTION);
+    private static final short POLLIN = 1;
+    private static final int EINTR = 4;
+
+    private Poll() {
+    }
+
+    /**
+     * Waits until {@code fd} is readable or {@code timeoutMs} passes (negative: forever).
+     *
+     * @return true when readable
+     */
+    public static boolean readable(int fd, long timeoutMs) {
+        long deadline = timeoutMs < 0 ? Long.MAX_VALUE : System.nanoTime() + timeoutMs * 1_000_000L;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment pfd = a.allocate(8, 4);
+            MemorySegment cap = Errno.newCapture(a);
+            while (true) {
+                pfd.set(ValueLayout.JAVA_INT, 0, fd);
+                pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
+                pfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+                long left = timeoutMs < 0 ? -1 : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                int rc = (int) POLL.invokeExact(cap, pfd, 1L, (int) Math.min(Integer.MAX_VALUE, left));
+                if (rc > 0) {
+                    return true;
+                }
+                if (rc == 0) {
+                    return false;
+                }
+                int errno = Errno.read(cap);
+                if (errno != EINTR) {
+                    throw new IllegalStateException("poll(fd=" + fd + ") failed: errno " + errno);
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+}
