@@ -30,6 +30,11 @@ public interface EngineBackend extends AutoCloseable {
     /** @return one line on what runs underneath, e.g. {@code libfabric 1.17 tcp;ofi_rxm on lo} */
     String description();
 
+    /** @return the transport inside the backend as peers should see it (libfabric provider such as {@code tcp;ofi_rxm}), or empty */
+    default String provider() {
+        return "";
+    }
+
     /** @return the lanes, index i at position i */
     List<LaneDescriptor> lanes();
 

@@ -1,0 +1,27 @@
+package io.rdma4j.engine;
+
+import java.util.List;
+
+/**
+ * Who may receive a published buffer's keys (the directory enforces it).
+ *
+ * @param peers peer names allowed; empty means any authenticated peer
+ */
+public record Access(List<String> peers) {
+    public Access {
+        peers = List.copyOf(peers);
+    }
+
+    /** @return access for any authenticated peer */
+    public static Access anyPeer() {
+        return new Access(List.of());
+    }
+
+    /** @return access for the named peers only */
+    public static Access only(String... peers) {
+        if (peers.length == 0) {
+            throw new IllegalArgumentException("Access.only needs at least one peer name; use Access.anyPeer() for everyone");
+        }
+        return new Access(List.of(peers));
+    }
+}

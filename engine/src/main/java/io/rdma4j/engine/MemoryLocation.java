@@ -1,0 +1,44 @@
+package io.rdma4j.engine;
+
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * Where a buffer's bytes live, for lane ranking: host memory on a NUMA node (or unknown), or a GPU by PCI address.
+ *
+ * @param numaNode   NUMA node of the memory (or of the GPU), -1 when unknown
+ * @param gpuAddress PCI address {@code dddd:bb:dd.f} of the GPU holding it, {@code null} for host memory
+ */
+public record MemoryLocation(int numaNode, String gpuAddress) {
+    private static final Pattern BDF = Pattern.compile("[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
+
+    /** Host memory whose NUMA node is not known: every NUMA-local lane ranks the same. */
+    public static final MemoryLocation HOST = new MemoryLocation(-1, null);
+
+    public MemoryLocation {
+        if (numaNode < -1) {
+            throw new IllegalArgumentException("numaNode must be -1 (unknown) or >= 0, got " + numaNode);
+        }
+        if (gpuAddress != null) {
+            gpuAddress = gpuAddress.toLowerCase(Locale.ROOT);
+            if (!BDF.matcher(gpuAddress).matches()) {
+                throw new IllegalArgumentException("gpuAddress must look like 0000:1b:00.0, got '" + gpuAddress + "'");
+            }
+        }
+    }
+
+    /** @return host memory on {@code node} */
+    public static MemoryLocation numa(int node) {
+        return new MemoryLocation(node, null);
+    }
+
+    /** @return memory of the GPU at PCI address {@code bdf} (NUMA node unknown) */
+    public static MemoryLocation gpu(String bdf) {
+        return new MemoryLocation(-1, bdf);
+    }
+
+    @Override
+    public String toString() {
+        return gpuAddress != null ? "gpu " + gpuAddress : numaNode >= 0 ? "numa:" + numaNode : "host memory";
+    }
+}

@@ -1,0 +1,15 @@
+package io.rdma4j.engine;
+
+import java.time.Duration;
+
+/** The notifications peers sent to this engine, in arrival order. Each arrives once, after its data. */
+public interface Notifications {
+    /** @return the oldest notification not yet taken, or {@code null} when there is none */
+    Notification poll();
+
+    /** Waits up to {@code timeout} for a notification; returns {@code null} when none came. */
+    Notification poll(Duration timeout) throws InterruptedException;
+
+    /** @return notifications received and not yet taken */
+    int size();
+}

@@ -1,0 +1,246 @@
+package io.rdma4j.engine;
+
+import io.rdma4j.engine.internal.EngineConfig;
+import io.rdma4j.engine.internal.EngineCore;
+import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.rendezvous.Security;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+
+/**
+ * Moves bytes one-sided between registered buffers of engines: {@code engine.write(src, peer.buffer("weights"))}.
+ * Transfers are planned over the lanes (NIC endpoints or queue pairs) closest to the memory on both sides, striped in
+ * chunks when large, completed with a future, and safe when lanes or peers fail.
+ *
+ * <pre>{@code
+ * try (TransferEngine engine = TransferEngine.builder().name("trainer").build()) {
+ *     LocalBuffer src = engine.register(segment);
+ *     RemoteBuffer dst = engine.peer("rollout-0").buffer("weights");
+ *     engine.write(src, dst, TransferOptions.tag(42)).join();
+ * }
+ * }</pre>
+ */
+public interface TransferEngine extends AutoCloseable {
+    /** @return a builder with defaults: the best available backend, embedded rendezvous, 1 MiB chunks */
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return this engine's peer name */
+    String name();
+
+    /** @return one line on the backend and lanes in use */
+    String description();
+
+    /** Registers host memory (NUMA node unknown) and returns a local buffer; reuses a cached registration that contains it. */
+    LocalBuffer register(MemorySegment segment);
+
+    /** Registers memory at a known location (drives lane ranking). */
+    LocalBuffer register(MemorySegment segment, MemoryLocation location);
+
+    /** Makes {@code buffer} reachable by peers under {@code name}. */
+    void publish(String name, LocalBuffer buffer, Access access);
+
+    /** Withdraws a published buffer. */
+    void unpublish(String name);
+
+    /**
+     * Resolves a peer through the rendezvous.
+     *
+     * @throws UnknownPeerException when no peer of that name is announced
+     */
+    Peer peer(String name);
+
+    /** Writes all of {@code source} to the start of {@code target}. */
+    default Transfer write(LocalBuffer source, RemoteBuffer target) {
+        return write(source, 0, target, 0, source.length(), TransferOptions.DEFAULT);
+    }
+
+    /** Writes all of {@code source} to the start of {@code target} with options. */
+    default Transfer write(LocalBuffer source, RemoteBuffer target, TransferOptions options) {
+        return write(source, 0, target, 0, source.length(), options);
+    }
+
+    /**
+     * Writes {@code length} bytes from {@code source} at {@code sourceOffset} to {@code target} at {@code targetOffset}.
+     * Bad arguments throw before anything is posted.
+     */
+    Transfer write(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length, TransferOptions options);
+
+    /** Reads all of {@code source} into the start of {@code target}. */
+    default Transfer read(LocalBuffer target, RemoteBuffer source) {
+        return read(target, 0, source, 0, target.length(), TransferOptions.DEFAULT);
+    }
+
+    /** Reads {@code length} bytes of {@code source} at {@code sourceOffset} into {@code target} at {@code targetOffset}. */
+    Transfer read(LocalBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length, TransferOptions options);
+
+    /** Starts a batch of writes; every request is checked before any is posted. */
+    List<Transfer> writeAll(List<TransferRequest> requests);
+
+    /** @return the notifications peers sent here */
+    Notifications notifications();
+
+    /** Waits for the notification with {@code tag} (taking it out of {@link #notifications()}); returns {@code null} on timeout. */
+    Notification awaitTag(long tag, Duration timeout) throws InterruptedException;
+
+    /** @return the plan of a write of all of {@code source} to {@code target}, without moving a byte */
+    default Plan explain(LocalBuffer source, RemoteBuffer target) {
+        return explain(source, 0, target, 0, source.length());
+    }
+
+    /** @return the plan of a write, without moving a byte */
+    Plan explain(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length);
+
+    /** @return counters per local lane */
+    List<LaneStats> laneStats();
+
+    /** @return total time spent registering memory with the backend, in nanoseconds */
+    long registrationNanos();
+
+    /** Fails what is still in flight, withdraws from the rendezvous, closes lanes and frees registrations. */
+    @Override
+    void close();
+
+    /** Configuration of a {@link TransferEngine}. */
+    final class Builder {
+        private String name;
+        private String backend = "auto";
+        private String provider;
+        private String directory;
+        private Security security = Security.none();
+        private String nicFilter;
+        private int lanesPerNic = 1;
+        private long chunkBytes = 1 << 20;
+        private long smallThreshold = 128 << 10;
+        private int queueDepth = 32;
+        private int progressThreads = 1;
+        private boolean busySpin;
+        private int maxRetries = 4;
+        private Duration cooldown = Duration.ofMillis(20);
+        private Duration maxCooldown = Duration.ofSeconds(2);
+        private Duration lease = Duration.ofSeconds(10);
+        private java.nio.file.Path topology;
+        private final Map<Integer, Double> laneWeights = new HashMap<>();
+        private UnaryOperator<EngineBackend> backendWrapper = UnaryOperator.identity();
+
+        Builder() {
+        }
+
+        /** Peer name in the rendezvous ({@code [A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}}); default {@code engine-PID-N}. */
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /** {@code auto} (default: the available backend with the highest priority) or a backend name such as {@code libfabric}. */
+        public Builder backend(String backend) {
+            this.backend = Objects.requireNonNull(backend, "backend");
+            return this;
+        }
+
+        /** Backend-specific transport, e.g. libfabric provider {@code tcp} or {@code shm}. */
+        public Builder provider(String provider) {
+            this.provider = provider;
+            return this;
+        }
+
+        /** Use the directory at {@code target} ({@code host:port} or {@code inproc:NAME}) instead of the embedded one. */
+        public Builder directory(String target, Security security) {
+            this.directory = Objects.requireNonNull(target, "target");
+            this.security = Objects.requireNonNull(security, "security");
+            return this;
+        }
+
+        /** NCCL-style NIC filter ({@code mlx5_0,mlx5_1} or {@code ^mlx5_2}). */
+        public Builder nicFilter(String filter) {
+            this.nicFilter = filter;
+            return this;
+        }
+
+        /** Endpoints (queue pairs) opened per NIC or device; default 1. */
+        public Builder lanesPerNic(int n) {
+            this.lanesPerNic = n;
+            return this;
+        }
+
+        /** Chunk size of striped transfers; default 1 MiB. */
+        public Builder chunkSize(long bytes) {
+            this.chunkBytes = bytes;
+            return this;
+        }
+
+        /** Transfers below this go on one lane; default 128 KiB. */
+        public Builder smallTransferThreshold(long bytes) {
+            this.smallThreshold = bytes;
+            return this;
+        }
+
+        /** Operations kept in flight per lane; default 32. */
+        public Builder queueDepth(int depth) {
+            this.queueDepth = depth;
+            return this;
+        }
+
+        /** Dedicated progress threads (lanes are spread over them); default 1. */
+        public Builder progressThreads(int n) {
+            this.progressThreads = n;
+            return this;
+        }
+
+        /** Progress threads spin instead of backing off to park (lowest latency, burns a core each). */
+        public Builder busySpin(boolean spin) {
+            this.busySpin = spin;
+            return this;
+        }
+
+        /** How often one chunk may be re-sent on another lane before the transfer fails; default 4. */
+        public Builder maxRetries(int n) {
+            this.maxRetries = n;
+            return this;
+        }
+
+        /** A failing lane pauses for {@code first}, doubling per consecutive failure up to {@code max}. */
+        public Builder laneCooldown(Duration first, Duration max) {
+            this.cooldown = first;
+            this.maxCooldown = max;
+            return this;
+        }
+
+        /** Lease asked from the directory; default 10 s. */
+        public Builder lease(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
+        /** Overrides a lane's striping weight (default: its link bandwidth). */
+        public Builder laneWeight(int lane, double weight) {
+            this.laneWeights.put(lane, weight);
+            return this;
+        }
+
+        /** Rank NICs from this NCCL topology XML or captured sysfs root instead of scanning the live machine. */
+        public Builder topology(java.nio.file.Path fileOrRoot) {
+            this.topology = fileOrRoot;
+            return this;
+        }
+
+        /** Wraps the opened backend (fault injection in tests, tracing). */
+        public Builder backendWrapper(UnaryOperator<EngineBackend> wrapper) {
+            this.backendWrapper = Objects.requireNonNull(wrapper, "wrapper");
+            return this;
+        }
+
+        /** Discovers topology, opens the backend's devices, starts progress and announces the engine. */
+        public TransferEngine build() {
+            return EngineCore.open(new EngineConfig(name, backend, provider, directory, security, nicFilter, lanesPerNic, chunkBytes,
+                    smallThreshold, queueDepth, progressThreads, busySpin, maxRetries, cooldown, maxCooldown, lease, topology,
+                    Map.copyOf(laneWeights), backendWrapper));
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.rdma4j.engine;
+
+import java.time.Duration;
+
+/**
+ * Options of one transfer; immutable, built with the {@code with...} methods from {@link #DEFAULT}.
+ *
+ * @param deadline        the transfer fails with {@link TransferTimeoutException} when not done within it; {@code null} for none
+ * @param notifies         whether the target receives {@link #tag()} once every byte landed
+ * @param tag             the notification tag (any 64-bit value)
+ * @param crc32c          send the CRC32C of the transferred range with the notification for the target to verify
+ *                        (needs {@link #notifies()})
+ */
+public record TransferOptions(Duration deadline, boolean notifies, long tag, boolean crc32c) {
+    public static final TransferOptions DEFAULT = new TransferOptions(null, false, 0, false);
+
+    public TransferOptions {
+        if (deadline != null && (deadline.isNegative() || deadline.isZero())) {
+            throw new IllegalArgumentException("deadline must be positive, got " + deadline);
+        }
+        if (crc32c && !notifies) {
+            throw new IllegalArgumentException("crc32c is verified by the target when the notification arrives: set a tag with withTag(...) too");
+        }
+    }
+
+    /** @return these options with a deadline */
+    public TransferOptions withDeadline(Duration d) {
+        return new TransferOptions(d, notifies, tag, crc32c);
+    }
+
+    /** @return these options with a completion-gated notification carrying {@code t} */
+    public TransferOptions withTag(long t) {
+        return new TransferOptions(deadline, true, t, crc32c);
+    }
+
+    /** @return these options with the CRC32C of the range verified on the target */
+    public TransferOptions withCrc32c() {
+        return new TransferOptions(deadline, notifies, tag, true);
+    }
+
+    /** @return options with just a notification tag */
+    public static TransferOptions tag(long t) {
+        return DEFAULT.withTag(t);
+    }
+}

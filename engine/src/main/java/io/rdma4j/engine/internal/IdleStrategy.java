@@ -1,0 +1,60 @@
+package io.rdma4j.engine.internal;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Backoff for a progress thread with nothing to do (Agrona's BackoffIdleStrategy): spin, then yield, then park for a
+ * growing time up to a cap. {@link #reset()} on any work.
+ */
+public final class IdleStrategy {
+    private final int spins;
+    private final int yields;
+    private final long minParkNanos;
+    private final long maxParkNanos;
+    private int state;
+    private long parkNanos;
+
+    public IdleStrategy(int spins, int yields, long minParkNanos, long maxParkNanos) {
+        if (spins < 0 || yields < 0 || minParkNanos < 1 || maxParkNanos < minParkNanos) {
+            throw new IllegalArgumentException("idle strategy needs spins, yields >= 0 and 1 <= minPark <= maxPark");
+        }
+        this.spins = spins;
+        this.yields = yields;
+        this.minParkNanos = minParkNanos;
+        this.maxParkNanos = maxParkNanos;
+        this.parkNanos = minParkNanos;
+    }
+
+    /** The default: spin 100, yield 100, park 1 us doubling to 1 ms. */
+    public static IdleStrategy backoff() {
+        return new IdleStrategy(100, 100, 1_000, 1_000_000);
+    }
+
+    /** Spins only (lowest latency, one core per progress thread). */
+    public static IdleStrategy busySpin() {
+        return new IdleStrategy(Integer.MAX_VALUE, 0, 1, 1);
+    }
+
+    /** @return whether the next {@link #idle()} may park (the submitter must then unpark) */
+    public boolean parking() {
+        return state >= spins + (long) yields;
+    }
+
+    public void idle() {
+        if (state < spins) {
+            state++;
+            Thread.onSpinWait();
+        } else if (state < spins + (long) yields) {
+            state++;
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(parkNanos);
+            parkNanos = Math.min(maxParkNanos, parkNanos << 1);
+        }
+    }
+
+    public void reset() {
+        state = 0;
+        parkNanos = minParkNanos;
+    }
+}

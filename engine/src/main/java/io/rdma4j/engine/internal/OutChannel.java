@@ -1,0 +1,136 @@
+package io.rdma4j.engine.internal;
+
+import io.rdma4j.engine.spi.BackendRegistration;
+import io.rdma4j.engine.spi.EngineBackend;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+
+/**
+ * Our side of the notification channel to one peer: a ring of {@code slots} records in the peer's inbox. A record goes
+ * out only after every chunk of its transfer completed, and once on each lane that carried data, behind that lane's
+ * chunks on the same connection, so the tag can never overtake its data even where a local completion does not yet
+ * mean the bytes are placed (libfabric's manual progress).
+ *
+ * <p>Flow control needs no reverse path: sequence numbers below {@code consumed + slots} are free, and when they run out
+ * we RDMA-read the peer's consumed counter (the word after its ring).
+ */
+final class OutChannel implements AutoCloseable {
+    final int slots;
+    final int inboxId;
+    /** Per remote lane: address of the ring's slot 0 and the key. */
+    final long[] remoteBase;
+    final long[] remoteKey;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment outbox;
+    private final BackendRegistration registration;
+    private long nextSeq;
+    private long consumed;
+    private boolean creditReadInFlight;
+    private final ArrayDeque<TransferImpl> waiting = new ArrayDeque<>();
+
+    OutChannel(EngineBackend backend, int slots, int inboxId, long[] remoteBase, long[] remoteKey) {
+        if (slots < 1 || slots > NotificationRecord.MAX_SLOTS) {
+            throw new IllegalArgumentException("slots must be 1.." + NotificationRecord.MAX_SLOTS);
+        }
+        this.slots = slots;
+        this.inboxId = inboxId;
+        this.remoteBase = remoteBase;
+        this.remoteKey = remoteKey;
+        this.outbox = arena.allocate((long) slots * NotificationRecord.SLOT_BYTES + 8, 64);
+        this.registration = backend.register(outbox);
+    }
+
+    /** All data of {@code t} completed: take a sequence (or wait for credit) and hand one copy to each lane that carried data. */
+    void notify(EngineCore engine, TransferImpl t, LaneRuntime current, int remoteLane, int connection) {
+        long seq;
+        long mask = t.lanesMask.get();
+        if (mask == 0) {
+            mask = 1L << current.lane;
+        }
+        synchronized (this) {
+            seq = t.notifySeq;
+            if (seq < 0) {
+                if (nextSeq >= consumed + slots) {
+                    waiting.add(t);
+                    requestCredit(current, remoteLane, connection);
+                    return;
+                }
+                seq = nextSeq++;
+                t.notifySeq = seq;
+                NotificationRecord.write(slot(seq), seq, t.tag, t.targetGeneration, t.targetOffset, t.total, t.crc, t.crcValue, mask);
+            }
+        }
+        t.copiesLeft.set(Long.bitCount(mask));
+        for (long m = mask; m != 0; m &= m - 1) {
+            int lane = Long.numberOfTrailingZeros(m);
+            engine.dispatchCopy(new NotifyCopy(t, lane, lane, t.peer.remoteLane[lane], t.peer.connection[lane]));
+        }
+    }
+
+    /** Posts one copy on its lane (called on that lane's progress thread); returns the backend status. */
+    int post(NotifyCopy c, LaneRuntime l) {
+        TransferImpl t = c.transfer;
+        int s = (int) (t.notifySeq % slots);
+        return l.owner.postNotify(l, c, registration.handle(), registration.address() + (long) s * NotificationRecord.SLOT_BYTES,
+                NotificationRecord.SLOT_BYTES, remoteBase[c.remoteLane] + (long) s * NotificationRecord.SLOT_BYTES, remoteKey[c.remoteLane],
+                NotificationRecord.immediate(inboxId, s, c.markLane));
+    }
+
+    private MemorySegment slot(long seq) {
+        return outbox.asSlice((seq % slots) * NotificationRecord.SLOT_BYTES, NotificationRecord.SLOT_BYTES);
+    }
+
+    /** Caller holds the lock. */
+    private void requestCredit(LaneRuntime l, int remoteLane, int connection) {
+        if (creditReadInFlight) {
+            return;
+        }
+        long local = registration.address() + (long) slots * NotificationRecord.SLOT_BYTES;
+        int rc = l.owner.postCreditRead(l, this, remoteLane, connection, registration.handle(), local,
+                remoteBase[remoteLane] + (long) slots * NotificationRecord.SLOT_BYTES, remoteKey[remoteLane]);
+        if (rc == EngineBackend.OK) {
+            creditReadInFlight = true;
+        } else {
+            l.creditRetry.add(this);
+        }
+    }
+
+    /** Retries a credit read that could not be posted (called on the lane's thread). */
+    void retryCredit(LaneRuntime l) {
+        synchronized (this) {
+            if (!waiting.isEmpty()) {
+                TransferImpl t = waiting.peek();
+                requestCredit(l, t.peer.remoteLane[l.lane], t.peer.connection[l.lane]);
+            }
+        }
+    }
+
+    /** The consumed counter arrived (or the read failed): notifications waiting for credit try again on this lane. */
+    void creditRead(EngineCore engine, LaneRuntime l, boolean ok, int remoteLane, int connection) {
+        ArrayDeque<TransferImpl> again;
+        synchronized (this) {
+            creditReadInFlight = false;
+            if (ok) {
+                long c = outbox.get(NotificationRecord.LONG, (long) slots * NotificationRecord.SLOT_BYTES);
+                // the peer's counter is untrusted: it only moves forward and never past what we sent
+                if (c > consumed && c <= nextSeq) {
+                    consumed = c;
+                }
+            }
+            again = new ArrayDeque<>(waiting);
+            waiting.clear();
+        }
+        for (TransferImpl t : again) {
+            if (!t.isTerminal()) {
+                notify(engine, t, l, remoteLane, connection);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        registration.close();
+        arena.close();
+    }
+}

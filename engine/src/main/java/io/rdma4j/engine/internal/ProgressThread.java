@@ -1,0 +1,342 @@
+package io.rdma4j.engine.internal;
+
+import io.rdma4j.engine.spi.Completions;
+import io.rdma4j.engine.spi.EngineBackend;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A dedicated thread that owns some lanes: it takes stripes from its queue, keeps each lane's queue full up to its
+ * depth by posting chunks, and polls the lanes' completions, backing off with an {@link IdleStrategy} when idle.
+ * Every backend data call for an owned lane happens here, so backends need no locking on the data path.
+ */
+final class ProgressThread implements Runnable {
+    private final EngineCore engine;
+    private final EngineBackend backend;
+    private final LaneRuntime[] lanes;
+    private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
+    private final Completions completions;
+    private final IdleStrategy idle;
+    private final long chunkBytes;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile boolean parked;
+
+    ProgressThread(EngineCore engine, EngineBackend backend, LaneRuntime[] lanes, IdleStrategy idle, long chunkBytes, String name) {
+        this.engine = engine;
+        this.backend = backend;
+        this.lanes = lanes;
+        this.idle = idle;
+        this.chunkBytes = chunkBytes;
+        this.completions = new Completions(64);
+        for (LaneRuntime l : lanes) {
+            l.owner = this;
+        }
+        this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Hands a {@link Stripe}, a {@link TransferImpl} whose notification must be sent, or a {@link Runnable} to this thread. */
+    void submit(Object work) {
+        inbox.offer(work);
+        if (parked) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    boolean onThisThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    void stop() {
+        running = false;
+        LockSupport.unpark(thread);
+    }
+
+    void join(long millis) throws InterruptedException {
+        thread.join(millis);
+    }
+
+    @Override
+    public void run() {
+        while (running) {
+            int work = 0;
+            try {
+                work += drainInbox();
+                long now = System.nanoTime();
+                for (LaneRuntime l : lanes) {
+                    work += pump(l, now);
+                    work += poll(l);
+                }
+            } catch (Throwable t) {
+                engine.progressError(t);
+            }
+            if (work > 0) {
+                idle.reset();
+            } else {
+                if (idle.parking()) {
+                    parked = true;
+                    if (inbox.isEmpty()) {
+                        idle.idle();
+                    }
+                    parked = false;
+                } else {
+                    idle.idle();
+                }
+            }
+        }
+    }
+
+    private int drainInbox() {
+        int n = 0;
+        Object o;
+        while ((o = inbox.poll()) != null) {
+            n++;
+            if (o instanceof Stripe s) {
+                lane(s.localLane).pending.add(s);
+            } else if (o instanceof NotifyCopy c) {
+                lane(c.lane).notifyPending.add(c);
+            } else if (o instanceof Runnable r) {
+                r.run();
+            }
+        }
+        return n;
+    }
+
+    private LaneRuntime lane(int index) {
+        for (LaneRuntime l : lanes) {
+            if (l.lane == index) {
+                return l;
+            }
+        }
+        throw new IllegalStateException("lane " + index + " is not driven by this progress thread");
+    }
+
+    private int pump(LaneRuntime l, long now) {
+        if (l.pending.isEmpty() && l.notifyPending.isEmpty() && l.creditRetry.isEmpty()) {
+            return 0;
+        }
+        if (l.paused(now)) {
+            // move the lane's queued work to healthy lanes instead of letting it wait out the cool-down
+            int moved = 0;
+            for (int i = l.pending.size(); i > 0; i--) {
+                Stripe s = l.pending.poll();
+                if (s.transfer.isTerminal()) {
+                    continue;
+                }
+                if (l.failed || engine.hasHealthyAlternative(s.transfer, l.lane)) {
+                    engine.retry(s.transfer, s.offset + s.cursor, s.length - s.cursor, s.attempt + 1, l, "paused after: " + l.lastError);
+                    moved++;
+                } else {
+                    l.pending.add(s);
+                }
+            }
+            for (int i = l.notifyPending.size(); i > 0; i--) {
+                NotifyCopy c = l.notifyPending.poll();
+                if (c.transfer.isTerminal()) {
+                    continue;
+                }
+                if (l.failed || engine.hasHealthyAlternative(c.transfer, l.lane)) {
+                    engine.retryNotification(c, l, "paused after: " + l.lastError);
+                    moved++;
+                } else {
+                    l.notifyPending.add(c);
+                }
+            }
+            return moved;
+        }
+        if (l.lastError != null && l.failures > 0 && backend.laneError(l.lane) != null) {
+            // cool-down over and the backend still reports the lane broken: try to bring it back once
+            if (!backend.recover(l.lane)) {
+                l.failed = true;
+                return 0;
+            }
+        }
+        int posted = 0;
+        for (int i = l.creditRetry.size(); i > 0; i--) {
+            l.creditRetry.poll().retryCredit(l);
+        }
+        while (!l.notifyPending.isEmpty()) {
+            NotifyCopy c = l.notifyPending.peek();
+            if (c.transfer.isTerminal()) {
+                l.notifyPending.poll();
+                continue;
+            }
+            int rc = c.transfer.peer.channel.post(c, l);
+            if (rc == EngineBackend.OK) {
+                l.notifyPending.poll();
+                posted++;
+            } else if (rc == EngineBackend.BACK_PRESSURED) {
+                break;
+            } else {
+                l.notifyPending.poll();
+                String err = backend.laneError(l.lane);
+                err = l.describe() + ": notification post failed: " + (err == null ? "status " + rc : err);
+                engine.laneFailed(l, err);
+                c.transfer.recordError(err);
+                engine.retryNotification(c, l, err);
+                break;
+            }
+        }
+        while (!l.pending.isEmpty()) {
+            Stripe s = l.pending.peek();
+            TransferImpl t = s.transfer;
+            if (t.isTerminal()) {
+                l.pending.poll();
+                continue;
+            }
+            int slot = l.takeSlot();
+            if (slot < 0) {
+                break;
+            }
+            long off = s.offset + s.cursor;
+            long len = Math.min(chunkBytes, s.length - s.cursor);
+            t.posted();
+            if (t.isTerminal()) {
+                t.retired();
+                l.giveSlot(slot);
+                l.pending.poll();
+                continue;
+            }
+            long ra = t.remoteAddress[s.remoteLane] + off;
+            long rk = t.remoteKey[s.remoteLane];
+            int rc = t.op == Op.READ
+                    ? backend.postRead(l.lane, s.connection, t.localHandle, t.localAddress + off, len, ra, rk, slot)
+                    : backend.postWrite(l.lane, s.connection, t.localHandle, t.localAddress + off, len, ra, rk, slot);
+            if (rc == EngineBackend.OK) {
+                l.slotOwner[slot] = t;
+                l.slotKind[slot] = t.op;
+                l.slotOffset[slot] = off;
+                l.slotLength[slot] = len;
+                l.slotAttempt[slot] = s.attempt;
+                l.slotRemoteLane[slot] = s.remoteLane;
+                l.slotConnection[slot] = s.connection;
+                s.cursor += len;
+                if (s.cursor == s.length) {
+                    l.pending.poll();
+                }
+                posted++;
+            } else {
+                t.retired();
+                l.giveSlot(slot);
+                if (rc != EngineBackend.BACK_PRESSURED) {
+                    String err = backend.laneError(l.lane);
+                    engine.laneFailed(l, err == null ? "post failed with status " + rc : err);
+                }
+                break;
+            }
+        }
+        return posted;
+    }
+
+    /** Posts an operation of a notification channel on an owned lane; returns the backend status. */
+    int postNotify(LaneRuntime l, NotifyCopy c, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
+                   int immediate) {
+        int slot = l.takeSlot();
+        if (slot < 0) {
+            return EngineBackend.BACK_PRESSURED;
+        }
+        TransferImpl t = c.transfer;
+        t.posted();
+        int rc = backend.postWriteImmediate(l.lane, c.connection, localHandle, localAddress, length, remoteAddress, remoteKey, immediate, slot);
+        if (rc == EngineBackend.OK) {
+            l.slotOwner[slot] = c;
+            l.slotKind[slot] = Op.NOTIFY;
+            l.slotRemoteLane[slot] = c.remoteLane;
+            l.slotConnection[slot] = c.connection;
+            l.slotLength[slot] = length;
+        } else {
+            t.retired();
+            l.giveSlot(slot);
+        }
+        return rc;
+    }
+
+    /** Posts a read of a peer's consumed-notifications counter. */
+    int postCreditRead(LaneRuntime l, OutChannel ch, int remoteLane, int connection, int localHandle, long localAddress, long remoteAddress,
+                       long remoteKey) {
+        int slot = l.takeSlot();
+        if (slot < 0) {
+            return EngineBackend.BACK_PRESSURED;
+        }
+        int rc = backend.postRead(l.lane, connection, localHandle, localAddress, 8, remoteAddress, remoteKey, slot);
+        if (rc == EngineBackend.OK) {
+            l.slotOwner[slot] = ch;
+            l.slotKind[slot] = Op.CREDIT_READ;
+            l.slotRemoteLane[slot] = remoteLane;
+            l.slotConnection[slot] = connection;
+        } else {
+            l.giveSlot(slot);
+        }
+        return rc;
+    }
+
+    private int poll(LaneRuntime l) {
+        // always poll: with manual progress the peer's incoming writes on this lane only advance when we do
+        Completions c = completions;
+        int n = backend.poll(l.lane, c);
+        for (int i = 0; i < n; i++) {
+            if (c.kind[i] == Completions.REMOTE_IMMEDIATE) {
+                if (c.status[i] == 0) {
+                    engine.onImmediate(c.immediate[i]);
+                }
+                continue;
+            }
+            int slot = (int) c.context[i];
+            if (slot < 0 || slot >= l.depth || l.slotOwner[slot] == null) {
+                engine.progressError(new IllegalStateException(l.describe() + ": completion for unknown context " + c.context[i]));
+                continue;
+            }
+            Object owner = l.slotOwner[slot];
+            byte kind = l.slotKind[slot];
+            long off = l.slotOffset[slot];
+            long len = l.slotLength[slot];
+            int attempt = l.slotAttempt[slot];
+            int remoteLane = l.slotRemoteLane[slot];
+            int connection = l.slotConnection[slot];
+            l.giveSlot(slot);
+            boolean ok = c.status[i] == 0;
+            String err = ok ? null : l.describe() + ": " + (c.errorText[i] == null ? "error " + c.status[i] : c.errorText[i]);
+            if (ok) {
+                l.failures = 0;
+            } else {
+                engine.laneFailed(l, err);
+            }
+            switch (kind) {
+                case Op.WRITE, Op.READ -> {
+                    TransferImpl t = (TransferImpl) owner;
+                    if (ok) {
+                        l.bytesCompleted.addAndGet(len);
+                        l.chunksCompleted.incrementAndGet();
+                        if (!t.isTerminal() && t.chunkDone(len, l.lane)) {
+                            engine.dataDone(t, l, remoteLane, connection);
+                        }
+                    } else if (!t.isTerminal()) {
+                        t.recordError(err);
+                        engine.retry(t, off, len, attempt + 1, l, err);
+                    }
+                    t.retired();
+                }
+                case Op.NOTIFY -> {
+                    NotifyCopy nc = (NotifyCopy) owner;
+                    TransferImpl t = nc.transfer;
+                    if (ok) {
+                        if (t.copiesLeft.decrementAndGet() == 0) {
+                            t.complete();
+                        }
+                    } else if (!t.isTerminal()) {
+                        t.recordError(err);
+                        engine.retryNotification(nc, l, err);
+                    }
+                    t.retired();
+                }
+                case Op.CREDIT_READ -> ((OutChannel) owner).creditRead(engine, l, ok, remoteLane, connection);
+                default -> engine.progressError(new IllegalStateException("slot kind " + kind));
+            }
+        }
+        return n;
+    }
+}
