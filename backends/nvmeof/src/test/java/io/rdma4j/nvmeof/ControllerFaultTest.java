@@ -1,0 +1,278 @@
+package io.rdma4j.nvmeof;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdma4j.nvmeof.internal.Le;
+import io.rdma4j.nvmeof.tcp.Pdu;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The initiator against a scripted peer that breaks the protocol on purpose: truncated PDUs, wrong PDU types, bad
+ * digests, a target that vanishes mid-I/O. Nothing may hang; every failure names what went wrong.
+ */
+class ControllerFaultTest {
+    @TempDir
+    Path home;
+
+    private ConnectOptions options() {
+        return ConnectOptions.defaults().withIdentity(HostIdentity.persistent(home)).withIoQueues(2).withQueueDepth(8)
+                .withConnectTimeout(Duration.ofSeconds(5)).withIoTimeout(Duration.ofSeconds(5)).withKeepAlive(Duration.ZERO);
+    }
+
+    private static Throwable failure(CompletableFuture<?> f) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+        return e.getCause();
+    }
+
+    private static MemorySegment random(Arena arena, int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return arena.allocate(n).copyFrom(MemorySegment.ofArray(b));
+    }
+
+    @Test
+    void splitsLargeTransfersAnswersR2TInMaxH2CDataPiecesAndReadsWithOrWithoutCapsuleResp() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(4 << 20); Arena arena = Arena.ofShared()) {
+            t.maxH2CData = 8192;
+            t.c2hPiece = 12288;
+            t.mdts = 3; // 32 KiB: a 200 KiB transfer becomes 7 commands
+            for (boolean success : List.of(true, false)) {
+                t.successFlag = success;
+                try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withDigests(true, true))) {
+                    assertEquals(32768, c.maxTransferBytes());
+                    assertEquals(2, c.ioQueueCount());
+                    MemorySegment small = random(arena, 2048, 1);
+                    MemorySegment big = random(arena, 200 * 1024, 2);
+                    c.write(1, 0, small).get(10, TimeUnit.SECONDS);
+                    c.write(1, 100, big).get(10, TimeUnit.SECONDS);
+                    assertArrayEquals(small.toArray(ValueLayout.JAVA_BYTE), java.util.Arrays.copyOfRange(t.storage, 0, 2048));
+                    assertArrayEquals(big.toArray(ValueLayout.JAVA_BYTE), java.util.Arrays.copyOfRange(t.storage, 100 * 512, 100 * 512 + 200 * 1024));
+                    MemorySegment back = MemorySegment.ofArray(new byte[200 * 1024]); // heap buffers work as well
+                    c.read(1, 100, back).get(10, TimeUnit.SECONDS);
+                    assertEquals(-1, back.mismatch(big));
+                }
+            }
+            assertEquals(2, t.shutdowns.get(), "close() shuts each controller down with CC.SHN");
+        }
+    }
+
+    @Test
+    void keepsUpToQueueDepthInFlightOnEveryQueue() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(4 << 20); Arena arena = Arena.ofShared();
+             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+            List<CompletableFuture<Void>> all = new ArrayList<>();
+            MemorySegment buf = arena.allocate(200 * 4096);
+            for (int i = 0; i < 200; i++) {
+                all.add(c.read(1, i * 8L, buf.asSlice(i * 4096L, 4096)));
+            }
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(20, TimeUnit.SECONDS);
+            for (int q = 1; q <= 2; q++) {
+                int max = t.maxInFlight.get(q).get();
+                assertTrue(max <= 8, "queue " + q + " had " + max + " commands in flight; depth is 8");
+            }
+        }
+    }
+
+    @Test
+    void namesLbaOutOfRangeAndInvalidNamespace() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+            NamespaceInfo ns = c.namespace(1);
+            assertEquals(2048, ns.blocks());
+            NvmeStatusException e = assertInstanceOf(NvmeStatusException.class,
+                    failure(c.read(1, ns.blocks() - 1, MemorySegment.ofArray(new byte[1024]))));
+            assertEquals(0, e.sct());
+            assertEquals(NvmeStatusException.SC_LBA_OUT_OF_RANGE, e.sc());
+            assertTrue(e.getMessage().contains("LBA Out of Range"), e.getMessage());
+            assertEquals(List.of(1L), c.activeNamespaces());
+            assertThrows(IllegalArgumentException.class, () -> c.read(1, 0, MemorySegment.ofArray(new byte[100])));
+        }
+    }
+
+    @Test
+    void wrongSubsystemNqnFailsConnectWithNamedStatus() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20)) {
+            NvmeStatusException e = assertThrows(NvmeStatusException.class,
+                    () -> Controller.connect(t.target(), "nqn.2026-01.io.rdma4j:nope", options()));
+            assertEquals(1, e.sct());
+            assertEquals(0x82, e.sc());
+            assertTrue(e.getMessage().contains("Connect Invalid Parameters") && e.getMessage().contains("SUBNQN"), e.getMessage());
+        }
+    }
+
+    @Test
+    void truncatedPduFailsTheIoWithAProtocolError() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+            t.fault = (q, p, b) -> {
+                if (p instanceof Pdu.C2HData && q > 0) {
+                    byte[] cut = java.util.Arrays.copyOf(b, b.length / 2);
+                    return cut; // then the peer stops sending; closing comes from the next fault
+                }
+                return b;
+            };
+            CompletableFuture<Void> f = c.read(1, 0, MemorySegment.ofArray(new byte[4096]));
+            // The half PDU is on the wire; the target now goes away, so the host sees the stream end inside the PDU.
+            Thread.sleep(50);
+            t.dropAll();
+            Throwable e = failure(f);
+            assertInstanceOf(NvmeProtocolException.class, e, e.toString());
+            assertTrue(e.getMessage().contains("truncated C2HData"), e.getMessage());
+        }
+    }
+
+    @Test
+    void unexpectedPduTypeClosesTheConnectionWithTermReq() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+            t.fault = (q, p, b) -> {
+                if (p instanceof Pdu.C2HData d && q > 0) {
+                    return io.rdma4j.nvmeof.tcp.PduCodec.encode(new Pdu.R2T(d.cccid(), 1, 0, 4096), io.rdma4j.nvmeof.tcp.PduCodec.Settings.INITIAL);
+                }
+                return b;
+            };
+            Throwable e = failure(c.read(1, 0, MemorySegment.ofArray(new byte[4096])));
+            assertInstanceOf(NvmeProtocolException.class, e);
+            assertTrue(e.getMessage().contains("R2T for Read"), e.getMessage());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (t.hostTermReqs.get() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(1, t.hostTermReqs.get(), "the host tells the target why with an H2CTermReq");
+            t.fault = (q, p, b) -> b;
+            // The broken queue fails fast afterwards, and says how to recover.
+            List<Throwable> later = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                try {
+                    c.read(1, 0, MemorySegment.ofArray(new byte[4096])).get(10, TimeUnit.SECONDS);
+                } catch (ExecutionException x) {
+                    later.add(x.getCause());
+                }
+            }
+            assertEquals(1, later.size(), "one of the two queues still works");
+            assertTrue(later.get(0).getMessage().contains("reconnect()"), later.get(0).getMessage());
+        }
+    }
+
+    @Test
+    void badDataDigestIsAProtocolError() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withDigests(true, true))) {
+            t.fault = (q, p, b) -> {
+                if (p instanceof Pdu.C2HData && q > 0) {
+                    b[b.length - 10] ^= 0x40; // flip a data bit, keep the digest
+                }
+                return b;
+            };
+            Throwable e = failure(c.read(1, 0, MemorySegment.ofArray(new byte[4096])));
+            assertInstanceOf(NvmeProtocolException.class, e);
+            assertTrue(e.getMessage().contains("data digest mismatch"), e.getMessage());
+        }
+    }
+
+    @Test
+    void terminationByTheTargetNamesItsReason() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+            t.fault = (q, p, b) -> p instanceof Pdu.C2HData && q > 0
+                    ? io.rdma4j.nvmeof.tcp.PduCodec.encode(new Pdu.TermReq(true, 4, 0, new byte[24]), io.rdma4j.nvmeof.tcp.PduCodec.Settings.INITIAL)
+                    : b;
+            Throwable e = failure(c.read(1, 0, MemorySegment.ofArray(new byte[4096])));
+            assertTrue(e.getMessage().contains("terminated the connection: Data Transfer Out of Range"), e.getMessage());
+        }
+    }
+
+    @Test
+    void targetGoneMidIoFailsOutstandingIoAndReconnectRebuildsTheQueues() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+            t.answerReads = false;
+            List<CompletableFuture<Void>> reads = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                reads.add(c.read(1, i, MemorySegment.ofArray(new byte[512])));
+            }
+            t.dropAll();
+            for (CompletableFuture<Void> f : reads) {
+                Throwable e = failure(f);
+                assertInstanceOf(NvmeConnectionException.class, e, e.toString());
+            }
+            t.answerReads = true;
+            int before = t.hostNqns.size();
+            c.reconnect();
+            assertEquals(before + 3, t.hostNqns.size(), "a new admin Connect and one per I/O queue");
+            c.write(1, 3, MemorySegment.ofArray(new byte[512])).get(10, TimeUnit.SECONDS);
+            c.read(1, 3, MemorySegment.ofArray(new byte[512])).get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void commandWithoutCompletionTimesOutInsteadOfHanging() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withIoTimeout(Duration.ofMillis(300)))) {
+            t.answerReads = false;
+            Throwable e = failure(c.read(1, 0, MemorySegment.ofArray(new byte[512])));
+            assertInstanceOf(NvmeConnectionException.class, e);
+            assertTrue(e.getMessage().contains("I/O timeout"), e.getMessage());
+        }
+    }
+
+    @Test
+    void sendsKeepAlivesAtHalfTheTimeout() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withKeepAlive(Duration.ofMillis(200)))) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (t.keepAlives.get() < 2 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertTrue(t.keepAlives.get() >= 2, "keep-alives sent: " + t.keepAlives.get());
+            assertNotEquals(null, c.info());
+        }
+    }
+
+    @Test
+    void discoveryReadsEveryEntryAndTheIdentityPersists() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20)) {
+            DiscoveryLog log = Controller.discover(t.target(), options());
+            assertEquals(2, log.entries().size());
+            assertEquals(42, log.generation());
+            assertEquals(ScriptedTarget.NQN, log.entries().get(1).subsystemNqn());
+            assertEquals("tcp", log.entries().get(1).transportName());
+            HostIdentity first = HostIdentity.persistent(home);
+            assertEquals(first, HostIdentity.persistent(home));
+            assertEquals(first.nqn(), t.hostNqns.get(0));
+            assertEquals(first.nqn(), Files.readString(home.resolve("hostnqn")).strip());
+            assertTrue(first.nqn().endsWith(first.id().toString()));
+            assertEquals(first.id().toString().replace("-", ""), java.util.HexFormat.of().formatHex(first.idBytes()));
+        }
+    }
+
+    @Test
+    void refusesBuffersItCannotUse() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+            Arena a = Arena.ofConfined();
+            MemorySegment s = a.allocate(512);
+            a.close();
+            assertThrows(IllegalStateException.class, () -> c.write(1, 0, s));
+            assertThrows(IllegalArgumentException.class, () -> c.read(1, 0, MemorySegment.ofArray(new byte[512]).asReadOnly()));
+            assertEquals("nqn.", Le.ascii("nqn.".getBytes(), 0, 4));
+            AtomicBoolean called = new AtomicBoolean();
+            c.flush(1).thenRun(() -> called.set(true)).get(10, TimeUnit.SECONDS);
+            assertTrue(called.get());
+            c.writeZeroes(1, 0, 4).get(10, TimeUnit.SECONDS);
+        }
+    }
+}
