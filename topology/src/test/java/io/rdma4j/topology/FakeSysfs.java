@@ -1,0 +1,159 @@
+package io.rdma4j.topology;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Writes a small sysfs tree in the kernel's layout (devices under {@code sys/devices/pciDDDD:BB/...}, relative links
+ * in {@code sys/bus/pci/devices} and {@code sys/class/*}) for shapes no capture in ../shared covers: cloud VMs that
+ * the vendor files describe, NVMe over fabrics and multipath. It is scanner input, not a stand-in for the scanner.
+ */
+final class FakeSysfs {
+    final Path root;
+
+    FakeSysfs(Path root) {
+        this.root = root;
+    }
+
+    private static void write(Path p, String content) {
+        try {
+            Files.createDirectories(p.getParent());
+            Files.writeString(p, content + "\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void link(Path link, String target) {
+        try {
+            Files.createDirectories(link.getParent());
+            Files.deleteIfExists(link);
+            Files.createSymbolicLink(link, Path.of(target));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A NUMA node. */
+    FakeSysfs node(int id, String cpulist, String distances) {
+        Path d = root.resolve("sys/devices/system/node/node" + id);
+        write(d.resolve("cpulist"), cpulist);
+        write(d.resolve("distance"), distances);
+        write(d.resolve("meminfo"), "Node " + id + " MemTotal:       16384000 kB");
+        return this;
+    }
+
+    /**
+     * A PCI function at {@code hostBridge/chain.../bdf}; bridges on the chain get attribute files (class 0x060400)
+     * and bus links of their own.
+     */
+    FakeSysfs pci(String hostBridge, List<String> chain, String bdf, int classCode, int vendor, int device, int numa,
+                  String localCpus, String speed, int width) {
+        StringBuilder rel = new StringBuilder(hostBridge);
+        for (String b : chain) {
+            rel.append('/').append(b);
+            Path bd = root.resolve("sys/devices").resolve(rel.toString());
+            if (!Files.exists(bd.resolve("class"))) {
+                attrs(bd, 0x060400, 0x8086, 0x1234, numa, localCpus, speed, width);
+                link(root.resolve("sys/bus/pci/devices").resolve(b), "../../../devices/" + rel);
+            }
+        }
+        rel.append('/').append(bdf);
+        attrs(root.resolve("sys/devices").resolve(rel.toString()), classCode, vendor, device, numa, localCpus, speed, width);
+        link(root.resolve("sys/bus/pci/devices").resolve(bdf), "../../../devices/" + rel);
+        return this;
+    }
+
+    private static void attrs(Path d, int classCode, int vendor, int device, int numa, String localCpus, String speed, int width) {
+        write(d.resolve("class"), String.format("0x%06x", classCode));
+        write(d.resolve("vendor"), String.format("0x%04x", vendor));
+        write(d.resolve("device"), String.format("0x%04x", device));
+        write(d.resolve("numa_node"), Integer.toString(numa));
+        write(d.resolve("local_cpulist"), localCpus);
+        if (speed != null) {
+            write(d.resolve("current_link_speed"), speed);
+            write(d.resolve("current_link_width"), Integer.toString(width));
+        }
+    }
+
+    Path deviceDir(String bdf) {
+        try {
+            return root.resolve("sys/bus/pci/devices").resolve(bdf).toRealPath();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A relative link, as sysfs has them, from {@code link} to {@code target}. */
+    private static void linkTo(Path link, Path target) {
+        try {
+            Files.createDirectories(link.getParent());
+            Path from = link.getParent().toRealPath();
+            Files.deleteIfExists(link);
+            Files.createSymbolicLink(link, from.relativize(target.toAbsolutePath().normalize()));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private Path real(Path p) {
+        try {
+            return p.toRealPath();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A verbs device on a PCI function, one port, with a netdev. */
+    FakeSysfs ib(String name, String bdf, String netdev, String rate) {
+        Path dev = deviceDir(bdf);
+        Path ib = dev.resolve("infiniband").resolve(name);
+        write(ib.resolve("ports/1/state"), "4: ACTIVE");
+        write(ib.resolve("ports/1/rate"), rate);
+        write(ib.resolve("ports/1/link_layer"), "Ethernet");
+        write(ib.resolve("ports/1/gid_attrs/ndevs/0"), netdev);
+        write(dev.resolve("net").resolve(netdev).resolve("dev_port"), "0");
+        linkTo(root.resolve("sys/class/infiniband").resolve(name), real(ib));
+        return this;
+    }
+
+    /** A PCIe NVMe controller {@code nvmeN} on a PCI function. */
+    FakeSysfs nvmePcie(String name, String bdf) {
+        Path ctl = deviceDir(bdf).resolve("nvme").resolve(name);
+        write(ctl.resolve("transport"), "pcie");
+        write(ctl.resolve("subsysnqn"), "nqn.2014.08.org.nvmexpress:local");
+        linkTo(ctl.resolve("device"), deviceDir(bdf));
+        linkTo(root.resolve("sys/class/nvme").resolve(name), real(ctl));
+        return this;
+    }
+
+    /** A fabrics NVMe controller as nvme-cli connect leaves it under devices/virtual/nvme-fabrics/ctl. */
+    FakeSysfs nvmeFabrics(String name, String transport, String address, String nqn, int numa) {
+        Path ctl = root.resolve("sys/devices/virtual/nvme-fabrics/ctl").resolve(name);
+        write(ctl.resolve("transport"), transport);
+        write(ctl.resolve("address"), address);
+        write(ctl.resolve("subsysnqn"), nqn);
+        write(ctl.resolve("numa_node"), Integer.toString(numa));
+        linkTo(root.resolve("sys/class/nvme").resolve(name), real(ctl));
+        return this;
+    }
+
+    /** A native-multipath namespace head in a subsystem with one path device per controller and its ANA state. */
+    FakeSysfs multipathNamespace(String subsys, String ns, List<String> paths, List<String> anaStates) {
+        Path s = root.resolve("sys/devices/virtual/nvme-subsystem").resolve(subsys);
+        Path head = s.resolve(ns);
+        write(head.resolve("nsid"), "1");
+        for (int i = 0; i < paths.size(); i++) {
+            String p = paths.get(i);
+            String ctrl = "nvme" + p.substring(p.indexOf('c') + 1, p.lastIndexOf('n'));
+            Path ctlDir = real(root.resolve("sys/class/nvme").resolve(ctrl));
+            write(ctlDir.resolve(p).resolve("ana_state"), anaStates.get(i));
+            linkTo(head.resolve("multipath").resolve(p), ctlDir.resolve(p));
+        }
+        linkTo(root.resolve("sys/class/nvme-subsystem").resolve(subsys), real(s));
+        return this;
+    }
+}

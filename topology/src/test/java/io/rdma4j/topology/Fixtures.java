@@ -1,0 +1,63 @@
+package io.rdma4j.topology;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdma4j.ffi.TestPaths;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+/** The read-only fixtures in {@code ../shared/topology} and unpacking of its sysfs captures. */
+final class Fixtures {
+    private Fixtures() {
+    }
+
+    static Path dir() {
+        Path d = TestPaths.shared().resolve("topology");
+        assertTrue(Files.isDirectory(d), "fixtures missing: " + d + " (the read-only ../shared beside the project root)");
+        return d;
+    }
+
+    static Path file(String rel) {
+        Path p = dir().resolve(rel);
+        assertTrue(Files.isRegularFile(p), "fixture missing: " + p);
+        return p;
+    }
+
+    static Topology xml(String rel) {
+        return Topology.builder().ncclXml(file(rel)).nicFilter("").build();
+    }
+
+    /**
+     * Unpacks an hwloc sysfs capture with the system's tar (bzip2) into {@code into} and returns the folder that holds
+     * {@code sys/} (the top folder inside a tarball can differ from its name). Captures may hold symbolic links and,
+     * from some machines, device nodes that an unprivileged user cannot create: those failures are tolerated, any
+     * other tar error fails the test.
+     */
+    static Path unpack(String tarball, Path into) throws IOException, InterruptedException {
+        Path archive = file(tarball);
+        Process p = new ProcessBuilder("tar", "-xjf", archive.toString(), "-C", into.toString(), "--no-same-owner",
+                "--no-same-permissions").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        int rc = p.waitFor();
+        if (rc != 0) {
+            List<String> serious = out.lines().filter(l -> !l.isBlank())
+                    .filter(l -> !l.contains("Cannot mknod") && !l.contains("Cannot change ownership")
+                            && !l.contains("Cannot utime") && !l.contains("Exiting with failure status due to previous errors"))
+                    .toList();
+            assertTrue(serious.isEmpty(), "tar -xjf " + archive + " failed (" + rc + "): " + out);
+        }
+        try (Stream<Path> s = Files.list(into)) {
+            List<Path> roots = s.filter(d -> Files.isDirectory(d.resolve("sys"))).toList();
+            assertTrue(roots.size() == 1, "expected one folder with sys/ in " + archive + ", found " + roots);
+            return roots.get(0);
+        }
+    }
+
+    static PciAddress bdf(String s) {
+        return PciAddress.parse(s);
+    }
+}
