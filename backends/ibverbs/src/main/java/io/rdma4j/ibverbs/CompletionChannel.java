@@ -23,11 +23,13 @@ public final class CompletionChannel extends NativeObject {
     }
 
     public Context context() {
+        ensureOpen();
         return context;
     }
 
     /** @return the channel's file descriptor, for an external poller */
     public int fd() {
+        ensureOpen();
         return fd;
     }
 

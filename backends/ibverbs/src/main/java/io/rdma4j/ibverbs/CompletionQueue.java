@@ -27,6 +27,7 @@ public final class CompletionQueue extends NativeObject {
     }
 
     public Context context() {
+        ensureOpen();
         return context;
     }
 
@@ -38,6 +39,7 @@ public final class CompletionQueue extends NativeObject {
      * @return the number of completions (0 when none), or a negative value when polling failed
      */
     public int poll(WorkCompletions wcs) {
+        ensureOpen();
         return poll(wcs, wcs.capacity());
     }
 

@@ -91,6 +91,7 @@ public final class Context extends NativeObject {
 
     /** The device attributes, queried once and cached. */
     public DeviceAttr deviceAttr() {
+        ensureOpen();
         DeviceAttr d = deviceAttr;
         return d != null ? d : queryDevice();
     }
@@ -215,6 +216,7 @@ public final class Context extends NativeObject {
      * the first IPv4-mapped one of any type, or -1 when there is none (InfiniBand ports have no such GID).
      */
     public int findRoceV2Ipv4GidIndex(int port) {
+        ensureOpen();
         int any = -1;
         for (GidEntry e : gidTable()) {
             if (e.port() == port && e.isIpv4Mapped()) {
@@ -261,6 +263,7 @@ public final class Context extends NativeObject {
 
     /** {@code ibv_create_cq} without a completion channel. */
     public CompletionQueue createCq(int cqe) {
+        ensureOpen();
         return createCq(cqe, null, 0);
     }
 

@@ -27,6 +27,7 @@ public final class MemoryRegion extends NativeObject {
     }
 
     public ProtectionDomain pd() {
+        ensureOpen();
         return pd;
     }
 
@@ -38,10 +39,12 @@ public final class MemoryRegion extends NativeObject {
 
     /** @return the start address (what a peer uses as remote address base) */
     public long address() {
+        ensureOpen();
         return address;
     }
 
     public long length() {
+        ensureOpen();
         return length;
     }
 
@@ -70,12 +73,14 @@ public final class MemoryRegion extends NativeObject {
 
     /** A scatter/gather element over {@code [offset, offset+len)} of this region, bounds-checked now and at posting. */
     public Sge sge(long offset, int len) {
+        ensureOpen();
         checkedAddress(offset, Integer.toUnsignedLong(len));
         return new Sge(this, offset, len);
     }
 
     /** A remote description of {@code [offset, offset+len)} of this region, to send to a peer. */
     public RemoteRegion remote(long offset, long len) {
+        ensureOpen();
         checkedAddress(offset, len);
         return new RemoteRegion(address + offset, len, rkey);
     }

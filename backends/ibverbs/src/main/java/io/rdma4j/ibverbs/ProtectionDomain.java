@@ -19,6 +19,7 @@ public final class ProtectionDomain extends NativeObject {
     }
 
     public Context context() {
+        ensureOpen();
         return context;
     }
 

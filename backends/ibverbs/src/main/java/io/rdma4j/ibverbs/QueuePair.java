@@ -55,19 +55,23 @@ public final class QueuePair extends NativeObject {
     }
 
     public ProtectionDomain pd() {
+        ensureOpen();
         return pd;
     }
 
     public Context context() {
+        ensureOpen();
         return pd.context();
     }
 
     public int qpNum() {
+        ensureOpen();
         return qpNum;
     }
 
     /** @return {@code IBV_QPT_RC} or {@code IBV_QPT_UD} (or UC) */
     public int type() {
+        ensureOpen();
         return type;
     }
 
@@ -77,35 +81,43 @@ public final class QueuePair extends NativeObject {
 
     /** @return the starting send PSN this side uses, a random 24-bit value chosen at creation */
     public int localPsn() {
+        ensureOpen();
         return localPsn;
     }
 
     /** @return the state as of the last transition made through this object or {@link #refreshState()} */
     public int state() {
+        ensureOpen();
         return state;
     }
 
     public String stateName() {
+        ensureOpen();
         return QP_STATE_NAMES.get(state);
     }
 
     public int maxSendWr() {
+        ensureOpen();
         return maxSendWr;
     }
 
     public int maxRecvWr() {
+        ensureOpen();
         return maxRecvWr;
     }
 
     public int maxSendSge() {
+        ensureOpen();
         return maxSendSge;
     }
 
     public int maxRecvSge() {
+        ensureOpen();
         return maxRecvSge;
     }
 
     public int maxInlineData() {
+        ensureOpen();
         return maxInlineData;
     }
 
@@ -150,11 +162,13 @@ public final class QueuePair extends NativeObject {
 
     /** Reads the state from the device (after an asynchronous error, or a transition made by librdmacm). */
     public int refreshState() {
+        ensureOpen();
         return query(IBV_QP_STATE).state();
     }
 
     /** Takes a UD queue pair to RTS: INIT (pkey 0, {@code port}, {@code qkey}), RTR, RTS (sq_psn = {@link #localPsn()}). */
     public void activateUd(int port, int qkey) {
+        ensureOpen();
         if (type != IBV_QPT_UD) {
             throw new IllegalStateException("activateUd needs a UD queue pair; " + this + " is " + typeName());
         }

@@ -96,22 +96,26 @@ public final class CmId implements AutoCloseable {
 
     /** The queue pair created on this id, or null. */
     public QueuePair qp() {
+        ensureOpen();
         return qp;
     }
 
     /** {@code rdma_bind_addr}. */
     public void bind(InetSocketAddress address) {
+        ensureOpen();
         call("rdma_bind_addr", address.toString(), LibRdmacm.rdma_bind_addr.handle(), a -> new Object[] {id, sockaddr(a, address)});
     }
 
     /** {@code rdma_resolve_addr}: completes with ADDR_RESOLVED or ADDR_ERROR. {@code source} may be null. */
     public void resolveAddr(InetSocketAddress source, InetSocketAddress destination, int timeoutMs) {
+        ensureOpen();
         call("rdma_resolve_addr", destination.toString(), LibRdmacm.rdma_resolve_addr.handle(),
                 a -> new Object[] {id, source == null ? MemorySegment.NULL : sockaddr(a, source), sockaddr(a, destination), timeoutMs});
     }
 
     /** {@code rdma_resolve_route}: completes with ROUTE_RESOLVED or ROUTE_ERROR. */
     public void resolveRoute(int timeoutMs) {
+        ensureOpen();
         call("rdma_resolve_route", "timeout_ms=" + timeoutMs, LibRdmacm.rdma_resolve_route.handle(), a -> new Object[] {id, timeoutMs});
     }
 
@@ -128,21 +132,25 @@ public final class CmId implements AutoCloseable {
 
     /** {@code rdma_connect}: completes with ESTABLISHED, REJECTED, UNREACHABLE or CONNECT_ERROR. */
     public void connect(ConnParam param) {
+        ensureOpen();
         call("rdma_connect", "", LibRdmacm.rdma_connect.handle(), a -> new Object[] {id, param.write(a, MAX_CONNECT_PRIVATE_DATA, "rdma_connect")});
     }
 
     /** {@code rdma_listen} (bind first). */
     public void listen(int backlog) {
+        ensureOpen();
         call("rdma_listen", "backlog=" + backlog, LibRdmacm.rdma_listen.handle(), a -> new Object[] {id, backlog});
     }
 
     /** {@code rdma_accept} on an id from a CONNECT_REQUEST: completes with ESTABLISHED. */
     public void accept(ConnParam param) {
+        ensureOpen();
         call("rdma_accept", "", LibRdmacm.rdma_accept.handle(), a -> new Object[] {id, param.write(a, MAX_ACCEPT_PRIVATE_DATA, "rdma_accept")});
     }
 
     /** {@code rdma_reject} with optional private data. */
     public void reject(byte[] privateData) {
+        ensureOpen();
         byte[] p = privateData == null ? new byte[0] : privateData;
         if (p.length > MAX_REJECT_PRIVATE_DATA) {
             throw new IllegalArgumentException("rdma_reject carries at most " + MAX_REJECT_PRIVATE_DATA + " bytes of private data, got " + p.length);
@@ -153,6 +161,7 @@ public final class CmId implements AutoCloseable {
 
     /** {@code rdma_disconnect}: both sides then get DISCONNECTED. */
     public void disconnect() {
+        ensureOpen();
         call("rdma_disconnect", "", LibRdmacm.rdma_disconnect.handle(), a -> new Object[] {id});
     }
 

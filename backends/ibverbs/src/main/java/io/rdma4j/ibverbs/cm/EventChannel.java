@@ -57,6 +57,7 @@ public final class EventChannel implements AutoCloseable {
     }
 
     public int fd() {
+        ensureOpen();
         return fd;
     }
 
@@ -117,6 +118,7 @@ public final class EventChannel implements AutoCloseable {
      * @throws Rdma4jException on timeout or another event, naming both and the status
      */
     public CmEvent expect(int type, long timeoutMs) {
+        ensureOpen();
         CmEvent e = poll(timeoutMs);
         if (e == null) {
             throw new Rdma4jException("no RDMA-CM event within " + timeoutMs + " ms while waiting for " + CmEvent.name(type));
