@@ -107,15 +107,18 @@ final class FakeSysfs {
         }
     }
 
-    /** A verbs device on a PCI function, one port, with a netdev. */
-    FakeSysfs ib(String name, String bdf, String netdev, String rate) {
+    /** A verbs device on a PCI function with one port per netdev (a dual-port NIC is one function, two ports). */
+    FakeSysfs ib(String name, String bdf, String rate, String... netdevs) {
         Path dev = deviceDir(bdf);
         Path ib = dev.resolve("infiniband").resolve(name);
-        write(ib.resolve("ports/1/state"), "4: ACTIVE");
-        write(ib.resolve("ports/1/rate"), rate);
-        write(ib.resolve("ports/1/link_layer"), "Ethernet");
-        write(ib.resolve("ports/1/gid_attrs/ndevs/0"), netdev);
-        write(dev.resolve("net").resolve(netdev).resolve("dev_port"), "0");
+        for (int i = 0; i < netdevs.length; i++) {
+            Path port = ib.resolve("ports/" + (i + 1));
+            write(port.resolve("state"), "4: ACTIVE");
+            write(port.resolve("rate"), rate);
+            write(port.resolve("link_layer"), "Ethernet");
+            write(port.resolve("gid_attrs/ndevs/0"), netdevs[i]);
+            write(dev.resolve("net").resolve(netdevs[i]).resolve("dev_port"), Integer.toString(i));
+        }
         linkTo(root.resolve("sys/class/infiniband").resolve(name), real(ib));
         return this;
     }
