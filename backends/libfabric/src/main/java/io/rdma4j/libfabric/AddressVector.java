@@ -63,7 +63,7 @@ public final class AddressVector extends FabricResource {
             MemorySegment.copy(name, 0, addr, ValueLayout.JAVA_BYTE, 0, name.length);
             MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
             out.set(ValueLayout.JAVA_LONG, 0, FI_ADDR_UNSPEC);
-            int rc = (int) Fi.AV_INSERT.invokeExact(fn, av, addr, 1L, out, 0L, 0L);
+            int rc = guarded("fi_av_insert", () -> (int) Fi.AV_INSERT.invokeExact(fn, av, addr, 1L, out, 0L, 0L));
             if (rc < 0) {
                 throw FabricException.of("fi_av_insert", "name of " + name.length + " bytes", rc, "is the name from an endpoint of the same provider?");
             }

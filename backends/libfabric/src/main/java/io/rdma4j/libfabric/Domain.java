@@ -58,7 +58,7 @@ public final class Domain extends FabricResource {
             attr.set(ValueLayout.JAVA_INT, FiEqH.CQ_ATTR_FORMAT, FiEqH.FI_CQ_FORMAT_DATA);
             attr.set(ValueLayout.JAVA_INT, FiEqH.CQ_ATTR_WAIT_OBJ, FiEqH.FI_WAIT_NONE);
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            int rc = (int) Fi.OPEN_WITH_ATTR.invokeExact(fn, dom, attr, out, 0L);
+            int rc = guarded("fi_cq_open", () -> (int) Fi.OPEN_WITH_ATTR.invokeExact(fn, dom, attr, out, 0L));
             if (rc != 0) {
                 throw FabricException.of("fi_cq_open", "size=" + size, rc, null);
             }
@@ -80,7 +80,7 @@ public final class Domain extends FabricResource {
             attr.set(ValueLayout.JAVA_INT, AV_ATTR_TYPE, FI_AV_TABLE);
             attr.set(ValueLayout.JAVA_LONG, AV_ATTR_COUNT, count);
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            int rc = (int) Fi.OPEN_WITH_ATTR.invokeExact(fn, dom, attr, out, 0L);
+            int rc = guarded("fi_av_open", () -> (int) Fi.OPEN_WITH_ATTR.invokeExact(fn, dom, attr, out, 0L));
             if (rc != 0) {
                 throw FabricException.of("fi_av_open", "count=" + count, rc, null);
             }

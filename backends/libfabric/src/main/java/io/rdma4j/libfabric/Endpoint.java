@@ -60,10 +60,11 @@ public final class Endpoint extends FabricResource {
         long cqFid = cq.fid();
         long avFid = av.fid();
         MemorySegment fn = Fi.op(dom + DOMAIN_OPS, OPS_DOMAIN_ENDPOINT, "fi_endpoint");
-        long e;
+        final long e;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            int rc = (int) Fi.OPEN_WITH_INFO.invokeExact(fn, dom, domain.fabric().infoAddress(), out, 0L);
+            long infoAddress = domain.fabric().infoAddress();
+            int rc = guarded("fi_endpoint", () -> (int) Fi.OPEN_WITH_INFO.invokeExact(fn, dom, infoAddress, out, 0L));
             if (rc != 0) {
                 throw FabricException.of("fi_endpoint", info.provider(), rc, null);
             }
@@ -73,10 +74,10 @@ public final class Endpoint extends FabricResource {
         }
         try {
             // fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV); fi_ep_bind(ep, &av->fid, 0); fi_enable(ep)
-            check("fi_ep_bind", "cq, FI_TRANSMIT|FI_RECV", bind(e, cqFid, FI_TRANSMIT | FI_RECV));
-            check("fi_ep_bind", "av", bind(e, avFid, 0));
+            check("fi_ep_bind", "cq, FI_TRANSMIT|FI_RECV", guarded("fi_ep_bind", () -> bind(e, cqFid, FI_TRANSMIT | FI_RECV)));
+            check("fi_ep_bind", "av", guarded("fi_ep_bind", () -> bind(e, avFid, 0)));
             MemorySegment control = Fi.op(e + FID_OPS, OPS_CONTROL, "fi_enable");
-            check("fi_enable", "", (int) Fi.CONTROL.invokeExact(control, e, FI_ENABLE, 0L));
+            check("fi_enable", "", guarded("fi_enable", () -> (int) Fi.CONTROL.invokeExact(control, e, FI_ENABLE, 0L)));
         } catch (Throwable t) {
             fiClose(e);
             throw rethrow(t);

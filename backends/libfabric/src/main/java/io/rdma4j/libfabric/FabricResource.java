@@ -4,6 +4,7 @@ import static io.rdma4j.libfabric.ffi.FabricH.FID_OPS;
 import static io.rdma4j.libfabric.ffi.FabricH.OPS_CLOSE;
 
 import io.rdma4j.ClosedException;
+import io.rdma4j.ffi.SignalGuard;
 import io.rdma4j.libfabric.ffi.Fi;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -133,6 +134,27 @@ abstract class FabricResource implements AutoCloseable {
         } catch (Throwable t) {
             throw new AssertionError(t);
         }
+    }
+
+    /** A native control call that returns an int status. */
+    @FunctionalInterface
+    interface NativeCall {
+        int call() throws Throwable;
+    }
+
+    /**
+     * Runs a control-path call inside {@link SignalGuard}: providers install signal handlers when their objects are
+     * first created (the shm provider puts its own SIGSEGV/SIGBUS handlers in place with its first endpoint), which
+     * would take the JVM's away. Never used on the data path.
+     */
+    static int guarded(String what, NativeCall call) {
+        return SignalGuard.around(what, () -> {
+            try {
+                return call.call();
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        });
     }
 
     static RuntimeException rethrow(Throwable t) {

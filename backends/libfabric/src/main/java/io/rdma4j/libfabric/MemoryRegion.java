@@ -38,7 +38,7 @@ public final class MemoryRegion extends FabricResource {
             Segments.requireAlive(segment, "segment to register");
             // static inline int fi_mr_reg(domain, buf, len, acs, offset, requested_key, flags, mr, context)
             // { return domain->mr->reg(&domain->fid, buf, len, acs, offset, requested_key, flags, mr, context); }
-            int rc = (int) Fi.MR_REG.invokeExact(fn, dom, address, length, access, 0L, requestedKey, 0L, out, 0L);
+            int rc = guarded("fi_mr_reg", () -> (int) Fi.MR_REG.invokeExact(fn, dom, address, length, access, 0L, requestedKey, 0L, out, 0L));
             java.lang.ref.Reference.reachabilityFence(segment);
             if (rc != 0) {
                 throw FabricException.of("fi_mr_reg", "len=" + length + ", access=0x" + Long.toHexString(access)

@@ -1,0 +1,673 @@
+package io.rdma4j.libfabric.engine;
+
+import io.rdma4j.BackendUnavailableException;
+import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.BackendRegistration;
+import io.rdma4j.engine.spi.Completions;
+import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.LaneDescriptor;
+import io.rdma4j.libfabric.AddressVector;
+import io.rdma4j.libfabric.CompletionErrorException;
+import io.rdma4j.libfabric.CompletionQueue;
+import io.rdma4j.libfabric.Domain;
+import io.rdma4j.libfabric.Endpoint;
+import io.rdma4j.libfabric.Fabric;
+import io.rdma4j.libfabric.Hints;
+import io.rdma4j.libfabric.Info;
+import io.rdma4j.libfabric.InfoList;
+import io.rdma4j.libfabric.Libfabric;
+import io.rdma4j.libfabric.MemoryRegion;
+import io.rdma4j.libfabric.RemoteRegion;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The engine over libfabric RDM endpoints. Every lane has its own fabric, domain, completion queue, address vector and
+ * endpoint (several lanes per device when asked), so lanes never share provider state; a registration is made on every
+ * lane's domain. A connection is an address-vector entry of the peer's endpoint name.
+ *
+ * <p>Completion semantics: libfabric's default completion of a write (transmit complete, manual progress) does not
+ * mean the bytes are placed at the target. The engine does not rely on it: it sends its notification record behind the
+ * data on every lane that carried data, and each lane here is one ordered connection ({@code tcp;ofi_rxm}: one TCP
+ * stream per endpoint pair; {@code shm}: one command queue), so the record lands after the chunks before it.
+ *
+ * <p>Provider choice for {@code auto}: efa, cxi, verbs, psm3, then shm (same host), then tcp.
+ */
+public final class LibfabricEngineBackend implements EngineBackend {
+    private static final List<String> PREFERENCE = List.of("efa", "cxi", "verbs", "psm3", "shm", "tcp");
+    private static final Pattern RATE = Pattern.compile("([0-9.]+) Gb/sec");
+    private static final int MAX_CONNECTIONS = 1 << 16;
+
+    private final String provider;
+    private final String description;
+    private final List<LaneDescriptor> descriptors;
+    private final Lane[] lanes;
+    private final long immediateMask;
+    private final AtomicInteger nextHandle = new AtomicInteger();
+    private final Map<Integer, Registration> registrations = new java.util.concurrent.ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /** One lane: an endpoint on its own domain, plus its connections and cached remote regions. Guarded by itself. */
+    private static final class Lane {
+        final int index;
+        final Fabric fabric;
+        final Domain domain;
+        final CompletionQueue cq;
+        final AddressVector av;
+        final Endpoint ep;
+        final io.rdma4j.libfabric.Completions batch;
+        final byte[] name;
+        long[] peerAddress = new long[16];
+        int connections;
+        /** Registration handle -> region on this lane's domain. */
+        MemoryRegion[] regions = new MemoryRegion[16];
+        final LongObjectCache remotes = new LongObjectCache();
+        volatile String error;
+
+        Lane(int index, Info info) {
+            this.index = index;
+            Fabric f = Fabric.open(info);
+            try {
+                this.fabric = f;
+                this.domain = f.openDomain();
+                this.cq = domain.openCompletionQueue(4096);
+                this.av = domain.openAddressVector(1024);
+                this.ep = domain.openEndpoint(cq, av);
+                this.batch = new io.rdma4j.libfabric.Completions(64);
+                this.name = ep.name();
+            } catch (RuntimeException e) {
+                f.close();
+                throw e;
+            }
+        }
+
+        RemoteRegion remote(long key) {
+            RemoteRegion r = remotes.get(key);
+            if (r == null) {
+                // the engine checked the range against the published length; the region here only carries the key
+                r = new RemoteRegion(0, key, Long.MAX_VALUE);
+                remotes.put(key, r);
+            }
+            return r;
+        }
+
+        void close() {
+            batch.close();
+            fabric.close();
+        }
+    }
+
+    /** A registration on every lane. */
+    private final class Registration implements BackendRegistration {
+        final int handle;
+        final MemorySegment segment;
+        final MemoryRegion[] regions;
+        volatile boolean open = true;
+
+        Registration(int handle, MemorySegment segment, MemoryRegion[] regions) {
+            this.handle = handle;
+            this.segment = segment;
+            this.regions = regions;
+        }
+
+        @Override
+        public int handle() {
+            return handle;
+        }
+
+        @Override
+        public long address() {
+            return segment.address();
+        }
+
+        @Override
+        public long length() {
+            return segment.byteSize();
+        }
+
+        @Override
+        public long remoteAddress(int lane) {
+            return regions[lane].remote().address();
+        }
+
+        @Override
+        public long remoteKey(int lane) {
+            return regions[lane].key();
+        }
+
+        @Override
+        public void close() {
+            if (!open) {
+                return;
+            }
+            open = false;
+            registrations.remove(handle);
+            RuntimeException failure = null;
+            for (int i = 0; i < lanes.length; i++) {
+                Lane l = lanes[i];
+                synchronized (l) {
+                    if (handle < l.regions.length) {
+                        l.regions[handle] = null;
+                    }
+                    try {
+                        regions[i].close();
+                    } catch (RuntimeException e) {
+                        if (failure == null) {
+                            failure = e;
+                        } else {
+                            failure.addSuppressed(e);
+                        }
+                    }
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+        }
+    }
+
+    private LibfabricEngineBackend(String provider, String description, List<LaneDescriptor> descriptors, Lane[] lanes, long cqDataSize) {
+        this.provider = provider;
+        this.description = description;
+        this.descriptors = descriptors;
+        this.lanes = lanes;
+        this.immediateMask = cqDataSize >= 8 ? -1L : (1L << (cqDataSize * 8)) - 1;
+    }
+
+    /** Opens lanes on the configured (or best) provider: {@code lanesPerDevice} endpoints per fabric domain. */
+    public static LibfabricEngineBackend open(BackendConfig config) {
+        Libfabric.ensureAvailable();
+        String want = config.provider();
+        try (InfoList all = Libfabric.getinfo(want == null ? Hints.rdm() : Hints.rdm().provider(want))) {
+            List<Info> usable = new ArrayList<>();
+            for (Info i : all) {
+                if (i.cqDataSize() >= 4 && (i.caps() & Hints.DEFAULT_CAPS) == Hints.DEFAULT_CAPS) {
+                    usable.add(i);
+                }
+            }
+            if (usable.isEmpty()) {
+                throw new BackendUnavailableException("libfabric offers no RDM provider with RMA, messages and 4 bytes of CQ data"
+                        + (want == null ? "" : " for provider '" + want + "'") + ". Run ./rdma4j info to see the providers here", null);
+            }
+            String chosen = want != null ? usable.getFirst().provider() : best(usable);
+            // one device per distinct domain (NIC) of the chosen provider, in libfabric's order: the several fabrics
+            // tcp reports for one interface (each IPv4/IPv6 address) are the same device
+            Map<String, Info> devices = new LinkedHashMap<>();
+            for (Info i : usable) {
+                if (i.provider().equals(chosen)) {
+                    devices.putIfAbsent(i.domain(), i);
+                }
+            }
+            String filter = config.options().get("nicFilter");
+            List<Info> picked = new ArrayList<>();
+            for (Info i : devices.values()) {
+                if (allowed(filter, i.domain())) {
+                    picked.add(i);
+                }
+            }
+            if (picked.isEmpty()) {
+                throw new BackendUnavailableException("the NIC filter '" + filter + "' excludes every " + chosen + " domain "
+                        + devices.values().stream().map(Info::domain).toList(), null);
+            }
+            List<LaneDescriptor> descriptors = new ArrayList<>();
+            List<Lane> lanes = new ArrayList<>();
+            long cqData = Long.MAX_VALUE;
+            try {
+                for (Info i : picked) {
+                    String pci = pciAddress(i.domain());
+                    int numa = numaNode(pci);
+                    double gbps = rateGbps(i.domain());
+                    for (int k = 0; k < config.lanesPerDevice(); k++) {
+                        int index = lanes.size();
+                        lanes.add(new Lane(index, i));
+                        descriptors.add(new LaneDescriptor(index, i.domain(), pci, numa, gbps, Math.max(1, i.maxMsgSize())));
+                        cqData = Math.min(cqData, i.cqDataSize());
+                    }
+                }
+            } catch (RuntimeException e) {
+                for (Lane l : lanes) {
+                    l.close();
+                }
+                throw e;
+            }
+            Info first = picked.getFirst();
+            String desc = "libfabric " + Libfabric.versionString() + " " + chosen + " on " + picked.stream().map(Info::domain).distinct().toList()
+                    + " (mr_mode 0x" + Integer.toHexString(first.mrMode()) + ", " + config.lanesPerDevice() + " endpoint(s) per domain)";
+            return new LibfabricEngineBackend(chosen, desc, List.copyOf(descriptors), lanes.toArray(new Lane[0]), cqData);
+        }
+    }
+
+    private static String best(List<Info> infos) {
+        for (String p : PREFERENCE) {
+            for (Info i : infos) {
+                String core = i.provider().toLowerCase(Locale.ROOT);
+                if (core.equals(p) || core.startsWith(p + ";")) {
+                    return i.provider();
+                }
+            }
+        }
+        return infos.getFirst().provider();
+    }
+
+    /** NCCL-style filter: {@code a,b} keeps those, {@code ^a,b} drops them; prefix match like NCCL_IB_HCA. */
+    static boolean allowed(String filter, String domain) {
+        if (filter == null || filter.isBlank()) {
+            return true;
+        }
+        boolean exclude = filter.startsWith("^");
+        boolean hit = false;
+        for (String f : (exclude ? filter.substring(1) : filter).split(",")) {
+            String n = f.trim();
+            int colon = n.indexOf(':');
+            if (colon >= 0) {
+                n = n.substring(0, colon);
+            }
+            if (!n.isEmpty() && domain.startsWith(n)) {
+                hit = true;
+            }
+        }
+        return exclude != hit;
+    }
+
+    /** The PCI address behind an RDMA domain name such as {@code mlx5_0} or {@code rdmap0s6-rdm}, from sysfs; null when none. */
+    static String pciAddress(String domain) {
+        String dev = domain.endsWith("-rdm") || domain.endsWith("-dgrm") ? domain.substring(0, domain.lastIndexOf('-')) : domain;
+        Path link = Path.of("/sys/class/infiniband", dev, "device");
+        try {
+            if (Files.exists(link)) {
+                String bdf = link.toRealPath().getFileName().toString().toLowerCase(Locale.ROOT);
+                if (bdf.matches("[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]")) {
+                    return bdf;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        return null;
+    }
+
+    /** NUMA node of a PCI device; for lanes without one, node 0 on a machine with one node, else -1. */
+    static int numaNode(String pci) {
+        try {
+            if (pci != null) {
+                int n = Integer.parseInt(Files.readString(Path.of("/sys/bus/pci/devices", pci, "numa_node")).trim());
+                return Math.max(-1, n);
+            }
+            try (var s = Files.list(Path.of("/sys/devices/system/node"))) {
+                long nodes = s.filter(p -> p.getFileName().toString().matches("node[0-9]+")).count();
+                return nodes == 1 ? 0 : -1;
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** Link speed of an RDMA device's first port; 100 Gb/s for shm, tcp and anything sysfs does not describe. */
+    static double rateGbps(String domain) {
+        String dev = domain.endsWith("-rdm") || domain.endsWith("-dgrm") ? domain.substring(0, domain.lastIndexOf('-')) : domain;
+        try {
+            Path rate = Path.of("/sys/class/infiniband", dev, "ports", "1", "rate");
+            if (Files.exists(rate)) {
+                Matcher m = RATE.matcher(Files.readString(rate));
+                if (m.find()) {
+                    double g = Double.parseDouble(m.group(1));
+                    if (g > 0) {
+                        return g;
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return 100;
+        }
+        return 100;
+    }
+
+    @Override
+    public String name() {
+        return "libfabric";
+    }
+
+    @Override
+    public String provider() {
+        return provider;
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public List<LaneDescriptor> lanes() {
+        return descriptors;
+    }
+
+    @Override
+    public int immediateBytes() {
+        return immediateMask == -1L ? 8 : Long.numberOfTrailingZeros(~immediateMask) / 8;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new io.rdma4j.ClosedException("libfabric engine backend");
+        }
+    }
+
+    private Lane lane(int lane) {
+        if (lane < 0 || lane >= lanes.length) {
+            throw new IndexOutOfBoundsException("lane " + lane + " does not exist; this backend has lanes 0.." + (lanes.length - 1));
+        }
+        return lanes[lane];
+    }
+
+    @Override
+    public BackendRegistration register(MemorySegment segment) {
+        checkOpen();
+        io.rdma4j.ffi.Segments.requireNative(segment, "segment to register");
+        int handle = nextHandle.getAndIncrement();
+        MemoryRegion[] regions = new MemoryRegion[lanes.length];
+        try {
+            for (int i = 0; i < lanes.length; i++) {
+                Lane l = lanes[i];
+                synchronized (l) {
+                    regions[i] = l.domain.register(segment);
+                    if (handle >= l.regions.length) {
+                        l.regions = Arrays.copyOf(l.regions, Math.max(handle + 1, l.regions.length * 2));
+                    }
+                    l.regions[handle] = regions[i];
+                }
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < lanes.length; i++) {
+                if (regions[i] != null) {
+                    synchronized (lanes[i]) {
+                        lanes[i].regions[handle] = null;
+                        regions[i].close();
+                    }
+                }
+            }
+            throw e;
+        }
+        Registration r = new Registration(handle, segment, regions);
+        registrations.put(handle, r);
+        return r;
+    }
+
+    @Override
+    public int prepareConnection(int lane) {
+        checkOpen();
+        Lane l = lane(lane);
+        synchronized (l) {
+            if (l.connections == MAX_CONNECTIONS) {
+                throw new IllegalStateException("lane " + lane + " has " + MAX_CONNECTIONS + " connections: no room for another");
+            }
+            if (l.connections == l.peerAddress.length) {
+                l.peerAddress = Arrays.copyOf(l.peerAddress, l.peerAddress.length * 2);
+            }
+            l.peerAddress[l.connections] = -1;
+            return l.connections++;
+        }
+    }
+
+    @Override
+    public byte[] endpointInfo(int lane, int connection) {
+        Lane l = lane(lane);
+        checkConnection(l, connection);
+        return l.name.clone();
+    }
+
+    private static void checkConnection(Lane l, int connection) {
+        if (connection < 0 || connection >= l.connections) {
+            throw new IllegalArgumentException("lane " + l.index + " has no connection " + connection + " (prepareConnection first)");
+        }
+    }
+
+    @Override
+    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {
+        checkOpen();
+        Lane l = lane(lane);
+        if (remoteEndpointInfo == null || remoteEndpointInfo.length == 0) {
+            throw new IllegalArgumentException("lane " + lane + ": the peer's endpoint name is empty");
+        }
+        synchronized (l) {
+            checkConnection(l, connection);
+            l.peerAddress[connection] = l.av.insert(remoteEndpointInfo);
+        }
+    }
+
+    @Override
+    public void disconnect(int lane, int connection) {
+        Lane l = lane(lane);
+        synchronized (l) {
+            if (connection >= 0 && connection < l.connections) {
+                // the address-vector entry stays (FI_AV_TABLE indexes are positional); the connection is just unusable now
+                l.peerAddress[connection] = -1;
+            }
+        }
+    }
+
+    private int status(Lane l, long rc, String function) {
+        if (rc == Endpoint.OK) {
+            return OK;
+        }
+        if (rc == Endpoint.BACK_PRESSURED) {
+            return BACK_PRESSURED;
+        }
+        l.error = function + " on lane " + l.index + " failed: " + Libfabric.statusText(rc) + " (" + (-rc) + ")";
+        return FAILED;
+    }
+
+    private int misuse(Lane l, RuntimeException e) {
+        l.error = "lane " + l.index + ": " + e.getMessage();
+        return FAILED;
+    }
+
+    private MemoryRegion region(Lane l, int handle) {
+        MemoryRegion[] rs = l.regions;
+        return handle >= 0 && handle < rs.length ? rs[handle] : null;
+    }
+
+    @Override
+    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+        Lane l = lanes[lane];
+        synchronized (l) {
+            MemoryRegion mr = region(l, localHandle);
+            long peer = connection >= 0 && connection < l.connections ? l.peerAddress[connection] : -1;
+            if (mr == null || peer < 0) {
+                l.error = "lane " + lane + ": " + (mr == null ? "registration " + localHandle + " is unknown" : "connection " + connection + " is not connected");
+                return FAILED;
+            }
+            try {
+                return status(l, l.ep.write(mr, localAddress - mr.segment().address(), length, peer, l.remote(remoteKey), remoteAddress, context), "fi_write");
+            } catch (RuntimeException e) {
+                return misuse(l, e);
+            }
+        }
+    }
+
+    @Override
+    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
+                                  int immediate, long context) {
+        Lane l = lanes[lane];
+        synchronized (l) {
+            MemoryRegion mr = region(l, localHandle);
+            long peer = connection >= 0 && connection < l.connections ? l.peerAddress[connection] : -1;
+            if (mr == null || peer < 0) {
+                l.error = "lane " + lane + ": " + (mr == null ? "registration " + localHandle + " is unknown" : "connection " + connection + " is not connected");
+                return FAILED;
+            }
+            try {
+                return status(l, l.ep.writeData(mr, localAddress - mr.segment().address(), length, immediate & 0xFFFFFFFFL & immediateMask, peer,
+                        l.remote(remoteKey), remoteAddress, context), "fi_writedata");
+            } catch (RuntimeException e) {
+                return misuse(l, e);
+            }
+        }
+    }
+
+    @Override
+    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+        Lane l = lanes[lane];
+        synchronized (l) {
+            MemoryRegion mr = region(l, localHandle);
+            long peer = connection >= 0 && connection < l.connections ? l.peerAddress[connection] : -1;
+            if (mr == null || peer < 0) {
+                l.error = "lane " + lane + ": " + (mr == null ? "registration " + localHandle + " is unknown" : "connection " + connection + " is not connected");
+                return FAILED;
+            }
+            try {
+                return status(l, l.ep.read(mr, localAddress - mr.segment().address(), length, peer, l.remote(remoteKey), remoteAddress, context), "fi_read");
+            } catch (RuntimeException e) {
+                return misuse(l, e);
+            }
+        }
+    }
+
+    @Override
+    public int poll(int lane, Completions out) {
+        out.clear();
+        Lane l = lanes[lane];
+        synchronized (l) {
+            if (closed) {
+                return 0;
+            }
+            io.rdma4j.libfabric.Completions b = l.batch;
+            int want = Math.min(out.capacity(), b.capacity());
+            int n;
+            try {
+                n = l.cq.read(b);
+            } catch (CompletionErrorException e) {
+                boolean remote = (e.flags() & (FI_REMOTE_WRITE | FI_REMOTE_READ)) != 0 || e.context() == 0;
+                out.addError(remote ? Completions.REMOTE_IMMEDIATE : Completions.LOCAL, e.context(), Math.max(1, Math.abs(e.providerErrno())),
+                        e.getMessage());
+                return out.count;
+            } catch (RuntimeException e) {
+                l.error = "fi_cq_read on lane " + lane + " failed: " + e.getMessage();
+                return 0;
+            }
+            for (int i = 0; i < n && i < want; i++) {
+                if (b.hasRemoteData(i)) {
+                    out.add(Completions.REMOTE_IMMEDIATE, 0, (int) b.data(i));
+                } else if (b.context(i) != 0 || (b.flags(i) & FI_REMOTE_WRITE) == 0) {
+                    out.add(Completions.LOCAL, b.context(i), 0);
+                }
+            }
+            return out.count;
+        }
+    }
+
+    /** {@code FI_REMOTE_READ} and {@code FI_REMOTE_WRITE} completion flags (fabric.h: 1ULL << 12, 1ULL << 13). */
+    private static final long FI_REMOTE_READ = 1L << 12;
+    private static final long FI_REMOTE_WRITE = 1L << 13;
+
+    @Override
+    public String laneError(int lane) {
+        return lane(lane).error;
+    }
+
+    @Override
+    public boolean recover(int lane) {
+        Lane l = lane(lane);
+        synchronized (l) {
+            if (closed || !l.ep.isOpen()) {
+                return false;
+            }
+            // an RDM endpoint survives a failed operation: the error was per operation, the lane is usable again
+            l.error = null;
+            return true;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException failure = null;
+        for (Registration r : List.copyOf(registrations.values())) {
+            try {
+                r.close();
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+        for (Lane l : lanes) {
+            synchronized (l) {
+                try {
+                    l.close();
+                } catch (RuntimeException e) {
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** A tiny open-addressing map from long keys to remote regions: looked up per chunk without boxing. */
+    static final class LongObjectCache {
+        private long[] keys = new long[16];
+        private RemoteRegion[] values = new RemoteRegion[16];
+        private int size;
+
+        RemoteRegion get(long key) {
+            int mask = keys.length - 1;
+            for (int i = mix(key) & mask; ; i = (i + 1) & mask) {
+                RemoteRegion v = values[i];
+                if (v == null) {
+                    return null;
+                }
+                if (keys[i] == key) {
+                    return v;
+                }
+            }
+        }
+
+        void put(long key, RemoteRegion value) {
+            if ((size + 1) * 2 > keys.length) {
+                long[] ok = keys;
+                RemoteRegion[] ov = values;
+                keys = new long[ok.length * 2];
+                values = new RemoteRegion[ov.length * 2];
+                size = 0;
+                for (int i = 0; i < ok.length; i++) {
+                    if (ov[i] != null) {
+                        put(ok[i], ov[i]);
+                    }
+                }
+            }
+            int mask = keys.length - 1;
+            int i = mix(key) & mask;
+            while (values[i] != null && keys[i] != key) {
+                i = (i + 1) & mask;
+            }
+            if (values[i] == null) {
+                size++;
+            }
+            keys[i] = key;
+            values[i] = value;
+        }
+
+        private static int mix(long k) {
+            long h = k * 0x9E3779B97F4A7C15L;
+            return (int) (h ^ (h >>> 32));
+        }
+    }
+}
