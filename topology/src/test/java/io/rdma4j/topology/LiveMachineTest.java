@@ -1,0 +1,36 @@
+package io.rdma4j.topology;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** This machine: whatever it has, the scan completes and its answers are consistent. CI machines have no GPU or NIC. */
+class LiveMachineTest {
+    @Test
+    void liveScanCompletesWithOneAffinityEntryPerComputeDevice() {
+        Topology t = Topology.builder().live().nicFilter("").build();
+        assertEquals("sysfs", t.source());
+        assertFalse(t.numaNodes().isEmpty());
+        assertTrue(t.numaNodes().stream().anyMatch(NumaNode::hasCpus));
+        assertEquals(t.computeDevices().size(), t.affinity().size());
+        if (t.computeDevices().isEmpty()) {
+            assertTrue(t.affinity().isEmpty());
+        }
+        if (t.devices(DeviceKind.NIC).isEmpty()) {
+            assertTrue(t.rankNics(Location.numa(t.numaNodes().get(0).id())).isEmpty());
+        }
+        t.devices().forEach(d -> assertEquals(d.address(), PciAddress.parse(d.address().toString())));
+    }
+
+    @Test
+    void liveSummaryFromOshiMatchesTheJvm() {
+        SystemSummary s = SystemSummary.live();
+        assertTrue(Runtime.getRuntime().availableProcessors() <= s.logicalCpus());
+        assertTrue(s.physicalCores() > 0 && s.physicalCores() <= s.logicalCpus());
+        assertTrue(s.packages() > 0);
+        assertTrue(s.memoryBytes() > Runtime.getRuntime().maxMemory() / 4);
+        assertEquals("oshi", s.source());
+    }
+}
