@@ -1,0 +1,309 @@
+package io.rdma4j.cli;
+
+import io.rdma4j.nvmeof.Checkpoint;
+import io.rdma4j.nvmeof.ConnectOptions;
+import io.rdma4j.nvmeof.Controller;
+import io.rdma4j.nvmeof.ControllerInfo;
+import io.rdma4j.nvmeof.DiscoveryLog;
+import io.rdma4j.nvmeof.HostIdentity;
+import io.rdma4j.nvmeof.NamespaceInfo;
+import io.rdma4j.nvmeof.NvmeException;
+import io.rdma4j.nvmeof.Target;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * {@code ./rdma4j nvme}: an NVMe over Fabrics (NVMe/TCP) host on the command line. A stable contract: scripts call it.
+ */
+final class NvmeCommand implements Command {
+    private static final String USAGE = """
+            usage: ./rdma4j nvme VERB --tcp HOST[:PORT] [options]
+              discover   --tcp HOST:PORT                       one line per discovery log entry: NQN, transport, address, port
+              identify   --tcp HOST:PORT --nqn NQN              controller model, serial, MDTS, queues, namespaces
+              write      --tcp HOST:PORT --nqn NQN --nsid N --lba L --in FILE
+              read       --tcp HOST:PORT --nqn NQN --nsid N --lba L --length BYTES --out FILE
+              checkpoint --tcp HOST:PORT --nqn NQN --nsid N [--lba L] FILE...   files as named buffers, manifest written last
+              restore    --tcp HOST:PORT --nqn NQN --nsid N [--lba L] --out DIR  restores and verifies every CRC32C
+            options: --hostnqn NQN --hostid UUID (default: kept in ~/.config/rdma4j), --queues N (4), --depth N (128),
+                     --digest (header and data digests), --timeout SECONDS (I/O timeout, 30)
+            Exit status: 0 on success, 1 with the NVMe status named on any error, 2 on bad usage.""";
+
+    private final PrintStream out;
+
+    NvmeCommand() {
+        this(System.out);
+    }
+
+    NvmeCommand(PrintStream out) {
+        this.out = out;
+    }
+
+    @Override
+    public String name() {
+        return "nvme";
+    }
+
+    @Override
+    public String summary() {
+        return "NVMe over Fabrics (TCP) host: discover, identify, read, write, checkpoint, restore";
+    }
+
+    /** Parsed {@code --name value} options and positional arguments. */
+    private record Args(Map<String, String> options, List<String> positional) {
+        String need(String name) {
+            String v = options.get(name);
+            if (v == null) {
+                throw new IllegalArgumentException("--" + name + " is required\n" + USAGE);
+            }
+            return v;
+        }
+
+        long number(String name, long dflt) {
+            String v = options.get(name);
+            if (v == null) {
+                if (dflt < 0) {
+                    throw new IllegalArgumentException("--" + name + " is required\n" + USAGE);
+                }
+                return dflt;
+            }
+            try {
+                return Long.decode(v);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--" + name + " '" + v + "' is not a number");
+            }
+        }
+    }
+
+    private static final List<String> FLAGS = List.of("digest");
+
+    private static Args parse(String[] a, int from) {
+        Map<String, String> o = new HashMap<>();
+        List<String> pos = new ArrayList<>();
+        for (int i = from; i < a.length; i++) {
+            if (a[i].startsWith("--")) {
+                String k = a[i].substring(2);
+                if (FLAGS.contains(k)) {
+                    o.put(k, "true");
+                } else if (i + 1 < a.length) {
+                    o.put(k, a[++i]);
+                } else {
+                    throw new IllegalArgumentException(a[i] + " needs a value\n" + USAGE);
+                }
+            } else {
+                pos.add(a[i]);
+            }
+        }
+        return new Args(o, pos);
+    }
+
+    @Override
+    public int run(String[] args) throws Exception {
+        if (args.length == 0 || args[0].equals("help") || args[0].equals("--help")) {
+            out.println(USAGE);
+            return args.length == 0 ? 2 : 0;
+        }
+        Args a = parse(args, 1);
+        if (a.options().containsKey("rdma")) {
+            throw new IllegalArgumentException("--rdma: the NVMe/RDMA transport is not available yet; use --tcp");
+        }
+        Target target = Target.parseTcp(a.need("tcp"));
+        ConnectOptions opts = options(a);
+        try {
+            return switch (args[0]) {
+                case "discover" -> discover(target, opts);
+                case "identify" -> identify(target, a.need("nqn"), opts);
+                case "write" -> write(target, a, opts);
+                case "read" -> read(target, a, opts);
+                case "checkpoint" -> checkpoint(target, a, opts);
+                case "restore" -> restore(target, a, opts);
+                default -> throw new IllegalArgumentException("unknown verb '" + args[0] + "'\n" + USAGE);
+            };
+        } catch (CompletionException | ExecutionException e) {
+            Throwable t = e.getCause();
+            if (t instanceof NvmeException n) {
+                throw n;
+            }
+            throw e;
+        }
+    }
+
+    private static ConnectOptions options(Args a) {
+        ConnectOptions o = ConnectOptions.defaults().withIoQueues((int) a.number("queues", 4)).withQueueDepth((int) a.number("depth", 128))
+                .withIoTimeout(Duration.ofSeconds(a.number("timeout", 30)));
+        if (a.options().containsKey("digest")) {
+            o = o.withDigests(true, true);
+        }
+        String hostNqn = a.options().get("hostnqn");
+        String hostId = a.options().get("hostid");
+        if (hostNqn != null || hostId != null) {
+            HostIdentity base = HostIdentity.persistent();
+            o = o.withIdentity(new HostIdentity(hostNqn != null ? hostNqn : base.nqn(), hostId != null ? UUID.fromString(hostId) : base.id()));
+        }
+        return o;
+    }
+
+    private int discover(Target target, ConnectOptions opts) {
+        DiscoveryLog log = Controller.discover(target, opts);
+        for (DiscoveryLog.Entry e : log.entries()) {
+            out.printf("%s %s %s %s%n", e.subsystemNqn(), e.transportName(), e.address(), e.serviceId());
+        }
+        return 0;
+    }
+
+    private int identify(Target target, String nqn, ConnectOptions opts) {
+        try (Controller c = Controller.connect(target, nqn, opts)) {
+            ControllerInfo i = c.info();
+            out.printf("controller %d: %s, serial %s, firmware %s, NVMe %s%n", c.controllerId(), i.model(), i.serial(), i.firmware(), i.versionString());
+            out.printf("subsystem %s at %s%n", i.subsystemNqn(), target);
+            out.printf("MDTS %d (max transfer %d bytes), %d I/O queues of depth %d, in-capsule data %d bytes, MAXH2CDATA %d%n",
+                    i.mdts(), c.maxTransferBytes(), c.ioQueueCount(), c.queueDepth(), i.inCapsuleDataBytes(), c.maxH2CData());
+            for (long nsid : c.activeNamespaces()) {
+                NamespaceInfo ns = c.namespace(nsid);
+                out.printf("namespace %d: %d blocks of %d bytes (%s), LBA format %d%n", nsid, ns.blocks(), ns.blockSize(), size(ns.bytes()),
+                        ns.lbaFormat());
+            }
+        }
+        return 0;
+    }
+
+    private int write(Target target, Args a, ConnectOptions opts) throws Exception {
+        Path in = Path.of(a.need("in"));
+        long nsid = a.number("nsid", -1);
+        long lba = a.number("lba", -1);
+        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared();
+             FileChannel ch = FileChannel.open(in, StandardOpenOption.READ)) {
+            int bs = c.namespace(nsid).blockSize();
+            long len = ch.size();
+            if (len == 0) {
+                throw new IllegalArgumentException(in + " is empty");
+            }
+            long padded = (len + bs - 1) / bs * bs;
+            MemorySegment buf = arena.allocate(padded, 4096);
+            buf.asSlice(0, len).copyFrom(ch.map(FileChannel.MapMode.READ_ONLY, 0, len, arena));
+            long t0 = System.nanoTime();
+            c.write(nsid, lba, buf).get();
+            c.flush(nsid).get();
+            report("wrote", padded, t0, nsid, lba, bs);
+            if (padded != len) {
+                out.printf("(the last block was padded with %d zero bytes: %s is %d bytes)%n", padded - len, in, len);
+            }
+        }
+        return 0;
+    }
+
+    private int read(Target target, Args a, ConnectOptions opts) throws Exception {
+        Path outFile = Path.of(a.need("out"));
+        long nsid = a.number("nsid", -1);
+        long lba = a.number("lba", -1);
+        long length = a.number("length", -1);
+        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared()) {
+            int bs = c.namespace(nsid).blockSize();
+            if (length <= 0 || length % bs != 0) {
+                throw new IllegalArgumentException("--length " + length + " must be a positive multiple of the block size " + bs);
+            }
+            MemorySegment buf = arena.allocate(length, 4096);
+            long t0 = System.nanoTime();
+            c.read(nsid, lba, buf).get();
+            report("read", length, t0, nsid, lba, bs);
+            try (FileChannel ch = FileChannel.open(outFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+                var bb = buf.asByteBuffer();
+                while (bb.hasRemaining()) {
+                    ch.write(bb);
+                }
+            }
+        }
+        return 0;
+    }
+
+    private int checkpoint(Target target, Args a, ConnectOptions opts) throws IOException {
+        long nsid = a.number("nsid", -1);
+        long lba = a.number("lba", 0);
+        if (a.positional().isEmpty()) {
+            throw new IllegalArgumentException("checkpoint needs at least one FILE\n" + USAGE);
+        }
+        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared()) {
+            LinkedHashMap<String, MemorySegment> buffers = new LinkedHashMap<>();
+            long total = 0;
+            for (String f : a.positional()) {
+                Path p = Path.of(f);
+                String name = p.getFileName().toString();
+                if (buffers.containsKey(name)) {
+                    throw new IllegalArgumentException("two files are named " + name + ": checkpoint entries are named by file name");
+                }
+                try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+                    buffers.put(name, ch.size() == 0 ? MemorySegment.ofArray(new byte[0]) : ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena));
+                    total += ch.size();
+                }
+            }
+            long t0 = System.nanoTime();
+            Checkpoint.Manifest m = Checkpoint.write(c, nsid, lba, buffers);
+            for (Checkpoint.Entry e : m.entries()) {
+                out.printf("%s %d bytes crc32c %08x%n", e.name(), e.length(), e.crc32c());
+            }
+            report("checkpointed", total, t0, nsid, lba, c.namespace(nsid).blockSize());
+        }
+        return 0;
+    }
+
+    private int restore(Target target, Args a, ConnectOptions opts) throws IOException {
+        long nsid = a.number("nsid", -1);
+        long lba = a.number("lba", 0);
+        Path dir = Path.of(a.need("out"));
+        Files.createDirectories(dir);
+        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared()) {
+            long t0 = System.nanoTime();
+            Checkpoint.Manifest m = Checkpoint.readManifest(c, nsid, lba);
+            Map<String, MemorySegment> bufs = new LinkedHashMap<>();
+            Checkpoint.restore(c, nsid, lba, m, e -> bufs.computeIfAbsent(e.name(), k -> arena.allocate(Math.max(1, e.length()))));
+            long total = 0;
+            for (Checkpoint.Entry e : m.entries()) {
+                if (e.name().contains("/") || e.name().equals("..") || e.name().equals(".")) {
+                    throw new NvmeException("checkpoint entry name '" + e.name() + "' is not a plain file name; refusing to write it");
+                }
+                try (FileChannel ch = FileChannel.open(dir.resolve(e.name()), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                        StandardOpenOption.TRUNCATE_EXISTING)) {
+                    var bb = bufs.get(e.name()).asSlice(0, e.length()).asByteBuffer();
+                    while (bb.hasRemaining()) {
+                        ch.write(bb);
+                    }
+                }
+                total += e.length();
+                out.printf("%s %d bytes crc32c %08x verified%n", e.name(), e.length(), e.crc32c());
+            }
+            report("restored", total, t0, nsid, lba, c.namespace(nsid).blockSize());
+        }
+        return 0;
+    }
+
+    private void report(String verb, long bytes, long t0, long nsid, long lba, int bs) {
+        double s = (System.nanoTime() - t0) / 1e9;
+        out.printf(Locale.ROOT, "%s %d bytes (%s) at namespace %d LBA %d (%d-byte blocks) in %.3f s: %.1f MB/s%n", verb, bytes, size(bytes),
+                nsid, lba, bs, s, bytes / 1e6 / Math.max(s, 1e-9));
+    }
+
+    private static String size(long b) {
+        if (b >= 1L << 30) {
+            return String.format(Locale.ROOT, "%.1f GiB", b / (double) (1L << 30));
+        }
+        if (b >= 1L << 20) {
+            return String.format(Locale.ROOT, "%.1f MiB", b / (double) (1L << 20));
+        }
+        return String.format(Locale.ROOT, "%.1f KiB", b / 1024.0);
+    }
+}
