@@ -194,7 +194,7 @@ public final class DirectoryServer implements AutoCloseable {
          * Binds and starts serving.
          *
          * @throws IllegalArgumentException for a non-loopback bind without a token or unreadable TLS files
-         * @throws java.io.UncheckedIOException when the port cannot be bound
+         * @throws io.rdma4j.Rdma4jException when the port cannot be bound (message says why)
          */
         public DirectoryServer start() {
             return new DirectoryServer(this);

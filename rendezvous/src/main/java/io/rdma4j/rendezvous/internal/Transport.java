@@ -25,9 +25,9 @@ import io.grpc.TlsServerCredentials;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.rdma4j.Rdma4jException;
 import io.rdma4j.rendezvous.Security;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -63,7 +63,7 @@ public final class Transport {
      * Starts a server for {@code services}. Without a token the server refuses to listen beyond loopback.
      *
      * @throws IllegalArgumentException for a non-loopback bind without a token, or a bad address
-     * @throws UncheckedIOException     when the port cannot be bound
+     * @throws Rdma4jException          when the port cannot be bound
      */
     public static Started start(Listen listen, Security security, BindableService... services) {
         ServerInterceptor auth = security.token() == null ? null : new BearerTokenCheck(security.token());
@@ -77,7 +77,7 @@ public final class Transport {
                 Server server = b.build().start();
                 return new Started(server, IN_PROCESS_PREFIX + listen.inProcessName(), true, "in-process '" + listen.inProcessName() + "'");
             } catch (IOException e) {
-                throw new UncheckedIOException("cannot start in-process server '" + listen.inProcessName() + "' (name taken?): " + e.getMessage(), e);
+                throw new Rdma4jException("cannot start in-process server '" + listen.inProcessName() + "' (name taken?): " + e.getMessage(), e);
             }
         }
         if (listen.port() < 0 || listen.port() > 65535) {
@@ -123,8 +123,13 @@ public final class Transport {
         try {
             server = b.build().start();
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot listen on " + bind.getHostAddress() + ":" + listen.port() + ": " + e.getMessage()
-                    + (e.getMessage() != null && e.getMessage().contains("in use") ? " (another server holds the port; pick another with --port)" : ""), e);
+            Throwable root = e;
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            String why = root.getMessage() == null ? root.toString() : root.getMessage();
+            throw new Rdma4jException("cannot listen on " + bind.getHostAddress() + ":" + listen.port() + ": " + why
+                    + (why.contains("in use") ? " (another process holds the port; stop it or pick another with --port)" : ""), e);
         }
         int port = ((InetSocketAddress) server.getListenSockets().getFirst()).getPort();
         String host = bind.isAnyLocalAddress() ? InetAddress.getLoopbackAddress().getHostAddress() : bind.getHostAddress();
