@@ -1,0 +1,295 @@
+package io.rdma4j.engine;
+
+import io.rdma4j.engine.spi.BackendRegistration;
+import io.rdma4j.engine.spi.Completions;
+import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.LaneDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Wraps a real backend and injects faults on chosen lanes: failed posts, failed completions (the operation may well
+ * have succeeded underneath, as after a lost acknowledgement), withheld completions (a stalled lane), and duplicated
+ * immediates (as EFA delivers them). Everything else goes to the real backend. A fake only to inject faults.
+ */
+public final class FaultInjectingBackend implements EngineBackend {
+    /** Native-looking error code of injected failures (EIO). */
+    public static final int INJECTED = 5;
+
+    private final EngineBackend inner;
+    private final AtomicIntegerArray failPosts;
+    private final AtomicIntegerArray failCompletions;
+    private final AtomicIntegerArray brokenForever;
+    private final AtomicIntegerArray hold;
+    private volatile boolean duplicateImmediates;
+    private final AtomicLong injected = new AtomicLong();
+    private final AtomicLong duplicated = new AtomicLong();
+    private final AtomicInteger recoveries = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicReferenceArray<String> lastInjected;
+    /** Per lane: completions withheld while held; drained by the lane's own poll once released. */
+    private final ArrayDeque<long[]>[] withheld;
+    private final ArrayDeque<Integer>[] pendingDuplicates;
+
+    @SuppressWarnings("unchecked")
+    public FaultInjectingBackend(EngineBackend inner) {
+        this.inner = inner;
+        int n = inner.lanes().size();
+        failPosts = new AtomicIntegerArray(n);
+        failCompletions = new AtomicIntegerArray(n);
+        brokenForever = new AtomicIntegerArray(n);
+        hold = new AtomicIntegerArray(n);
+        lastInjected = new java.util.concurrent.atomic.AtomicReferenceArray<>(n);
+        withheld = new ArrayDeque[n];
+        pendingDuplicates = new ArrayDeque[n];
+        for (int i = 0; i < n; i++) {
+            withheld[i] = new ArrayDeque<>();
+            pendingDuplicates[i] = new ArrayDeque<>();
+        }
+    }
+
+    /** The next {@code count} posts on {@code lane} fail. */
+    public FaultInjectingBackend failPosts(int lane, int count) {
+        failPosts.set(lane, count);
+        return this;
+    }
+
+    /** The next {@code count} local completions on {@code lane} report an error. */
+    public FaultInjectingBackend failCompletions(int lane, int count) {
+        failCompletions.set(lane, count);
+        return this;
+    }
+
+    /** Every post and completion on {@code lane} fails from now on, and recovery is refused. */
+    public FaultInjectingBackend breakLane(int lane) {
+        brokenForever.set(lane, 1);
+        return this;
+    }
+
+    /** Withholds {@code lane}'s local completions (a stalled lane) until {@link #release(int)}. */
+    public FaultInjectingBackend hold(int lane) {
+        hold.set(lane, 1);
+        return this;
+    }
+
+    public FaultInjectingBackend release(int lane) {
+        hold.set(lane, 0);
+        return this;
+    }
+
+    /** Delivers every incoming immediate twice. */
+    public FaultInjectingBackend duplicateImmediates(boolean on) {
+        duplicateImmediates = on;
+        return this;
+    }
+
+    public long injectedFailures() {
+        return injected.get();
+    }
+
+    public long duplicatedImmediates() {
+        return duplicated.get();
+    }
+
+    public EngineBackend inner() {
+        return inner;
+    }
+
+    @Override
+    public String name() {
+        return inner.name();
+    }
+
+    @Override
+    public String provider() {
+        return inner.provider();
+    }
+
+    @Override
+    public String description() {
+        return inner.description() + " (with fault injection)";
+    }
+
+    @Override
+    public List<LaneDescriptor> lanes() {
+        return inner.lanes();
+    }
+
+    @Override
+    public int immediateBytes() {
+        return inner.immediateBytes();
+    }
+
+    @Override
+    public BackendRegistration register(MemorySegment segment) {
+        return inner.register(segment);
+    }
+
+    @Override
+    public int prepareConnection(int lane) {
+        return inner.prepareConnection(lane);
+    }
+
+    @Override
+    public byte[] endpointInfo(int lane, int connection) {
+        return inner.endpointInfo(lane, connection);
+    }
+
+    @Override
+    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {
+        inner.connect(lane, connection, remoteEndpointInfo);
+    }
+
+    @Override
+    public void disconnect(int lane, int connection) {
+        inner.disconnect(lane, connection);
+    }
+
+    private boolean failPost(int lane) {
+        if (brokenForever.get(lane) == 1) {
+            injected.incrementAndGet();
+            return true;
+        }
+        while (true) {
+            int n = failPosts.get(lane);
+            if (n <= 0) {
+                return false;
+            }
+            if (failPosts.compareAndSet(lane, n, n - 1)) {
+                injected.incrementAndGet();
+                lastInjected.set(lane, "injected post failure on lane " + lane);
+                return true;
+            }
+        }
+    }
+
+    @Override
+    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+        return failPost(lane) ? FAILED : inner.postWrite(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
+    }
+
+    @Override
+    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
+                                  int immediate, long context) {
+        return failPost(lane) ? FAILED
+                : inner.postWriteImmediate(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, immediate, context);
+    }
+
+    @Override
+    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+        return failPost(lane) ? FAILED : inner.postRead(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
+    }
+
+    @Override
+    public int poll(int lane, Completions out) {
+        int n = inner.poll(lane, out);
+        // rewrite the batch in place: withhold, fail or duplicate entries
+        long[] ctx = new long[n];
+        int[] kind = new int[n];
+        int[] status = new int[n];
+        int[] imm = new int[n];
+        String[] text = new String[n];
+        for (int i = 0; i < n; i++) {
+            ctx[i] = out.context[i];
+            kind[i] = out.kind[i];
+            status[i] = out.status[i];
+            imm[i] = out.immediate[i];
+            text[i] = out.errorText[i];
+        }
+        out.clear();
+        ArrayDeque<long[]> held = withheld[lane];
+        synchronized (held) {
+            if (hold.get(lane) == 0) {
+                while (!held.isEmpty() && out.count < out.capacity()) {
+                    long[] h = held.poll();
+                    out.add(Completions.LOCAL, h[0], 0);
+                }
+            }
+        }
+        ArrayDeque<Integer> dups = pendingDuplicates[lane];
+        while (!dups.isEmpty() && out.count < out.capacity()) {
+            out.add(Completions.REMOTE_IMMEDIATE, 0, dups.poll());
+        }
+        for (int i = 0; i < n; i++) {
+            if (kind[i] == Completions.REMOTE_IMMEDIATE) {
+                if (status[i] == 0) {
+                    addOrCarry(lane, out, Completions.REMOTE_IMMEDIATE, 0, imm[i]);
+                    if (duplicateImmediates) {
+                        duplicated.incrementAndGet();
+                        dups.add(imm[i]);
+                    }
+                } else if (!out.addError(kind[i], ctx[i], status[i], text[i])) {
+                    throw new IllegalStateException("completion batch overflow while injecting faults");
+                }
+                continue;
+            }
+            if (status[i] != 0) {
+                if (!out.addError(kind[i], ctx[i], status[i], text[i])) {
+                    throw new IllegalStateException("completion batch overflow while injecting faults");
+                }
+                continue;
+            }
+            if (hold.get(lane) == 1) {
+                synchronized (held) {
+                    held.add(new long[]{ctx[i]});
+                }
+                continue;
+            }
+            if (brokenForever.get(lane) == 1 || takeCompletionFailure(lane)) {
+                injected.incrementAndGet();
+                out.addError(Completions.LOCAL, ctx[i], INJECTED, "injected completion error on lane " + lane);
+                continue;
+            }
+            addOrCarry(lane, out, Completions.LOCAL, ctx[i], 0);
+        }
+        return out.count;
+    }
+
+    private void addOrCarry(int lane, Completions out, int kind, long ctx, int imm) {
+        if (!out.add(kind, ctx, imm)) {
+            if (kind == Completions.REMOTE_IMMEDIATE) {
+                pendingDuplicates[lane].add(imm);
+            } else {
+                synchronized (withheld[lane]) {
+                    withheld[lane].add(new long[]{ctx});
+                }
+            }
+        }
+    }
+
+    private boolean takeCompletionFailure(int lane) {
+        while (true) {
+            int n = failCompletions.get(lane);
+            if (n <= 0) {
+                return false;
+            }
+            if (failCompletions.compareAndSet(lane, n, n - 1)) {
+                return true;
+            }
+        }
+    }
+
+    @Override
+    public String laneError(int lane) {
+        if (brokenForever.get(lane) == 1) {
+            return "injected: lane " + lane + " is broken";
+        }
+        String e = inner.laneError(lane);
+        return e != null ? e : lastInjected.get(lane);
+    }
+
+    @Override
+    public boolean recover(int lane) {
+        recoveries.incrementAndGet();
+        lastInjected.set(lane, null);
+        return brokenForever.get(lane) == 0 && inner.recover(lane);
+    }
+
+    @Override
+    public void close() {
+        inner.close();
+    }
+}
