@@ -80,6 +80,16 @@ public final class Info {
         return providerVersion;
     }
 
+    /**
+     * @return the provider version as text: libfabric's own providers encode {@code FI_VERSION(major * 100 + minor,
+     *     revision * 10)}, shown as {@code 1.17.0}; others as {@code major.minor}
+     */
+    public String providerVersionString() {
+        int major = providerVersion >>> 16;
+        int minor = providerVersion & 0xffff;
+        return major >= 100 ? (major / 100) + "." + (major % 100) + "." + (minor / 10) : major + "." + minor;
+    }
+
     public int apiVersion() {
         return apiVersion;
     }
@@ -210,7 +220,7 @@ public final class Info {
 
     @Override
     public String toString() {
-        return provider + " " + ((providerVersion >>> 16) + "." + (providerVersion & 0xffff)) + " fabric=" + fabric + " domain=" + domain
+        return provider + " " + providerVersionString() + " fabric=" + fabric + " domain=" + domain
                 + " " + endpointTypeToString(endpointType) + " mr_mode=" + mrModeToString(mrMode) + " max_msg_size=" + Long.toUnsignedString(maxMsgSize)
                 + " inject_size=" + injectSize + " cq_data_size=" + cqDataSize + " mr_key_size=" + mrKeySize;
     }
