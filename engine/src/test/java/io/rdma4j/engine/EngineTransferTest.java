@@ -64,4 +64,107 @@ class EngineTransferTest {
             assertNull(b.awaitTag(77, Duration.ofMillis(200)), "the tag was delivered twice");
         }
     }
+
+    @Test
+    void readsRemoteMemoryBack() {
+        MemorySegment remoteData = bMem.asSlice(4 * MIB, 2 * MIB);
+        TestEngines.fill(remoteData, 5);
+        MemorySegment dst = TestEngines.allocate(arena, 3 * MIB);
+        try (LocalBuffer d = a.register(dst)) {
+            RemoteBuffer src = a.peer(b.name()).buffer("landing");
+            TransferResult r = a.read(d, 4096, src, 4 * MIB, 2 * MIB, TransferOptions.DEFAULT).join();
+            assertEquals(2 * MIB, r.bytes());
+            assertTrue(r.lanesUsed().size() > 1, "a 2 MiB read should stripe: " + r);
+            assertEquals(-1, TestEngines.mismatch(remoteData, 0, dst, 4096, 2 * MIB));
+        }
+    }
+
+    @Test
+    void batchOfWritesLandsAndNotifiesEach() throws Exception {
+        MemorySegment src = TestEngines.allocate(arena, 1 * MIB);
+        TestEngines.fill(src, 9);
+        try (LocalBuffer s = a.register(src)) {
+            RemoteBuffer dst = a.peer(b.name()).buffer("landing");
+            List<TransferRequest> batch = new java.util.ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                batch.add(new TransferRequest(s, i * 128L << 10, dst, 7 * MIB + i * (128L << 10), 128 << 10, TransferOptions.tag(900 + i)));
+            }
+            List<Transfer> ts = a.writeAll(batch);
+            for (Transfer t : ts) {
+                t.join();
+            }
+            for (int i = 0; i < 8; i++) {
+                assertNotNull(b.awaitTag(900 + i, Duration.ofSeconds(10)), "tag " + (900 + i));
+            }
+            assertEquals(-1, TestEngines.mismatch(src, 0, bMem, 7 * MIB, 1 * MIB));
+        }
+    }
+
+    @Test
+    void checksumIsVerifiedOnTheTarget() throws Exception {
+        MemorySegment src = TestEngines.allocate(arena, 3 * MIB);
+        TestEngines.fill(src, 13);
+        try (LocalBuffer s = a.register(src)) {
+            RemoteBuffer dst = a.peer(b.name()).buffer("landing");
+            a.write(s, 0, dst, 0, src.byteSize(), TransferOptions.tag(1313).withCrc32c()).join();
+            Notification n = b.awaitTag(1313, Duration.ofSeconds(10));
+            assertNotNull(n);
+            assertEquals(Notification.Checksum.VERIFIED, n.checksum());
+        }
+    }
+
+    @Test
+    void zeroByteWriteStillNotifies() throws Exception {
+        MemorySegment src = TestEngines.allocate(arena, 4096);
+        try (LocalBuffer s = a.register(src)) {
+            RemoteBuffer dst = a.peer(b.name()).buffer("landing");
+            TransferResult r = a.write(s, 0, dst, 0, 0, TransferOptions.tag(0)).join();
+            assertEquals(0, r.bytes());
+            Notification n = b.awaitTag(0, Duration.ofSeconds(10));
+            assertNotNull(n);
+            assertEquals(0, n.length());
+        }
+    }
+
+    @Test
+    void smallTransfersTakeOneLane() {
+        MemorySegment src = TestEngines.allocate(arena, 64 << 10);
+        try (LocalBuffer s = a.register(src)) {
+            RemoteBuffer dst = a.peer(b.name()).buffer("landing");
+            Plan p = a.explain(s, dst);
+            assertEquals(1, p.lanes().size(), p.toText());
+            assertTrue(p.reason().contains("below"), p.reason());
+            assertEquals(1, a.write(s, dst).join().lanesUsed().size());
+        }
+    }
+
+    @Test
+    void threeEnginesWriteToEachOther() throws Exception {
+        try (TransferEngine c = TestEngines.tcp("xfer-c", 2).build()) {
+            MemorySegment cMem = TestEngines.allocate(arena, 2 * MIB);
+            c.publish("landing", c.register(cMem), Access.anyPeer());
+            MemorySegment aSrc = TestEngines.allocate(arena, 1 * MIB);
+            MemorySegment bSrc = TestEngines.allocate(arena, 1 * MIB);
+            TestEngines.fill(aSrc, 101);
+            TestEngines.fill(bSrc, 202);
+            try (LocalBuffer as = a.register(aSrc); LocalBuffer bs = b.register(bSrc)) {
+                Transfer t1 = a.write(as, 0, a.peer(c.name()).buffer("landing"), 0, 1 * MIB, TransferOptions.tag(1));
+                Transfer t2 = b.write(bs, 0, b.peer(c.name()).buffer("landing"), 1 * MIB, 1 * MIB, TransferOptions.tag(2));
+                t1.join();
+                t2.join();
+                Notification n1 = c.awaitTag(1, Duration.ofSeconds(10));
+                Notification n2 = c.awaitTag(2, Duration.ofSeconds(10));
+                assertEquals(a.name(), n1.peer());
+                assertEquals(b.name(), n2.peer());
+                assertEquals(-1, TestEngines.mismatch(aSrc, 0, cMem, 0, 1 * MIB));
+                assertEquals(-1, TestEngines.mismatch(bSrc, 0, cMem, 1 * MIB, 1 * MIB));
+                // and back: c reads what b published
+                MemorySegment back = TestEngines.allocate(arena, 1 * MIB);
+                try (LocalBuffer bb = c.register(back)) {
+                    c.read(bb, 0, c.peer(b.name()).buffer("landing"), 0, 1 * MIB, TransferOptions.DEFAULT).join();
+                    assertEquals(-1, TestEngines.mismatch(bMem, 0, back, 0, 1 * MIB));
+                }
+            }
+        }
+    }
 }

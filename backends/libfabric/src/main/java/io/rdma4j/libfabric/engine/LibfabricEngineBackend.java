@@ -82,7 +82,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 this.fabric = f;
                 this.domain = f.openDomain();
                 this.cq = domain.openCompletionQueue(4096);
-                this.av = domain.openAddressVector(1024);
+                // shm caps an address vector at its peer limit (256); others grow past the hint
+                this.av = domain.openAddressVector(info.provider().startsWith("shm") ? 256 : 1024);
                 this.ep = domain.openEndpoint(cq, av);
                 this.batch = new io.rdma4j.libfabric.Completions(64);
                 this.name = ep.name();

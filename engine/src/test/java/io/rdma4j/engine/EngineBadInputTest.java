@@ -1,0 +1,117 @@
+package io.rdma4j.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdma4j.ClosedException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Bad input fails with a clear exception before anything is posted (lane counters stay at zero). */
+class EngineBadInputTest {
+    static Arena arena;
+    static TransferEngine a;
+    static TransferEngine b;
+    static RemoteBuffer dst;
+    static LocalBuffer src;
+
+    @BeforeAll
+    static void start() {
+        arena = Arena.ofShared();
+        a = TestEngines.tcp("bad-a", 2).build();
+        b = TestEngines.tcp("bad-b", 2).build();
+        b.publish("landing", b.register(TestEngines.allocate(arena, 1 << 20)), Access.anyPeer());
+        src = a.register(TestEngines.allocate(arena, 1 << 20));
+        dst = a.peer(b.name()).buffer("landing");
+    }
+
+    @AfterAll
+    static void stop() {
+        a.close();
+        b.close();
+        arena.close();
+    }
+
+    private static void nothingPosted() {
+        long chunks = a.laneStats().stream().mapToLong(LaneStats::chunks).sum();
+        long errors = a.laneStats().stream().mapToLong(LaneStats::errors).sum();
+        assertEquals(0, chunks + errors, "something was posted: " + a.laneStats());
+    }
+
+    @Test
+    void rejectsRangesOutsideEitherBuffer() {
+        var e1 = assertThrows(IndexOutOfBoundsException.class, () -> a.write(src, 1, dst, 0, 1 << 20, TransferOptions.DEFAULT));
+        assertTrue(e1.getMessage().contains("write source"), e1.getMessage());
+        var e2 = assertThrows(IndexOutOfBoundsException.class, () -> a.write(src, 0, dst, 10, 1 << 20, TransferOptions.DEFAULT));
+        assertTrue(e2.getMessage().contains("write target"), e2.getMessage());
+        assertThrows(IndexOutOfBoundsException.class, () -> a.write(src, -1, dst, 0, 5, TransferOptions.DEFAULT));
+        assertThrows(IllegalArgumentException.class, () -> a.write(src, 0, dst, 0, -5, TransferOptions.DEFAULT));
+        assertThrows(IndexOutOfBoundsException.class, () -> a.read(src, 0, dst, Long.MAX_VALUE - 2, 10, TransferOptions.DEFAULT));
+        nothingPosted();
+    }
+
+    @Test
+    void rejectsUnknownPeersAndBuffers() {
+        var e = assertThrows(UnknownPeerException.class, () -> a.peer("nobody-here"));
+        assertTrue(e.getMessage().contains("nobody-here"), e.getMessage());
+        var f = assertThrows(UnknownBufferException.class, () -> a.peer(b.name()).buffer("missing"));
+        assertTrue(f.getMessage().contains("missing") && f.getMessage().contains("publish"), f.getMessage());
+        nothingPosted();
+    }
+
+    @Test
+    void rejectsBuffersNotRegisteredHere() {
+        try (TransferEngine c = TestEngines.tcp("bad-c", 1).build()) {
+            LocalBuffer foreign = c.register(TestEngines.allocate(arena, 4096));
+            var e = assertThrows(IllegalArgumentException.class, () -> a.write(foreign, dst));
+            assertTrue(e.getMessage().contains("not registered with this engine"), e.getMessage());
+            RemoteBuffer foreignRemote = c.peer(b.name()).buffer("landing");
+            assertThrows(IllegalArgumentException.class, () -> a.write(src, foreignRemote));
+        }
+        LocalBuffer closed = a.register(TestEngines.allocate(arena, 4096));
+        closed.close();
+        assertThrows(IllegalStateException.class, () -> a.write(closed, dst));
+        assertThrows(IllegalArgumentException.class, () -> a.register(MemorySegment.ofArray(new byte[16])));
+        nothingPosted();
+    }
+
+    @Test
+    void rejectsBadOptionsAndBatches() {
+        assertThrows(IllegalArgumentException.class, () -> TransferOptions.DEFAULT.withCrc32c());
+        assertThrows(IllegalArgumentException.class, () -> TransferOptions.DEFAULT.withDeadline(Duration.ZERO));
+        assertThrows(IllegalArgumentException.class, () -> a.read(src, 0, dst, 0, 16, TransferOptions.tag(1)));
+        // one bad request fails the whole batch before anything is posted
+        var e = assertThrows(IllegalArgumentException.class, () -> a.writeAll(List.of(
+                new TransferRequest(src, 0, dst, 0, 4096, TransferOptions.DEFAULT),
+                new TransferRequest(src, 0, dst, 1 << 20, 4096, TransferOptions.DEFAULT))));
+        assertTrue(e.getMessage().contains("request 1"), e.getMessage());
+        nothingPosted();
+    }
+
+    @Test
+    void closedEngineRejectsEverything() {
+        TransferEngine c = TestEngines.tcp("bad-d", 1).build();
+        LocalBuffer s = c.register(TestEngines.allocate(arena, 4096));
+        RemoteBuffer r = c.peer(b.name()).buffer("landing");
+        c.close();
+        assertThrows(ClosedException.class, () -> c.write(s, r));
+        assertThrows(ClosedException.class, () -> c.register(TestEngines.allocate(arena, 4096)));
+        assertThrows(ClosedException.class, () -> c.peer(b.name()));
+        c.close();
+    }
+
+    @Test
+    void rejectsBadBuilderSettings() {
+        assertThrows(IllegalArgumentException.class, () -> TransferEngine.builder().name("bad name!").build());
+        assertThrows(IllegalArgumentException.class, () -> TransferEngine.builder().chunkSize(10).build());
+        assertThrows(IllegalArgumentException.class, () -> TransferEngine.builder().queueDepth(0).build());
+        var e = assertThrows(io.rdma4j.BackendUnavailableException.class, () -> TransferEngine.builder().backend("nonexistent").build());
+        assertTrue(e.getMessage().contains("nonexistent"), e.getMessage());
+    }
+}
