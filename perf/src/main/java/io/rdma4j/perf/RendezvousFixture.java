@@ -103,7 +103,8 @@ final class RendezvousFixture implements AutoCloseable {
         this.peers = peers;
         this.buffers = buffers;
         directory = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start();
-        client = Rendezvous.connect(directory.target(), TOKEN);
+        // a generous deadline: the first calls of a fresh JVM load Netty and connect, which is slow on a busy machine
+        client = Rendezvous.connect(directory.target(), Security.token(TOKEN), Duration.ofSeconds(30));
         long t0 = System.nanoTime();
         // Peers announce and publish concurrently, as a cluster starting up does.
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);

@@ -111,8 +111,20 @@ public final class Announcement implements AutoCloseable {
             }
             announce();
             reannouncements++;
+            RendezvousException first = null;
             for (BufferInfo b : List.copyOf(published.values())) {
-                sendPublish(b);
+                try {
+                    sendPublish(b); // each buffer on its own: one refused name must not keep the others unpublished
+                } catch (RendezvousException failed) {
+                    if (first == null) {
+                        first = failed;
+                    } else {
+                        first.addSuppressed(failed);
+                    }
+                }
+            }
+            if (first != null) {
+                throw first;
             }
         }
     }

@@ -18,11 +18,12 @@ import java.util.concurrent.TimeUnit;
  */
 public final class HandshakeServer implements AutoCloseable {
     private final Server server;
+    private final HandshakeService service;
     private final String address;
     private final String description;
 
     private HandshakeServer(Builder b) {
-        HandshakeService service = new HandshakeService(b.localName, b.generation, b.handler, b.maxInitiators);
+        this.service = new HandshakeService(b.localName, b.generation, b.handler, b.maxInitiators);
         Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port), b.security, service);
         this.server = s.server();
         this.address = s.target();
@@ -45,6 +46,19 @@ public final class HandshakeServer implements AutoCloseable {
 
     public String description() {
         return description;
+    }
+
+    /**
+     * Forgets the connection state of {@code initiator} (call it when the peer leaves, e.g. on a
+     * {@link PeerEvent.Kind#LEFT} event), so the server remembers only live peers.
+     */
+    public void forget(String initiator) {
+        service.forget(initiator);
+    }
+
+    /** @return initiators whose connection state is remembered */
+    public int initiators() {
+        return service.initiators();
     }
 
     @Override

@@ -152,7 +152,7 @@ public final class Rendezvous implements AutoCloseable {
     public Optional<PeerInfo> resolve(String name) {
         checkName("peer name", name);
         try {
-            return Optional.of(Wire.fromProto(stub().resolve(ResolveRequest.newBuilder().setName(name).build()).getPeer()));
+            return Optional.of(checked(stub().resolve(ResolveRequest.newBuilder().setName(name).build()).getPeer()));
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) {
                 return Optional.empty();
@@ -169,7 +169,7 @@ public final class Rendezvous implements AutoCloseable {
             String from = after;
             ListResponse page = call("list", s -> s.list(ListRequest.newBuilder().setAfter(from).build()));
             for (Peer p : page.getPeersList()) {
-                out.add(Wire.fromProto(p));
+                out.add(checked(p));
             }
             if (!page.getMore() || page.getPeersCount() == 0) {
                 return out;
@@ -192,7 +192,13 @@ public final class Rendezvous implements AutoCloseable {
 
     Optional<BufferInfo> lookup(String name, LookupRequest request) {
         try {
-            return Optional.of(Wire.fromProto(stub().lookup(request).getBuffer()));
+            io.rdma4j.proto.v1.Buffer b = stub().lookup(request).getBuffer();
+            try {
+                Validation.buffer(b, null);
+                return Optional.of(Wire.fromProto(b));
+            } catch (StatusRuntimeException | IllegalArgumentException bad) {
+                throw malformed("buffer " + b.getName(), bad);
+            }
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) {
                 return Optional.empty();
@@ -218,8 +224,18 @@ public final class Rendezvous implements AutoCloseable {
 
             @Override
             public void onNext(MembershipEvent e) {
-                PeerEvent ev = Wire.fromProto(e);
-                if (ev != null) {
+                PeerEvent ev;
+                try {
+                    if (e.hasPeer()) {
+                        Validation.peer(e.getPeer());
+                    }
+                    ev = Wire.fromProto(e);
+                } catch (StatusRuntimeException | IllegalArgumentException bad) {
+                    w.close();
+                    onError.accept(malformed("watch event", bad));
+                    return;
+                }
+                if (ev != null) { // kinds this version does not know are skipped
                     onEvent.accept(ev);
                 }
             }
@@ -240,6 +256,21 @@ public final class Rendezvous implements AutoCloseable {
             }
         });
         return w;
+    }
+
+    /** Answers are untrusted too: a peer from the directory is validated like one sent to it. */
+    private PeerInfo checked(Peer p) {
+        try {
+            Validation.peer(p);
+            return Wire.fromProto(p);
+        } catch (StatusRuntimeException | IllegalArgumentException bad) {
+            throw malformed("peer " + p.getName(), bad);
+        }
+    }
+
+    private RendezvousException malformed(String what, RuntimeException bad) {
+        String why = bad instanceof StatusRuntimeException s ? s.getStatus().getDescription() : bad.getMessage();
+        return new RendezvousException(io.grpc.Status.Code.INVALID_ARGUMENT, "directory at " + target + " sent a malformed " + what + ": " + why, bad);
     }
 
     static void checkName(String what, String name) {

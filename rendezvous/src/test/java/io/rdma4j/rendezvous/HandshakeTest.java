@@ -210,4 +210,15 @@ class HandshakeTest {
             assertEquals(1, right.connect("i", 1, "responder", List.of(fabricLane(0))).lanes().size());
         }
     }
+
+    @Test
+    void forgetsInitiatorsThatLeft() {
+        client.connect("leaver", 9, "responder", List.of(fabricLane(0)));
+        assertEquals(1, server.initiators());
+        server.forget("leaver");
+        assertEquals(0, server.initiators());
+        // with its state gone, even a lower generation is a fresh start rather than a stale caller
+        assertEquals(1, client.connect("leaver", 3, "responder", List.of(fabricLane(0))).lanes().size());
+        assertEquals(2, handler.connects.get());
+    }
 }

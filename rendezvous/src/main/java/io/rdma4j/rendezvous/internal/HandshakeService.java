@@ -36,7 +36,7 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
     private final long generation;
     private final HandshakeHandler handler;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
-    private final Map<String, Object> locks = new ConcurrentHashMap<>();
+    private final Object[] locks = new Object[64]; // striped by initiator: a map of per-name locks would grow with every name tried
     private final int maxInitiators;
 
     public HandshakeService(String localName, long generation, HandshakeHandler handler, int maxInitiators) {
@@ -45,6 +45,21 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
         this.generation = generation;
         this.handler = handler;
         this.maxInitiators = maxInitiators;
+        for (int i = 0; i < locks.length; i++) {
+            locks[i] = new Object();
+        }
+    }
+
+    /** Forgets what was connected with {@code initiator} (it left the cluster); its next Connect starts afresh. */
+    public void forget(String initiator) {
+        synchronized (locks[Math.floorMod(initiator.hashCode(), locks.length)]) {
+            sessions.remove(initiator);
+        }
+    }
+
+    /** @return initiators currently remembered */
+    public int initiators() {
+        return sessions.size();
     }
 
     @Override
@@ -62,7 +77,7 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
                         + "' uses a backend this peer knows").asRuntimeException();
             }
             byte[] digest = digest(request);
-            Object lock = locks.computeIfAbsent(request.getInitiator(), k -> new Object());
+            Object lock = locks[Math.floorMod(request.getInitiator().hashCode(), locks.length)];
             synchronized (lock) {
                 Session s = sessions.get(request.getInitiator());
                 if (s == null && sessions.size() >= maxInitiators) {
