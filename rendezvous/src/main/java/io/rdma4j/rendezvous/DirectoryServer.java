@@ -28,7 +28,7 @@ public final class DirectoryServer implements AutoCloseable {
 
     private DirectoryServer(Builder b) {
         this.service = new DirectoryService(b.limits(), b.clock);
-        Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port), b.security, service);
+        Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port, null), b.security, service);
         this.server = s.server();
         this.target = s.target();
         this.description = s.description();
@@ -50,7 +50,10 @@ public final class DirectoryServer implements AutoCloseable {
         return new Builder();
     }
 
-    /** @return what clients pass to {@link Rendezvous#connect}: {@code host:port} or {@code inproc:NAME} */
+    /**
+     * @return what clients pass to {@link Rendezvous#connect}: {@code host:port} (this machine's host name when bound to
+     * all interfaces) or {@code inproc:NAME}
+     */
     public String target() {
         return target;
     }

@@ -24,7 +24,7 @@ public final class HandshakeServer implements AutoCloseable {
 
     private HandshakeServer(Builder b) {
         this.service = new HandshakeService(b.localName, b.generation, b.handler, b.maxInitiators);
-        Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port), b.security, service);
+        Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port, b.advertiseHost), b.security, service);
         this.server = s.server();
         this.address = s.target();
         this.description = s.description();
@@ -39,7 +39,10 @@ public final class HandshakeServer implements AutoCloseable {
         return new Builder(localName, generation, handler);
     }
 
-    /** @return where peers reach this server: {@code host:port} or {@code inproc:NAME} */
+    /**
+     * @return where peers reach this server: {@code host:port} (for a wildcard bind, the advertised host or this machine's
+     * host name) or {@code inproc:NAME}
+     */
     public String address() {
         return address;
     }
@@ -82,6 +85,7 @@ public final class HandshakeServer implements AutoCloseable {
         private String inProcessName;
         private String bindAddress;
         private int port;
+        private String advertiseHost;
         private Security security = Security.none();
         private int maxInitiators = 65_536;
 
@@ -101,6 +105,15 @@ public final class HandshakeServer implements AutoCloseable {
         /** Address to bind; default loopback without a token, all interfaces with one. */
         public Builder bindAddress(String address) {
             this.bindAddress = address;
+            return this;
+        }
+
+        /**
+         * The host peers dial when the server binds all interfaces (the default with a token); by default this machine's
+         * host name. Ignored for a specific bind address, which is advertised as is.
+         */
+        public Builder advertiseHost(String host) {
+            this.advertiseHost = Objects.requireNonNull(host);
             return this;
         }
 

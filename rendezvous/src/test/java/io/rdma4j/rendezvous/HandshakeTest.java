@@ -221,4 +221,17 @@ class HandshakeTest {
         assertEquals(1, client.connect("leaver", 3, "responder", List.of(fabricLane(0))).lanes().size());
         assertEquals(2, handler.connects.get());
     }
+
+    @Test
+    void advertisesAReachableHostWhenBoundToAllInterfaces() throws Exception {
+        try (HandshakeServer wild = HandshakeServer.builder("responder", 1, handler).security(Security.token("t")).advertiseHost("127.0.0.1").start();
+             HandshakeClient c = HandshakeClient.connect(wild.address(), Security.token("t"))) {
+            assertTrue(wild.address().startsWith("127.0.0.1:"), wild.address());
+            assertTrue(wild.description().startsWith("0.0.0.0:"), wild.description());
+            assertEquals(1, c.connect("i", 1, "responder", List.of(fabricLane(0))).lanes().size());
+        }
+        try (HandshakeServer wild = HandshakeServer.builder("responder", 1, handler).security(Security.token("t")).start()) {
+            assertTrue(wild.address().startsWith(java.net.InetAddress.getLocalHost().getHostName() + ":"), wild.address());
+        }
+    }
 }

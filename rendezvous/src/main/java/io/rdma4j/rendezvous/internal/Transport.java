@@ -51,8 +51,10 @@ public final class Transport {
      * @param inProcessName non-null for an in-process server (then bindAddress and port are ignored)
      * @param bindAddress   address to bind; {@code null}: loopback without a token, all interfaces with one
      * @param port          TCP port, 0 for an ephemeral one
+     * @param advertiseHost the host others should dial when the server binds all interfaces; {@code null}: this
+     *                      machine's host name
      */
-    public record Listen(String inProcessName, String bindAddress, int port) {
+    public record Listen(String inProcessName, String bindAddress, int port, String advertiseHost) {
     }
 
     /** A started server and the target clients use to reach it. */
@@ -132,9 +134,21 @@ public final class Transport {
                     + (why.contains("in use") ? " (another process holds the port; stop it or pick another with --port)" : ""), e);
         }
         int port = ((InetSocketAddress) server.getListenSockets().getFirst()).getPort();
-        String host = bind.isAnyLocalAddress() ? InetAddress.getLoopbackAddress().getHostAddress() : bind.getHostAddress();
+        String host = bind.getHostAddress();
+        if (bind.isAnyLocalAddress()) {
+            // other hosts must be told a name that reaches this one, not the wildcard
+            if (listen.advertiseHost() != null) {
+                host = listen.advertiseHost();
+            } else {
+                try {
+                    host = InetAddress.getLocalHost().getHostName();
+                } catch (UnknownHostException e) {
+                    host = InetAddress.getLoopbackAddress().getHostAddress();
+                }
+            }
+        }
         String target = (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
-        String description = bind.getHostAddress() + ":" + port + (security.serverTls() ? (security.trustedCertificates() != null ? " (mutual TLS" : " (TLS") : " (plaintext")
+        String description = bind.getHostAddress() + ":" + port + (bind.isAnyLocalAddress() ? " as " + target : "") + (security.serverTls() ? (security.trustedCertificates() != null ? " (mutual TLS" : " (TLS") : " (plaintext")
                 + (security.token() == null ? ", no token: loopback only)" : ", bearer token required)");
         return new Started(server, target, bind.isLoopbackAddress(), description);
     }
