@@ -13,7 +13,7 @@ public final class Bench {
     }
 
     static List<BenchRun> runs() {
-        return List.of(new RendezvousRun());
+        return List.of(new RendezvousRun(), new FabricWriteRun());
     }
 
     public static void main(String[] args) throws Exception {
