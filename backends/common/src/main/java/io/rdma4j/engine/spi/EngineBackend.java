@@ -14,10 +14,14 @@ import java.util.List;
  * {@link #BACK_PRESSURED} (the lane's queue is full: poll and post again), or a negative value when the lane failed
  * ({@link #laneError(int)} then says why). Arguments are checked by the engine before posting.
  *
- * <p><b>Completion semantics.</b> A {@link Completions#LOCAL} completion of a write means the bytes are visible in the
- * target's memory (libfabric: delivery complete; verbs RC: acknowledged), so the engine can send a notification after
- * it without racing the data. A write with immediate data produces one {@link Completions#REMOTE_IMMEDIATE} completion
- * at the target, possibly more than once (EFA); the engine de-duplicates.
+ * <p><b>Completion and ordering.</b> A {@link Completions#LOCAL} completion of a write means the operation left the
+ * initiator's hands; it need not mean the bytes are placed yet (libfabric with manual progress completes at transmit,
+ * verbs RC after the acknowledgement). What a backend must guarantee instead: operations posted on one connection of
+ * one lane are placed at the target in posting order, so a write with immediate data is seen by the target only
+ * after the writes posted before it on that connection. The engine sends its notification behind the data on every
+ * lane that carried some. A write with immediate data produces a {@link Completions#REMOTE_IMMEDIATE} completion at the
+ * target, possibly more than once (EFA); the engine de-duplicates. An operation with a wrong key never lands; whether
+ * the initiator or only the target sees the error is up to the transport.
  */
 public interface EngineBackend extends AutoCloseable {
     int OK = 0;

@@ -229,10 +229,11 @@ public final class LibfabricEngineBackend implements EngineBackend {
                     String pci = pciAddress(i.domain());
                     int numa = numaNode(pci);
                     double gbps = rateGbps(i.domain());
+                    // max_msg_size SIZE_MAX reads as a negative long: no limit
                     for (int k = 0; k < config.lanesPerDevice(); k++) {
                         int index = lanes.size();
                         lanes.add(new Lane(index, i));
-                        descriptors.add(new LaneDescriptor(index, i.domain(), pci, numa, gbps, Math.max(1, i.maxMsgSize())));
+                        descriptors.add(new LaneDescriptor(index, i.domain(), pci, numa, gbps, i.maxMsgSize() <= 0 ? Long.MAX_VALUE : i.maxMsgSize()));
                         cqData = Math.min(cqData, i.cqDataSize());
                     }
                 }

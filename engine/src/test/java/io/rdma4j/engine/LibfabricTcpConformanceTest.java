@@ -1,0 +1,19 @@
+package io.rdma4j.engine;
+
+import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.EngineBackendProvider;
+import io.rdma4j.libfabric.engine.LibfabricEngineProvider;
+import java.util.Map;
+
+/** The conformance suite on libfabric tcp (ofi_rxm) over loopback. */
+class LibfabricTcpConformanceTest extends EngineBackendConformance {
+    @Override
+    protected EngineBackendProvider provider() {
+        return new LibfabricEngineProvider();
+    }
+
+    @Override
+    protected BackendConfig config() {
+        return config("tcp", 2, Map.of("nicFilter", "lo"));
+    }
+}
