@@ -13,7 +13,7 @@ public final class Bench {
     }
 
     static List<BenchRun> runs() {
-        return List.of(new RendezvousRun(), new FabricWriteRun());
+        return List.of(new RendezvousRun(), new FabricWriteRun(), new NvmeRun(), new IbverbsWriteRun());
     }
 
     public static void main(String[] args) throws Exception {
