@@ -20,6 +20,8 @@ public final class CompletionQueue extends FabricResource {
     private final long cq;
     private final MemorySegment readFn;
     final Set<Endpoint> bound = ConcurrentHashMap.newKeySet();
+    /** FI_CONTEXT slot pools of bound endpoints, whose completions carry slot addresses to translate back. */
+    private volatile ContextPool[] pools = new ContextPool[0];
 
     CompletionQueue(Domain domain, long fid) {
         super("completion queue", domain);
@@ -63,6 +65,16 @@ public final class CompletionQueue extends FabricResource {
         }
         if (rc > 0) {
             out.count = (int) rc;
+            ContextPool[] p = pools;
+            if (p.length != 0) {
+                for (int i = 0; i < rc; i++) {
+                    long raw = out.rawContext(i);
+                    ContextPool pool = poolOf(p, raw);
+                    if (pool != null) {
+                        out.setContext(i, pool.release(raw));
+                    }
+                }
+            }
             return (int) rc;
         }
         out.count = 0;
@@ -73,6 +85,25 @@ public final class CompletionQueue extends FabricResource {
             throw readError();
         }
         throw FabricException.of("fi_cq_read", "count=" + out.capacity(), rc, null);
+    }
+
+    private static ContextPool poolOf(ContextPool[] pools, long address) {
+        for (ContextPool p : pools) {
+            if (p.contains(address)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    synchronized void addPool(ContextPool pool) {
+        ContextPool[] p = java.util.Arrays.copyOf(pools, pools.length + 1);
+        p[p.length - 1] = pool;
+        pools = p;
+    }
+
+    synchronized void removePool(ContextPool pool) {
+        pools = java.util.Arrays.stream(pools).filter(x -> x != pool).toArray(ContextPool[]::new);
     }
 
     /** {@code fi_cq_readerr} and {@code fi_cq_strerror}: the pending error completion as an exception. */
@@ -91,7 +122,12 @@ public final class CompletionQueue extends FabricResource {
             MemorySegment buf = arena.allocate(256);
             MemorySegment text = (MemorySegment) Fi.CQ_STRERROR.invokeExact(strerror, cq, provErrno, errData, buf, 256L);
             String providerText = Structs.string(text);
-            return new CompletionErrorException(e.get(ValueLayout.JAVA_LONG, ERR_OP_CONTEXT), e.get(ValueLayout.JAVA_LONG, ERR_FLAGS),
+            long context = e.get(ValueLayout.JAVA_LONG, ERR_OP_CONTEXT);
+            ContextPool pool = poolOf(pools, context);
+            if (pool != null) {
+                context = pool.release(context);
+            }
+            return new CompletionErrorException(context, e.get(ValueLayout.JAVA_LONG, ERR_FLAGS),
                     err, provErrno, providerText == null ? "" : providerText);
         } catch (Throwable t) {
             throw rethrow(t);

@@ -36,6 +36,15 @@ public final class Completions implements AutoCloseable {
         return count;
     }
 
+    /** The raw op_context of entry {@code i}, for the queue's FI_CONTEXT translation. */
+    long rawContext(int i) {
+        return entries.get(ValueLayout.JAVA_LONG, i * ENTRY + ENTRY_OP_CONTEXT);
+    }
+
+    void setContext(int i, long context) {
+        entries.set(ValueLayout.JAVA_LONG, i * ENTRY + ENTRY_OP_CONTEXT, context);
+    }
+
     long address() {
         return entries.address();
     }

@@ -94,10 +94,15 @@ public final class Domain extends FabricResource {
      * {@code fi_endpoint}, bound to {@code cq} for transmit and receive completions and to {@code av}, then enabled.
      */
     public Endpoint openEndpoint(CompletionQueue cq, AddressVector av) {
+        return openEndpoint(cq, av, false);
+    }
+
+    /** As {@link #openEndpoint(CompletionQueue, AddressVector)}; {@code forceContextPool} lets tests run the FI_CONTEXT path. */
+    Endpoint openEndpoint(CompletionQueue cq, AddressVector av, boolean forceContextPool) {
         if (cq.domain() != this || av.domain() != this) {
             throw new IllegalArgumentException("the completion queue and address vector must come from this domain");
         }
-        return new Endpoint(this, cq, av);
+        return new Endpoint(this, cq, av, forceContextPool);
     }
 
     /** Registers {@code segment} for {@link #ACCESS_ALL}. */

@@ -22,7 +22,9 @@ import java.lang.foreign.ValueLayout;
  * or another negative {@code -FI_*} code ({@link Libfabric#statusText}). Misuse (a closed endpoint, a range outside
  * the local or remote region, an unknown peer, a freed segment) throws before any native call.
  * <p>
- * {@code context} is a caller's number (a wr_id) that comes back in {@link Completions#context(int)}. Completion of a
+ * {@code context} is a caller's number (a wr_id) that comes back in {@link Completions#context(int)}; for providers
+ * that require {@code FI_CONTEXT}/{@code FI_CONTEXT2} mode the endpoint passes a slot of its own context memory
+ * instead and the completion queue maps it back, so callers see the same numbers either way. Completion of a
  * write at the initiator does not mean the bytes are visible at the target: use {@link #writeData} for the write
  * whose arrival matters and wait for its remote CQ data at the target. One thread should post on an endpoint at a time.
  */
@@ -47,7 +49,9 @@ public final class Endpoint extends FabricResource {
     private final MemorySegment msgRecv;
     private final MemorySegment msgInject;
 
-    Endpoint(Domain domain, CompletionQueue cq, AddressVector av) {
+    private final ContextPool pool;
+
+    Endpoint(Domain domain, CompletionQueue cq, AddressVector av, boolean forceContextPool) {
         super("endpoint", domain);
         this.domain = domain;
         this.cq = cq;
@@ -92,8 +96,14 @@ public final class Endpoint extends FabricResource {
         this.msgSend = OpsTable.functionOrNull(msg, OPS_MSG_SEND);
         this.msgRecv = OpsTable.functionOrNull(msg, OPS_MSG_RECV);
         this.msgInject = OpsTable.functionOrNull(msg, OPS_MSG_INJECT);
+        boolean contextMode = (info.mode() & (FI_CONTEXT | FI_CONTEXT2)) != 0;
+        this.pool = contextMode || forceContextPool
+                ? new ContextPool((int) Math.clamp(info.txSize() + info.rxSize(), 256, 1 << 16)) : null;
         cq.bound.add(this);
         av.bound.add(this);
+        if (pool != null) {
+            cq.addPool(pool);
+        }
         opened(e);
     }
 
@@ -117,6 +127,27 @@ public final class Endpoint extends FabricResource {
     void afterClose() {
         cq.bound.remove(this);
         av.bound.remove(this);
+        if (pool != null) {
+            cq.removePool(pool);
+            pool.close();
+        }
+    }
+
+    /** @return the FI_CONTEXT slots this endpoint hands the provider, or null when contexts pass through as numbers */
+    ContextPool contextPool() {
+        return pool;
+    }
+
+    /** The context pointer for an operation: the caller's number, or a slot for FI_CONTEXT providers (0: none free). */
+    private long acquire(long context) {
+        return pool == null ? context : pool.acquire(context);
+    }
+
+    private long posted(long rc, long nativeContext) {
+        if (rc != 0 && pool != null) {
+            pool.release(nativeContext);
+        }
+        return rc;
     }
 
     public Domain domain() {
@@ -189,7 +220,11 @@ public final class Endpoint extends FabricResource {
         long buf = local.checkedAddress(localOffset, length, "fi_write");
         long raddr = remote.addressOf(remoteOffset, length);
         try {
-            return (long) Fi.RMA.invokeExact(rmaWrite, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), context);
+            long c = acquire(context);
+            if (c == 0 && pool != null) {
+                return BACK_PRESSURED;
+            }
+            return posted((long) Fi.RMA.invokeExact(rmaWrite, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), c), c);
         } catch (Throwable t) {
             throw rethrow(t);
         } finally {
@@ -212,7 +247,11 @@ public final class Endpoint extends FabricResource {
         long buf = local.checkedAddress(localOffset, length, "fi_writedata");
         long raddr = remote.addressOf(remoteOffset, length);
         try {
-            return (long) Fi.RMA_WRITEDATA.invokeExact(rmaWriteData, ep, buf, length, local.descriptor(), data, peer, raddr, remote.key(), context);
+            long c = acquire(context);
+            if (c == 0 && pool != null) {
+                return BACK_PRESSURED;
+            }
+            return posted((long) Fi.RMA_WRITEDATA.invokeExact(rmaWriteData, ep, buf, length, local.descriptor(), data, peer, raddr, remote.key(), c), c);
         } catch (Throwable t) {
             throw rethrow(t);
         } finally {
@@ -231,7 +270,11 @@ public final class Endpoint extends FabricResource {
         long buf = local.checkedAddress(localOffset, length, "fi_read");
         long raddr = remote.addressOf(remoteOffset, length);
         try {
-            return (long) Fi.RMA.invokeExact(rmaRead, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), context);
+            long c = acquire(context);
+            if (c == 0 && pool != null) {
+                return BACK_PRESSURED;
+            }
+            return posted((long) Fi.RMA.invokeExact(rmaRead, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), c), c);
         } catch (Throwable t) {
             throw rethrow(t);
         } finally {
@@ -263,7 +306,11 @@ public final class Endpoint extends FabricResource {
         checkLength(length, "fi_send");
         long buf = local.checkedAddress(offset, length, "fi_send");
         try {
-            return (long) Fi.MSG.invokeExact(msgSend, ep, buf, length, local.descriptor(), peer, context);
+            long c = acquire(context);
+            if (c == 0 && pool != null) {
+                return BACK_PRESSURED;
+            }
+            return posted((long) Fi.MSG.invokeExact(msgSend, ep, buf, length, local.descriptor(), peer, c), c);
         } catch (Throwable t) {
             throw rethrow(t);
         } finally {
@@ -286,7 +333,11 @@ public final class Endpoint extends FabricResource {
         }
         long buf = local.checkedAddress(offset, length, "fi_recv");
         try {
-            return (long) Fi.MSG.invokeExact(msgRecv, ep, buf, length, local.descriptor(), peer, context);
+            long c = acquire(context);
+            if (c == 0 && pool != null) {
+                return BACK_PRESSURED;
+            }
+            return posted((long) Fi.MSG.invokeExact(msgRecv, ep, buf, length, local.descriptor(), peer, c), c);
         } catch (Throwable t) {
             throw rethrow(t);
         } finally {

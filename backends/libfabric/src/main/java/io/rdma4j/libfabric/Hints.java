@@ -10,8 +10,9 @@ import java.lang.foreign.ValueLayout;
 /**
  * What to ask {@code fi_getinfo} for. {@link #rdm()} asks for a reliable-datagram endpoint with messages and RMA in
  * both directions, and offers every memory-registration mode this binding honours ({@code FI_MR_LOCAL},
- * {@code FI_MR_VIRT_ADDR}, {@code FI_MR_PROV_KEY}, {@code FI_MR_ALLOCATED}); the provider picks what it needs. No
- * provider is preferred or excluded unless {@link #provider} names one.
+ * {@code FI_MR_VIRT_ADDR}, {@code FI_MR_PROV_KEY}, {@code FI_MR_ALLOCATED}) and the context modes
+ * ({@code FI_CONTEXT}, {@code FI_CONTEXT2}); the provider picks what it needs. No provider is preferred or excluded
+ * unless {@link #provider} names one.
  */
 public final class Hints {
     /** The mr_mode bits {@link MemoryRegion} and {@link Endpoint} honour. */
@@ -139,7 +140,8 @@ public final class Hints {
         MemorySegment dom = arena.allocate(FabricH.FI_DOMAIN_ATTR);
         MemorySegment fab = arena.allocate(FabricH.FI_FABRIC_ATTR);
         info.set(ValueLayout.JAVA_LONG, INFO_CAPS, caps);
-        info.set(ValueLayout.JAVA_LONG, INFO_MODE, 0L);
+        // the application side of FI_CONTEXT/FI_CONTEXT2 is implemented (Endpoint gives such providers context memory)
+        info.set(ValueLayout.JAVA_LONG, INFO_MODE, FI_CONTEXT | FI_CONTEXT2);
         info.set(ValueLayout.ADDRESS, INFO_TX_ATTR, tx);
         info.set(ValueLayout.ADDRESS, INFO_RX_ATTR, rx);
         info.set(ValueLayout.ADDRESS, INFO_EP_ATTR, ep);

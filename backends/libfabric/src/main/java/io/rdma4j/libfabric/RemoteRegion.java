@@ -7,6 +7,11 @@ import java.nio.ByteOrder;
  * A peer's registered memory as it was described to us: the address to use in RMA ({@code address} is the region's
  * virtual address with {@code FI_MR_VIRT_ADDR}, 0 with offset addressing), its key, and its length. Every RMA call
  * checks {@code [offset, offset + length)} against {@link #length()} in Java before the provider sees it.
+ * <p>
+ * Keys are checked by the provider at the target, not here: tcp;ofi_rxm fails a read with a wrong key (an error
+ * completion, {@link CompletionErrorException}) and then drops the connection to that peer; a write with a wrong key
+ * completes at the initiator before the target looks at the key. shm in libfabric 1.17 does not check keys at all:
+ * it reaches the peer's memory by virtual address. Treat a region description as trusted only from a trusted peer.
  *
  * @param address RMA address of the region's first byte
  * @param key remote key ({@code fi_mr_key} at the peer)

@@ -22,11 +22,16 @@ final class Peer implements AutoCloseable {
     final List<Long> contexts = new ArrayList<>();
 
     Peer(Info info, long bufferSize) {
+        this(info, bufferSize, false);
+    }
+
+    /** @param contextPool run the FI_CONTEXT path (context slots) even if the provider does not need it */
+    Peer(Info info, long bufferSize, boolean contextPool) {
         fabric = Fabric.open(info);
         domain = fabric.openDomain();
         cq = domain.openCompletionQueue(256);
         av = domain.openAddressVector(4);
-        ep = domain.openEndpoint(cq, av);
+        ep = domain.openEndpoint(cq, av, contextPool);
         buffer = arena.allocate(bufferSize, 4096);
         mr = domain.register(buffer);
     }
