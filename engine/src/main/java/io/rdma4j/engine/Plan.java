@@ -40,7 +40,8 @@ public record Plan(List<PlanLane> lanes, long bytes, String reason) {
         return sb.append("why: ").append(reason).append('\n').toString();
     }
 
-    static String quote(String s) {
+    /** JSON string literal of {@code s} ({@code null} for null). */
+    public static String quote(String s) {
         if (s == null) {
             return "null";
         }

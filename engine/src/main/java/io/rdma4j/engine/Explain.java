@@ -1,0 +1,93 @@
+package io.rdma4j.engine;
+
+import io.rdma4j.engine.internal.Level;
+import io.rdma4j.engine.internal.Planner;
+import io.rdma4j.topology.Location;
+import io.rdma4j.topology.PciDevice;
+import io.rdma4j.topology.Ranked;
+import io.rdma4j.topology.Topology;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Offline plans on topology files: which NIC of the source machine pairs with which NIC of the destination machine
+ * for memory at given locations, with levels, bytes and chunks per lane, and why. No engine, no bytes moved.
+ */
+public final class Explain {
+    private Explain() {
+    }
+
+    /** Loads an NCCL topology XML file or a captured sysfs root (a directory holding {@code sys/}). */
+    public static Topology topology(Path fileOrRoot) {
+        if (!Files.exists(fileOrRoot)) {
+            throw new IllegalArgumentException("topology " + fileOrRoot + " does not exist: pass an NCCL topology XML file or a captured sysfs root");
+        }
+        return Files.isDirectory(fileOrRoot) ? Topology.scan(fileOrRoot) : Topology.fromNcclXml(fileOrRoot);
+    }
+
+    /**
+     * Plans a write of {@code bytes} from memory at {@code srcLocation} ({@code numa:N} or a GPU's PCI address) on
+     * {@code src} to {@code dstLocation} on {@code dst}: NICs ranked on each side, paired rail to rail in rank order,
+     * the best-level pairs kept, striped in {@code chunkBytes} chunks weighted by link rate (one lane below
+     * {@code smallThreshold}). A side without an RDMA NIC gives a plan without lanes whose reason says so.
+     */
+    public static Plan plan(Topology src, String srcLocation, Topology dst, String dstLocation, long bytes, long chunkBytes, long smallThreshold) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("bytes must be >= 0, got " + bytes);
+        }
+        Location from = Location.parse(srcLocation);
+        Location to = Location.parse(dstLocation);
+        List<Ranked<PciDevice>> local = src.rankNics(from);
+        List<Ranked<PciDevice>> remote = dst.rankNics(to);
+        if (local.isEmpty() || remote.isEmpty()) {
+            StringBuilder why = new StringBuilder();
+            if (local.isEmpty()) {
+                why.append("the source topology (").append(src.source()).append(") has no RDMA NIC");
+                if (!src.devices(io.rdma4j.topology.DeviceKind.NIC).isEmpty()) {
+                    why.append(" left by the NIC filter");
+                }
+            }
+            if (remote.isEmpty()) {
+                why.append(why.isEmpty() ? "" : "; ").append("the destination topology (").append(dst.source()).append(") has no RDMA NIC");
+            }
+            why.append(": there is nothing to place the transfer on (no lane is invented); a live engine on such a machine uses its backend's own endpoints (libfabric shm or tcp) instead");
+            return new Plan(List.of(), bytes, why.toString());
+        }
+        int n = Math.max(local.size(), remote.size());
+        List<Planner.Candidate> pairs = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            Ranked<PciDevice> l = local.get(k % local.size());
+            Ranked<PciDevice> r = remote.get(k % remote.size());
+            double w = Math.max(1, Math.min(rate(l), rate(r)));
+            pairs.add(new Planner.Candidate(-1, l.address().toString(), Level.valueOf(l.level().name()), -1, r.address().toString(),
+                    Level.valueOf(r.level().name()), w));
+        }
+        // rail to rail: a NIC appears in at most one pair per side while unpaired NICs remain
+        List<Planner.Candidate> best = dedupe(Planner.best(pairs));
+        Planner planner = new Planner(chunkBytes, smallThreshold);
+        Planner.Assignment a = planner.assign(best, bytes, 0);
+        String why = srcLocation + " on the source has " + local.size() + " NIC(s), best " + local.getFirst().address() + " at "
+                + local.getFirst().level() + "; " + dstLocation + " on the destination has " + remote.size() + " NIC(s), best "
+                + remote.getFirst().address() + " at " + remote.getFirst().level() + "; paired rail to rail in rank order; "
+                + planner.describe(pairs, best, bytes, a.size());
+        return planner.toPlan(a, bytes, why);
+    }
+
+    private static double rate(Ranked<PciDevice> r) {
+        double line = r.target().lineRateGbps();
+        return line > 0 ? line : r.bandwidthGbps();
+    }
+
+    private static List<Planner.Candidate> dedupe(List<Planner.Candidate> in) {
+        List<Planner.Candidate> out = new ArrayList<>();
+        for (Planner.Candidate c : in) {
+            boolean dup = out.stream().anyMatch(o -> o.localNic().equals(c.localNic()) && o.remoteNic().equals(c.remoteNic()));
+            if (!dup) {
+                out.add(c);
+            }
+        }
+        return out;
+    }
+}
