@@ -8,7 +8,8 @@ import java.util.List;
  * ({@code mlx5} matches {@code mlx5_0} and {@code mlx5_10}) or, after {@code =}, an exact name; a leading {@code ^}
  * turns the list into an exclude list; {@code name:port} restricts an entry to one port.
  * Examples: {@code mlx5_0,mlx5_3}, {@code ^mlx5_1}, {@code =mlx5_1}, {@code ^=mlx5_1:2}.
- * Names are those of {@link PciDevice#names()}: verbs devices, fabric names and netdevs.
+ * As in NCCL, entries match verbs device names ({@code mlx5_0}); a NIC without a verbs device is matched by its fabric
+ * names ({@code cxi0}) or, failing those, its network interfaces.
  */
 public final class NicFilter {
     /** The environment variable read by {@link Topology#scan()} and, unless told otherwise, by {@link Topology.Builder}. */
@@ -119,7 +120,7 @@ public final class NicFilter {
      *         of its names is
      */
     public boolean allows(PciDevice nic) {
-        List<String> names = nic.names();
+        List<String> names = selectionNames(nic);
         if (entries.isEmpty()) {
             return true;
         }
@@ -127,6 +128,14 @@ public final class NicFilter {
             return names.stream().allMatch(n -> allows(n, -1));
         }
         return names.stream().anyMatch(n -> allows(n, -1));
+    }
+
+    /** The names a filter entry is matched against: verbs devices, else fabric names, else netdevs. */
+    static List<String> selectionNames(PciDevice nic) {
+        if (nic.verbs()) {
+            return nic.rdmaDevices().stream().map(RdmaDevice::name).toList();
+        }
+        return nic.fabricNames().isEmpty() ? nic.netdevs() : nic.fabricNames();
     }
 
     @Override

@@ -135,7 +135,7 @@ public final class Topology {
             } else {
                 m = TopologyFiles.read(xml);
             }
-            return new Topology(m, f);
+            return new Topology(m.completeNvme(), f);
         }
     }
 

@@ -1,9 +1,11 @@
 package io.rdma4j.topology;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,5 +58,21 @@ class PciLocalityCaptureTest {
     void devicesWithNoContradictionCarryNone() {
         assertTrue(topo.devices().stream().filter(d -> !d.address().equals(Fixtures.bdf("0000:43:00.0")))
                 .allMatch(d -> d.localityConflict().isEmpty()));
+    }
+
+    @Test
+    void agreesWithHwlocsOwnReportOfTheSameCapture() {
+        Topology hwloc = Fixtures.xml("hwloc/linux/40intel64-2g2n4c+pcilocality.xml");
+        List<PciDevice> placed = topo.devices().stream().filter(d -> d.kind() != DeviceKind.OTHER).toList();
+        assertFalse(placed.isEmpty());
+        for (PciDevice d : placed) {
+            PciDevice h = hwloc.device(d.address()).orElseThrow(() -> new AssertionError("hwloc lacks " + d.address()));
+            assertEquals(d.kind(), h.kind(), d.address().toString());
+            assertEquals(d.path().stream().map(PciBridge::address).toList(), h.path().stream().map(PciBridge::address).toList());
+            if (h.numaNode() >= 0) {
+                assertEquals(h.numaNode(), d.numaNode(), d.address().toString());
+            }
+        }
+        assertEquals(hwloc.numaNodes().stream().map(NumaNode::cpus).toList(), topo.numaNodes().stream().map(NumaNode::cpus).toList());
     }
 }

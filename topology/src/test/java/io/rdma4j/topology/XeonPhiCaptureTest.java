@@ -142,4 +142,20 @@ class XeonPhiCaptureTest {
         assertTrue(s.memoryBytes() > 0);
         assertFalse(s.source().isEmpty());
     }
+
+    @Test
+    void agreesWithHwlocsOwnReportOfTheSameCapture() {
+        Topology hwloc = Fixtures.xml("hwloc/linux/32em64t-2n8c+dax+nvme+mic+dimms.xml");
+        List<PciDevice> placed = topo.devices().stream().filter(d -> d.kind() != DeviceKind.OTHER).toList();
+        assertFalse(placed.isEmpty());
+        for (PciDevice d : placed) {
+            PciDevice h = hwloc.device(d.address()).orElseThrow(() -> new AssertionError("hwloc lacks " + d.address()));
+            assertEquals(d.kind(), h.kind(), d.address().toString());
+            assertEquals(d.path().stream().map(PciBridge::address).toList(), h.path().stream().map(PciBridge::address).toList());
+            if (h.numaNode() >= 0) {
+                assertEquals(h.numaNode(), d.numaNode(), d.address().toString());
+            }
+        }
+        assertEquals(hwloc.numaNodes().stream().map(NumaNode::cpus).toList(), topo.numaNodes().stream().map(NumaNode::cpus).toList());
+    }
 }

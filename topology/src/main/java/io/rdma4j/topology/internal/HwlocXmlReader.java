@@ -31,6 +31,10 @@ final class HwlocXmlReader {
     /** hwloc 2 osdev_type is an enum: NETWORK=2, OPENFABRICS=3. */
     private static final int V2_NETWORK = 2;
     private static final int V2_OPENFABRICS = 3;
+    /** GPU and co-processor OS devices (nvml, opencl, rsmi): hwloc 3 bits 4 and 8, hwloc 2 values 1 and 5. */
+    private static final int V3_GPU_OR_COPROC = 4 | 8;
+    private static final int V2_GPU = 1;
+    private static final int V2_COPROC = 5;
 
     private final Model model = new Model();
     private final boolean v3;
@@ -119,6 +123,7 @@ final class HwlocXmlReader {
             }
             boolean fabrics = v3 ? (t & V3_OPENFABRICS) != 0 : t == V2_OPENFABRICS;
             boolean network = v3 ? (t & V3_NETWORK) != 0 : t == V2_NETWORK;
+            gpu |= v3 ? (t & V3_GPU_OR_COPROC) != 0 : t == V2_GPU || t == V2_COPROC;
             if (fabrics) {
                 rdma.add(new RdmaDevice(name, Optional.of(addr), List.of()));
             } else if (network) {

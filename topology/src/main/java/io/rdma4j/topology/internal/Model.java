@@ -34,4 +34,16 @@ public final class Model {
     public final List<NvmeController> nvmeControllers = new ArrayList<>();
     public final List<NvmeNamespace> nvmeNamespaces = new ArrayList<>();
     public final List<String> warnings = new ArrayList<>();
+
+    /** Lists every NVMe function that no controller entry names (vendor files, old kernels) as a PCIe controller. */
+    public Model completeNvme() {
+        for (PciDevice d : devices.values()) {
+            if (d.kind() == io.rdma4j.topology.DeviceKind.NVME
+                    && nvmeControllers.stream().noneMatch(c -> c.pci().filter(d.address()::equals).isPresent())) {
+                nvmeControllers.add(new NvmeController("", "pcie", java.util.Optional.of(d.address()), "", "", d.numaNode(),
+                        java.util.Optional.empty()));
+            }
+        }
+        return this;
+    }
 }
