@@ -11,7 +11,7 @@ public final class Main {
 
     /** Every subcommand, in the order {@code help} lists them. */
     static List<Command> commands() {
-        return List.of(new InfoCommand(), new DemoCommand(), new NvmeCommand(), new RendezvousCommand(), new TopoCommand());
+        return List.of(new InfoCommand(), new DemoCommand(), new NvmeCommand(), new RendezvousCommand(), new TopoCommand(), new ExplainCommand());
     }
 
     public static void main(String[] args) {
