@@ -47,6 +47,8 @@ import java.util.function.Function;
 public final class Rendezvous implements AutoCloseable {
     /** Deadline of each call unless another is given. */
     public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(5);
+    /** Peers per List call: about 64 KiB of four-lane peers, far below the message size limit. */
+    static final int LIST_PAGE = 256;
 
     private static final class Embedded {
         static final DirectoryServer SERVER = DirectoryServer.builder().inProcess("rdma4j-embedded-directory").start();
@@ -167,7 +169,7 @@ public final class Rendezvous implements AutoCloseable {
         String after = "";
         while (true) {
             String from = after;
-            ListResponse page = call("list", s -> s.list(ListRequest.newBuilder().setAfter(from).build()));
+            ListResponse page = call("list", s -> s.list(ListRequest.newBuilder().setPageSize(LIST_PAGE).setAfter(from).build()));
             for (Peer p : page.getPeersList()) {
                 out.add(checked(p));
             }

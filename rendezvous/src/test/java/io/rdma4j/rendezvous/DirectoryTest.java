@@ -5,7 +5,6 @@ import static io.rdma4j.rendezvous.Fixtures.buffer;
 import static io.rdma4j.rendezvous.Fixtures.next;
 import static io.rdma4j.rendezvous.Fixtures.peer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,20 +34,29 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The directory's behaviour, in-process, with a clock the test advances. */
-class DirectoryTest {
+/**
+ * The directory's behaviour with a clock the test advances; {@link InProcessDirectoryTest} runs it in-process,
+ * {@link TcpDirectoryTest} over loopback TCP with a token.
+ */
+abstract class DirectoryTest {
     private final AtomicLong clock = new AtomicLong(1_000_000_000L);
     private DirectoryServer server;
     private Rendezvous client;
     private ManagedChannel raw;
     private DirectoryGrpc.DirectoryBlockingStub stub;
 
+    /** @return {@code b} set to listen the way this variant tests */
+    abstract DirectoryServer.Builder listen(DirectoryServer.Builder b);
+
+    /** @return what clients of this variant present */
+    abstract Security security();
+
     @BeforeEach
     void start() {
-        server = DirectoryServer.builder().inProcess(Fixtures.uniqueName("dir")).clock(clock::get).sweepInterval(Duration.ZERO)
+        server = listen(DirectoryServer.builder()).clock(clock::get).sweepInterval(Duration.ZERO)
                 .leases(Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofMinutes(5)).start();
-        client = Rendezvous.connect(server.target(), Security.none());
-        raw = Transport.channel(server.target(), Security.none());
+        client = Rendezvous.connect(server.target(), security());
+        raw = Transport.channel(server.target(), security());
         stub = DirectoryGrpc.newBlockingStub(raw).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
 
@@ -89,11 +97,10 @@ class DirectoryTest {
 
     @Test
     void listsManyPeersInNameOrderAcrossPages() {
-        for (int i = 0; i < 1500; i++) {
-            rawAnnounce(peer(String.format("p%04d", i), 1), 60_000);
-        }
+        int n = 2 * Rendezvous.LIST_PAGE + 100;
+        java.util.stream.IntStream.range(0, n).parallel().forEach(i -> rawAnnounce(peer(String.format("p%04d", i), 1), 60_000));
         List<PeerInfo> all = client.list();
-        assertEquals(1500, all.size());
+        assertEquals(n, all.size());
         for (int i = 0; i < all.size(); i++) {
             assertEquals(String.format("p%04d", i), all.get(i).name());
         }
@@ -286,8 +293,8 @@ class DirectoryTest {
 
     @Test
     void refusesPeersBeyondCapacity() {
-        try (DirectoryServer small = DirectoryServer.builder().inProcess(Fixtures.uniqueName("small")).capacity(3, 10, 2, 1).start();
-             Rendezvous r = Rendezvous.connect(small.target(), Security.none())) {
+        try (DirectoryServer small = listen(DirectoryServer.builder()).capacity(3, 10, 2, 1).start();
+             Rendezvous r = Rendezvous.connect(small.target(), security())) {
             Announcement a = r.announce(peer("c0", 1), LEASE);
             r.announce(peer("c1", 1), LEASE);
             r.announce(peer("c2", 1), LEASE);
@@ -308,18 +315,6 @@ class DirectoryTest {
             } catch (InterruptedException ex) {
                 throw new AssertionError(ex);
             }
-        }
-    }
-
-    @Test
-    void embeddedDirectoryIsSharedWithinTheJvm() {
-        String name = Fixtures.uniqueName("emb");
-        try (Rendezvous one = Rendezvous.embedded(); Rendezvous two = Rendezvous.embedded()) {
-            assertTrue(Rendezvous.embeddedTarget().startsWith("inproc:"));
-            try (Announcement a = one.announce(peer(name, 1), LEASE)) {
-                assertEquals(peer(name, 1), two.resolve(name).orElseThrow());
-            }
-            assertFalse(two.resolve(name).isPresent());
         }
     }
 }
