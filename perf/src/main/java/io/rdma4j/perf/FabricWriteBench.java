@@ -44,7 +44,7 @@ public class FabricWriteBench {
     }
 
     @TearDown(Level.Trial)
-    public void close() throws InterruptedException {
+    public void close() {
         completions.close();
         pair.close();
     }
@@ -54,13 +54,14 @@ public class FabricWriteBench {
         long rc;
         while ((rc = pair.initiator.write(pair.source, 0, 64, pair.peer, pair.target, 0, ++context)) == Endpoint.BACK_PRESSURED) {
             pair.initiatorCq.read(completions);
+            pair.progressTarget();
         }
         if (rc != Endpoint.OK) {
             throw new IllegalStateException("fi_write: " + rc);
         }
         int n;
         while ((n = pair.initiatorCq.read(completions)) == 0) {
-            Thread.onSpinWait();
+            pair.progressTarget();
         }
         return completions.context(n - 1);
     }

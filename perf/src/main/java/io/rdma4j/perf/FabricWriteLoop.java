@@ -19,8 +19,9 @@ import java.lang.foreign.MemorySegment;
  * its own fabric and domain, over a given provider. Layers above (the transfer engine) are measured against the
  * numbers this loop produces; they can reuse {@link Pair} and {@link #measure}.
  * <p>
- * The target's completion queue is polled by its own thread for the pair's lifetime: with manual progress (tcp) the
- * target only moves data while it polls. The measured time runs from the first post until every write has completed
+ * One thread posts, reaps the initiator's completions and progresses the target ({@link Pair#progressTarget()}),
+ * as a C loop over the same calls would: with manual progress (tcp) the target only moves data while it polls, and
+ * on a small machine a second spinning thread would compete with the first. The measured time runs from the first post until every write has completed
  * at the initiator and a final writedata has arrived at the target, so the numbers mean bytes visible there.
  */
 public final class FabricWriteLoop {
@@ -63,9 +64,9 @@ public final class FabricWriteLoop {
         final RemoteRegion target;
         final long peer;
         final String provider;
-        private final Thread targetProgress;
-        private volatile boolean running = true;
-        private volatile long remoteData = -1;
+        private final CompletionQueue targetCq;
+        private final Completions targetCompletions;
+        private long remoteData = -1;
 
         public Pair(String provider, long bufferSize) {
             Libfabric.ensureAvailable();
@@ -87,21 +88,18 @@ public final class FabricWriteLoop {
             target = region.remote();
             peer = av.insert(t.name());
             tav.insert(initiator.name());
-            targetProgress = Thread.ofPlatform().name("fabric-target-progress").daemon().start(() -> {
-                try (Completions c = new Completions(64)) {
-                    while (running) {
-                        int n = tcq.read(c);
-                        for (int i = 0; i < n; i++) {
-                            if (c.hasRemoteData(i)) {
-                                remoteData = c.data(i);
-                            }
-                        }
-                        if (n == 0) {
-                            Thread.onSpinWait();
-                        }
-                    }
+            targetCq = tcq;
+            targetCompletions = new Completions(64);
+        }
+
+        /** Polls the target's queue once: with manual progress (tcp) the target moves data only while it polls. */
+        public void progressTarget() {
+            int n = targetCq.read(targetCompletions);
+            for (int i = 0; i < n; i++) {
+                if (targetCompletions.hasRemoteData(i)) {
+                    remoteData = targetCompletions.data(i);
                 }
-            });
+            }
         }
 
         /** @return the provider that matched, e.g. {@code tcp;ofi_rxm} */
@@ -114,13 +112,12 @@ public final class FabricWriteLoop {
         }
 
         @Override
-        public void close() throws InterruptedException {
-            running = false;
-            targetProgress.join(10_000);
+        public void close() {
             try {
                 initiatorFabric.close();
                 targetFabric.close();
             } finally {
+                targetCompletions.close();
                 arena.close();
             }
         }
@@ -155,14 +152,17 @@ public final class FabricWriteLoop {
                     }
                 }
                 completed += pair.initiatorCq.read(c);
+                pair.progressTarget();
             }
             while (completed < posted) {
                 completed += pair.initiatorCq.read(c);
+                pair.progressTarget();
             }
             long rc;
             while ((rc = pair.initiator.writeData(pair.source, 0, Math.min(size, 8), marker, pair.peer, pair.target, 0, -1))
                     == Endpoint.BACK_PRESSURED) {
                 pair.initiatorCq.read(c);
+                pair.progressTarget();
             }
             if (rc != Endpoint.OK) {
                 throw new IllegalStateException("fi_writedata failed: " + Libfabric.statusText(rc));
@@ -173,6 +173,7 @@ public final class FabricWriteLoop {
                 if (pair.initiatorCq.read(c) > 0) {
                     markerDone = true;
                 }
+                pair.progressTarget();
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("the final writedata did not arrive within 30 s");
                 }

@@ -27,25 +27,27 @@ final class FabricWriteRun implements BenchRun {
         List<String> providers = List.of("shm", "tcp");
         double seconds = 0.4;
         int window = 64;
+        long[] sizes = SIZES;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--providers" -> providers = List.of(args[i + 1].split(","));
                 case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
                 case "--window" -> window = Integer.parseInt(args[i + 1]);
+                case "--sizes" -> sizes = java.util.Arrays.stream(args[i + 1].split(",")).mapToLong(Long::parseLong).toArray();
                 default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + " (--providers shm,tcp --seconds 0.4 --window 64)");
+                        + " (--providers shm,tcp --seconds 0.4 --window 64 --sizes 8,4096,...)");
             }
         }
         long budget = (long) (seconds * 1e9);
         long bufferSize = 64L << 20;
         System.out.printf("fabric-write: fi_write of each size, %d in flight (fewer when %d of them exceed 64 MiB), %.1f s per point;"
                 + " baseline: memcpy of the same size in this process%n", window, window, seconds);
-        double[] memcpy = new double[SIZES.length];
+        double[] memcpy = new double[sizes.length];
         try (Arena arena = Arena.ofShared()) {
             MemorySegment a = arena.allocate(16 << 20, 4096);
             MemorySegment b = arena.allocate(16 << 20, 4096);
-            for (int i = 0; i < SIZES.length; i++) {
-                memcpy[i] = FabricWriteLoop.memcpyGigabytesPerSecond(a, b, SIZES[i], budget / 4);
+            for (int i = 0; i < sizes.length; i++) {
+                memcpy[i] = FabricWriteLoop.memcpyGigabytesPerSecond(a, b, sizes[i], budget / 4);
             }
         }
         for (String provider : providers) {
@@ -53,8 +55,8 @@ final class FabricWriteRun implements BenchRun {
                 System.out.printf("%n%s (%s)%n  %10s %10s %14s %12s %14s%n", provider, pair.provider(), "size", "GB/s", "writes/s",
                         "memcpy GB/s", "of memcpy");
                 FabricWriteLoop.measure(pair, 4096, window, 1000, budget / 4); // warm up the JIT and the provider
-                for (int i = 0; i < SIZES.length; i++) {
-                    long size = SIZES[i];
+                for (int i = 0; i < sizes.length; i++) {
+                    long size = sizes[i];
                     FabricWriteLoop.Result r = FabricWriteLoop.measure(pair, size, window, 16, budget);
                     System.out.printf("  %10s %10.3f %14.0f %12.2f %13.1f%%%n", bytes(size), r.gigabytesPerSecond(),
                             r.messagesPerSecond(), memcpy[i], 100 * r.gigabytesPerSecond() / memcpy[i]);
