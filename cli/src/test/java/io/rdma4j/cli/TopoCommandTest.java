@@ -84,8 +84,11 @@ class TopoCommandTest {
         }
         List<Map<String, Object>> affinity = list(j, "affinity");
         assertEquals(compute, affinity.size(), "one affinity entry per gpu/accelerator");
-        for (Map<String, Object> a : affinity) {
-            assertTrue(BDF.matcher((String) a.get("device")).matches());
+        assertEquals(list(j, "numaNodes").size(), list(j, "numaAffinity").size(), "one numaAffinity entry per node");
+        List<Map<String, Object>> ranked = new java.util.ArrayList<>(affinity);
+        ranked.addAll(list(j, "numaAffinity"));
+        for (Map<String, Object> a : ranked) {
+            assertTrue(a.containsKey("node") || BDF.matcher((String) a.get("device")).matches());
             for (String key : List.of("nics", "nvme")) {
                 int prev = -1;
                 for (Map<String, Object> r : list(a, key)) {
@@ -94,6 +97,7 @@ class TopoCommandTest {
                     assertTrue(level >= 0, r.toString());
                     assertTrue(level >= prev, key + " not sorted best first: " + a);
                     prev = level;
+                    assertTrue((Double) r.get("tieGroup") >= 0);
                 }
             }
         }

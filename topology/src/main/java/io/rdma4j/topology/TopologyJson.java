@@ -12,7 +12,8 @@ import io.rdma4j.topology.internal.JsonWriter;
  *   "affinity":  [ {"device": "0000:1b:00.0",
  *                   "nics": [ {"bdf": "0000:1a:00.0", "level": "PXB", "hops": 3, "bandwidthGbps": 252.062, "tieGroup": 0}, ... ],
  *                   "nvme": [ {"bdf": "...", "level": "..."} ] } ],
- *   "nvmeControllers": [...], "source": "...", "warnings": [...], "summary": {...} }
+ *   "numaAffinity": [ {"node": 0, "cpuHome": 0, "nics": [...], "nvme": [...]} ],
+ *   "nvmeControllers": [...], "source": "...", "nicFilter": "...", "warnings": [...], "summary": {...} }
  * </pre>
  *
  * {@code bdf} is always {@code dddd:bb:dd.f}, lower case, at least 4 domain digits; {@code nics} and {@code nvme} are
@@ -22,6 +23,25 @@ import io.rdma4j.topology.internal.JsonWriter;
  */
 public final class TopologyJson {
     private TopologyJson() {
+    }
+
+    private static void ranked(JsonWriter w, Ranked<?> r, java.util.List<String> names, NvmeController drive) {
+        w.beginObject();
+        w.name("bdf").value(r.address().toString());
+        w.name("level").value(r.level().name());
+        w.name("hops").value(r.hops());
+        w.name("bandwidthGbps").value(r.bandwidthGbps());
+        w.name("tieGroup").value(r.tieGroup());
+        if (names != null) {
+            w.name("names").beginArray();
+            names.forEach(w::value);
+            w.endArray();
+        }
+        if (drive != null) {
+            w.name("controller").value(drive.name());
+            w.name("transport").value(drive.transport());
+        }
+        w.endObject();
     }
 
     /** @param summary the machine summary to include, or null */
@@ -85,33 +105,25 @@ public final class TopologyJson {
             w.name("device").value(a.device().address().toString());
             w.name("kind").value(a.device().kind().jsonName());
             w.name("nics").beginArray();
-            for (Ranked<PciDevice> r : a.nics()) {
-                w.beginObject();
-                w.name("bdf").value(r.address().toString());
-                w.name("level").value(r.level().name());
-                w.name("hops").value(r.hops());
-                w.name("bandwidthGbps").value(r.bandwidthGbps());
-                w.name("tieGroup").value(r.tieGroup());
-                w.name("names").beginArray();
-                r.target().names().forEach(w::value);
-                w.endArray();
-                w.endObject();
-            }
+            a.nics().forEach(r -> ranked(w, r, r.target().names(), null));
             w.endArray();
             w.name("nvme").beginArray();
-            for (Ranked<NvmeController> r : a.nvme()) {
-                if (r.address() == null) {
-                    continue;
-                }
-                w.beginObject();
-                w.name("bdf").value(r.address().toString());
-                w.name("level").value(r.level().name());
-                w.name("hops").value(r.hops());
-                w.name("tieGroup").value(r.tieGroup());
-                w.name("controller").value(r.target().name());
-                w.name("transport").value(r.target().transport());
-                w.endObject();
-            }
+            a.nvme().stream().filter(r -> r.address() != null).forEach(r -> ranked(w, r, null, r.target()));
+            w.endArray();
+            w.endObject();
+        }
+        w.endArray();
+        w.name("numaAffinity").beginArray();
+        for (NumaNode n : t.numaNodes()) {
+            Location l = Location.numa(n.id());
+            w.beginObject();
+            w.name("node").value(n.id());
+            w.name("cpuHome").value(t.cpuHome(l));
+            w.name("nics").beginArray();
+            t.rankNics(l).forEach(r -> ranked(w, r, r.target().names(), null));
+            w.endArray();
+            w.name("nvme").beginArray();
+            t.rankNvme(l).stream().filter(r -> r.address() != null).forEach(r -> ranked(w, r, null, r.target()));
             w.endArray();
             w.endObject();
         }
