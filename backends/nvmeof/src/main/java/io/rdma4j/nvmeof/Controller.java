@@ -412,6 +412,10 @@ public final class Controller implements AutoCloseable {
     }
 
     private CompletableFuture<Void> transfer(boolean write, long nsid, long lba, MemorySegment buffer) {
+        if (!live().admin().accessible(buffer)) {
+            throw new IllegalArgumentException((write ? "write" : "read") + " buffer belongs to a confined arena, so the queue threads cannot"
+                    + " move its data: allocate it from Arena.ofShared() (or Arena.global(), or use a heap segment)");
+        }
         NamespaceInfo ns = namespace(nsid);
         long len = buffer.byteSize();
         int bs = ns.blockSize();

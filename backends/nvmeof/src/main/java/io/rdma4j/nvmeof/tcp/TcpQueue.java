@@ -197,6 +197,11 @@ public final class TcpQueue implements AutoCloseable {
         }
     }
 
+    /** @return whether this queue's threads may touch {@code segment} (a confined arena's memory they may not) */
+    public boolean accessible(MemorySegment segment) {
+        return segment.isAccessibleBy(readerThread) && segment.isAccessibleBy(writerThread);
+    }
+
     /** @return MAXH2CDATA from the ICResp */
     public long maxH2CData() {
         return maxH2CData;
