@@ -52,6 +52,8 @@ public final class SysfsScanner {
     private final Model model = new Model();
     private final Map<Integer, BitSet> nodeCpus = new TreeMap<>();
     private final Map<PciAddress, Path> pciDirs = new HashMap<>();
+    /** Bridges recur on the paths of every device below them: read each once. */
+    private final Map<Path, Attrs> bridgeAttrs = new HashMap<>();
 
     private SysfsScanner(Path root, boolean live) {
         this.root = root;
@@ -333,7 +335,7 @@ public final class SysfsScanner {
                     PciAddress b = comp.contains(":") ? PciAddress.tryParse(comp) : null;
                     if (b != null && !hostBridge.isEmpty()) {
                         // a bridge on the path may be missing from /sys/bus/pci/devices: read it where it is
-                        Attrs ba = attrs(cursor);
+                        Attrs ba = bridgeAttrs.computeIfAbsent(cursor, SysfsScanner::attrs);
                         path.add(new PciBridge(b, ba.vendor, ba.device, false, ba.link));
                     }
                 }
@@ -357,6 +359,11 @@ public final class SysfsScanner {
             String lcl = read(dir.resolve("local_cpulist"));
             BitSet local = lcl != null ? CpuSets.parseList(lcl) : CpuSets.parseMask(read(dir.resolve("local_cpus")));
             Locality loc = locality(addr, numaAttr, local);
+            if (loc.node < 0 && kind != DeviceKind.OTHER && nodeCpus.size() > 1) {
+                model.warnings.add(addr + " (" + kind.jsonName() + "): no NUMA locality (numa_node=" + numaAttr
+                        + ", local_cpulist=" + (local.isEmpty() ? "none" : CpuSets.format(CpuSets.toList(local)))
+                        + "): ranked as remote from every node");
+            }
             model.devices.put(addr, new PciDevice(addr, kind, a.vendor, a.device, a.classCode, loc.node, loc.source,
                     CpuSets.toList(local), a.link, hostBridge, path, verbs, netdevs, List.of(), driver,
                     Optional.ofNullable(loc.conflict)));
