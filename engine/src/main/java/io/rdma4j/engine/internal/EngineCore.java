@@ -147,7 +147,8 @@ public final class EngineCore implements TransferEngine {
         }
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon(true).name("rdma4j-timer-" + name).unstarted(r));
         boolean embedded = config.directory() == null;
-        this.rendezvous = embedded ? Rendezvous.embedded() : Rendezvous.connect(config.directory(), config.security());
+        // a generous call deadline: the first call over TCP pays for channel set-up on a loaded machine
+        this.rendezvous = embedded ? Rendezvous.embedded() : Rendezvous.connect(config.directory(), config.security(), Duration.ofSeconds(15));
         HandshakeServer.Builder hs = HandshakeServer.builder(name, generation, new Handler()).security(config.security());
         if (embedded || config.directory().startsWith("inproc:")) {
             hs.inProcess("rdma4j-handshake-" + name + "-" + generation);
@@ -664,7 +665,7 @@ public final class EngineCore implements TransferEngine {
             HandshakeResult result;
             try {
                 HandshakeClient client = handshakeClients.computeIfAbsent(link.info.handshakeAddress(),
-                        a -> HandshakeClient.connect(a, config.security()));
+                        a -> HandshakeClient.connect(a, config.security(), Duration.ofSeconds(15)));
                 result = client.connect(name, generation, link.name, offer);
                 if (result.responderGeneration() != link.generation) {
                     throw new PeerLostException("peer '" + link.name + "' restarted (generation " + link.generation + " -> "
@@ -1155,9 +1156,8 @@ public final class EngineCore implements TransferEngine {
         for (HandshakeClient c : handshakeClients.values()) {
             c.close();
         }
-        if (config.directory() != null) {
-            rendezvous.close();
-        }
+        // each engine has its own client, also of the embedded directory (which stays up for the JVM)
+        rendezvous.close();
         for (ProgressThread t : threads) {
             t.stop();
         }
