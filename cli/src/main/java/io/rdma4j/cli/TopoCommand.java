@@ -200,8 +200,8 @@ final class TopoCommand implements Command {
                 out.println(line);
             }
             out.println();
-            out.println("Legend: * best for the row (ties share it); PIX same switch port, PXB PCIe switch, PHB host bridge,");
-            out.println("        NODE same NUMA node, SYS across sockets");
+            out.println("Legend: * best NIC and best drive for the row (ties share it); PIX same switch port, PXB PCIe switch,");
+            out.println("        PHB same host bridge, NODE same NUMA node, SYS across sockets");
         }
         out.println();
         for (int r = 0; r < rows.size(); r++) {
