@@ -290,8 +290,8 @@ public final class Context extends NativeObject {
         }
         try (Arena a = Arena.ofConfined()) {
             MemorySegment cap = Errno.newCapture(a);
-            MemorySegment cq = (MemorySegment) LibIbverbs.ibv_create_cq.handle().invokeExact(cap, ctx, cqe, MemorySegment.NULL,
-                    channel == null ? MemorySegment.NULL : channel.handle, compVector);
+            MemorySegment ch = channel == null ? MemorySegment.NULL : channel.handle; // not inline: invokeExact would see Object
+            MemorySegment cq = (MemorySegment) LibIbverbs.ibv_create_cq.handle().invokeExact(cap, ctx, cqe, MemorySegment.NULL, ch, compVector);
             if (Native.isNull(cq)) {
                 throw new VerbsException("ibv_create_cq", "cqe=" + cqe, Errno.read(cap));
             }

@@ -60,7 +60,7 @@ public final class Verbs {
     }
 
     /**
-     * Takes an RC queue pair from RESET (or any state: it is reset first) through INIT and RTR to RTS, connected to
+     * Takes an RC queue pair from RESET or INIT (any other state is reset first) through INIT and RTR to RTS, connected to
      * {@code remote}, with the smaller of the two ports' MTUs and the default {@link RcOptions}.
      *
      * @param access the remote access this side grants ({@code IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ}...)
@@ -76,9 +76,10 @@ public final class Verbs {
         }
         PortAttr pa = qp.context().queryPort(port);
         int mtu = Math.min(pa.activeMtu(), remote.mtu());
-        if (qp.state() != VerbsH.IBV_QPS_RESET) {
+        if (qp.state() != VerbsH.IBV_QPS_RESET && qp.state() != VerbsH.IBV_QPS_INIT) {
             qp.modify(new QpAttr().state(VerbsH.IBV_QPS_RESET));
         }
+        // INIT -> INIT is legal and keeps receives posted in INIT (so a peer's first write with immediate finds one)
         qp.modify(new QpAttr().state(VerbsH.IBV_QPS_INIT).pkeyIndex(0).port(port).accessFlags(access));
         AhAttr ah = new AhAttr().dlid(remote.lid()).sl(o.serviceLevel()).port(port);
         boolean global = gidIndex >= 0 && !remote.gidIsZero();

@@ -43,7 +43,11 @@ class RcGuestTest {
     void close() {
         if (ctx != null) {
             ctx.close(); // closes every QP, CQ, MR and PD made from it first
+        }
+        if (arena != null && arena.scope().isAlive()) {
             arena.close();
+        }
+        if (wcs != null) {
             wcs.close();
         }
     }
@@ -341,8 +345,6 @@ class RcGuestTest {
             ClosedAndBadInputTest.everyPublicCallFailsClosed(o);
         }
         ctx = null;
-        arena.close();
-        wcs.close();
     }
 
     @Test

@@ -1,0 +1,21 @@
+package io.rdma4j.ibverbs.engine;
+
+import io.rdma4j.engine.EngineBackendConformance;
+import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.EngineBackendProvider;
+import java.util.Map;
+import org.junit.jupiter.api.Tag;
+
+/** The engine's backend conformance suite, unchanged, on RC queue pairs over Soft-RoCE (two lanes on rxe0) in the test VM. */
+@Tag("testvm")
+class IbverbsConformanceGuestTest extends EngineBackendConformance {
+    @Override
+    protected EngineBackendProvider provider() {
+        return new IbverbsEngineProvider();
+    }
+
+    @Override
+    protected BackendConfig config() {
+        return config("rxe0", 2, Map.of());
+    }
+}
