@@ -12,13 +12,14 @@ import java.nio.file.Path;
 final class RendezvousCommand implements Command {
     private static final String USAGE = """
             usage: ./rdma4j rendezvous [--port 7777] [--token T | --token-file F] [--bind ADDR]
-                                      [--tls-cert CERT.pem --tls-key KEY.pem [--tls-client-ca CA.pem]]
+                                      [--tls-cert CERT.pem --tls-key KEY.pem [--tls-client-ca CA.pem [--cert-names]]]
               --port N            TCP port (default 7777; 0 picks a free one)
               --token T           bearer token every client must send (visible in ps: prefer --token-file)
               --token-file F      read the token from the first line of F
               --bind ADDR         address to listen on (default: all interfaces with a token, loopback without)
               --tls-cert/--tls-key  serve TLS with this certificate chain and PKCS#8 key (PEM)
               --tls-client-ca CA  require client certificates signed by CA (mutual TLS)
+              --cert-names        peers may only announce names their client certificate carries (CN or DNS name[/suffix])
             """;
 
     @Override
@@ -54,8 +55,13 @@ final class RendezvousCommand implements Command {
         String key = null;
         String clientCa = null;
         boolean tokenGiven = false;
+        boolean certNames = false;
         for (int i = 0; i < args.length; i++) {
             String opt = args[i];
+            if (opt.equals("--cert-names")) {
+                certNames = true;
+                continue;
+            }
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException(opt.startsWith("--") ? opt + " needs a value\n" + USAGE : "unexpected argument '" + opt + "'\n" + USAGE);
             }
@@ -94,7 +100,11 @@ final class RendezvousCommand implements Command {
         if (clientCa != null) {
             security = security.withTrustedCertificates(Path.of(clientCa));
         }
-        DirectoryServer server = DirectoryServer.builder().port(port).bindAddress(bind).security(security).start();
+        DirectoryServer.Builder builder = DirectoryServer.builder().port(port).bindAddress(bind).security(security);
+        if (certNames) {
+            builder.bindNamesToCertificates();
+        }
+        DirectoryServer server = builder.start();
         out.println("rdma4j rendezvous: directory (rdma4j.v1.Directory) listening on " + server.description());
         if (!tokenGiven) {
             out.println("rdma4j rendezvous: no token given, so only this machine can connect; pass --token-file F to serve other hosts");

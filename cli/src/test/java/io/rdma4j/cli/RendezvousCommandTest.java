@@ -63,6 +63,8 @@ class RendezvousCommandTest {
                 .getMessage().contains("unknown option"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> RendezvousCommand.start(new String[]{"--token"}, System.out))
                 .getMessage().contains("needs a value"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> RendezvousCommand.start(new String[]{"--port", "0", "--cert-names"}, System.out))
+                .getMessage().contains("needs mutual TLS"));
         assertTrue(Main.commands().stream().anyMatch(c -> c.name().equals("rendezvous")));
     }
 }

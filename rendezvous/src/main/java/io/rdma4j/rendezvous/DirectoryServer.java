@@ -27,7 +27,10 @@ public final class DirectoryServer implements AutoCloseable {
     private final boolean loopbackOnly;
 
     private DirectoryServer(Builder b) {
-        this.service = new DirectoryService(b.limits(), b.clock);
+        if (b.bindNamesToCertificates && (!b.security.serverTls() || b.security.trustedCertificates() == null)) {
+            throw new IllegalArgumentException("binding peer names to certificates needs mutual TLS: Security.withCertificate(...) and withTrustedCertificates(clientCa)");
+        }
+        this.service = new DirectoryService(b.limits(), b.clock, b.bindNamesToCertificates);
         Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port, null), b.security, service);
         this.server = s.server();
         this.target = s.target();
@@ -117,6 +120,7 @@ public final class DirectoryServer implements AutoCloseable {
         private String bindAddress;
         private int port;
         private Security security = Security.none();
+        private boolean bindNamesToCertificates;
         private LongSupplier clock = System::nanoTime;
         private Duration sweepInterval = Duration.ofMillis(250);
         private Duration minLease = Duration.ofNanos(DirectoryService.Limits.DEFAULT.minLeaseNanos());
@@ -150,6 +154,16 @@ public final class DirectoryServer implements AutoCloseable {
 
         public Builder security(Security security) {
             this.security = Objects.requireNonNull(security);
+            return this;
+        }
+
+        /**
+         * Accepts a peer name only from a caller whose mutual-TLS client certificate carries it (subject CN or DNS name,
+         * exactly or followed by {@code /suffix}). Without this, every token holder may act under any name; with it, a
+         * buffer's access list names certified identities. Needs mutual TLS.
+         */
+        public Builder bindNamesToCertificates() {
+            this.bindNamesToCertificates = true;
             return this;
         }
 

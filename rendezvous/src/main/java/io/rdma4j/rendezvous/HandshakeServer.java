@@ -23,7 +23,10 @@ public final class HandshakeServer implements AutoCloseable {
     private final String description;
 
     private HandshakeServer(Builder b) {
-        this.service = new HandshakeService(b.localName, b.generation, b.handler, b.maxInitiators);
+        if (b.bindNamesToCertificates && (!b.security.serverTls() || b.security.trustedCertificates() == null)) {
+            throw new IllegalArgumentException("binding peer names to certificates needs mutual TLS: Security.withCertificate(...) and withTrustedCertificates(clientCa)");
+        }
+        this.service = new HandshakeService(b.localName, b.generation, b.handler, b.maxInitiators, b.bindNamesToCertificates);
         Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port, b.advertiseHost), b.security, service);
         this.server = s.server();
         this.address = s.target();
@@ -87,6 +90,7 @@ public final class HandshakeServer implements AutoCloseable {
         private int port;
         private String advertiseHost;
         private Security security = Security.none();
+        private boolean bindNamesToCertificates;
         private int maxInitiators = 65_536;
 
         private Builder(String localName, long generation, HandshakeHandler handler) {
@@ -125,6 +129,16 @@ public final class HandshakeServer implements AutoCloseable {
 
         public Builder security(Security security) {
             this.security = Objects.requireNonNull(security);
+            return this;
+        }
+
+        /**
+         * Accepts a peer name only from a caller whose mutual-TLS client certificate carries it (subject CN or DNS name,
+         * exactly or followed by {@code /suffix}). Without this, every token holder may act under any name; with it, a
+         * buffer's access list names certified identities. Needs mutual TLS.
+         */
+        public Builder bindNamesToCertificates() {
+            this.bindNamesToCertificates = true;
             return this;
         }
 

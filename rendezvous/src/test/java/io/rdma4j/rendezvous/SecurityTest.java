@@ -157,4 +157,32 @@ class SecurityTest {
             assertEquals(7, r.responderGeneration());
         }
     }
+
+    @Test
+    void certificateBoundNamesStopTokenHoldersImpersonatingPeers() {
+        assumeTrue(certs != null, "openssl is not installed; TLS certificates are generated with it at test time");
+        Security serverSec = Security.token(TOKEN).withCertificate(certs.serverCert(), certs.serverKey()).withTrustedCertificates(certs.ca());
+        Security clientSec = Security.token(TOKEN).withTrustedCertificates(certs.ca()).withCertificate(certs.clientCert(), certs.clientKey());
+        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(serverSec).bindNamesToCertificates().start();
+             Rendezvous r = Rendezvous.connect(server.target(), clientSec)) {
+            try (Announcement own = r.announce(peer("rdma4j-test-client/engine-0", 1), LEASE)) {
+                assertTrue(r.resolve("rdma4j-test-client/engine-0").isPresent());
+            }
+            RendezvousException e = assertThrows(RendezvousException.class, () -> r.announce(peer("trainer-7", 1), LEASE));
+            assertEquals(Status.Code.PERMISSION_DENIED, e.code());
+            assertTrue(e.getMessage().contains("[rdma4j-test-client]"), e.getMessage());
+            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> r.announce(peer("rdma4j-test-client-evil", 1), LEASE)));
+        }
+        HandshakeTest.RecordingHandler handler = new HandshakeTest.RecordingHandler();
+        try (HandshakeServer hs = HandshakeServer.builder("responder", 7, handler).bindAddress("127.0.0.1").security(serverSec)
+                .bindNamesToCertificates().start();
+             HandshakeClient c = HandshakeClient.connect(hs.address(), clientSec)) {
+            assertEquals(1, c.connect("rdma4j-test-client", 1, "responder", List.of(Fixtures.fabricLane(0))).lanes().size());
+            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> c.connect("impostor", 1, "responder", List.of(Fixtures.fabricLane(0)))));
+            assertEquals(1, handler.connects.get());
+        }
+        IllegalArgumentException notMutual = assertThrows(IllegalArgumentException.class, () -> DirectoryServer.builder().bindAddress("127.0.0.1")
+                .security(Security.token(TOKEN)).bindNamesToCertificates().start());
+        assertTrue(notMutual.getMessage().contains("needs mutual TLS"), notMutual.getMessage());
+    }
 }

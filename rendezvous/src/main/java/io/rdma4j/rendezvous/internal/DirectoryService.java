@@ -95,10 +95,16 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     private final List<Watcher> watchers = new CopyOnWriteArrayList<>();
     private long revision; // guarded by lock
 
-    /** @param clock monotonic nanoseconds ({@code System::nanoTime}); tests pass a clock they advance */
-    public DirectoryService(Limits limits, LongSupplier clock) {
+    private final boolean bindNamesToCertificates;
+
+    /**
+     * @param clock                   monotonic nanoseconds ({@code System::nanoTime}); tests pass a clock they advance
+     * @param bindNamesToCertificates announce only names the caller's client certificate covers (see {@link CertificateNames})
+     */
+    public DirectoryService(Limits limits, LongSupplier clock, boolean bindNamesToCertificates) {
         this.limits = limits;
         this.clock = clock;
+        this.bindNamesToCertificates = bindNamesToCertificates;
     }
 
     private boolean alive(PeerEntry e, long now) {
@@ -129,6 +135,9 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             }
             Peer peer = request.getPeer();
             Validation.peer(peer);
+            if (bindNamesToCertificates) {
+                CertificateNames.require("peer name", peer.getName());
+            }
             long lease = request.getLeaseMillis() == 0 ? limits.defaultLeaseNanos()
                     : Math.clamp(TimeUnit.MILLISECONDS.toNanos(request.getLeaseMillis()), limits.minLeaseNanos(), limits.maxLeaseNanos());
             byte[] token = Calls.newToken();

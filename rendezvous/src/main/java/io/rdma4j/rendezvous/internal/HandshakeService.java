@@ -39,7 +39,11 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
     private final Object[] locks = new Object[64]; // striped by initiator: a map of per-name locks would grow with every name tried
     private final int maxInitiators;
 
-    public HandshakeService(String localName, long generation, HandshakeHandler handler, int maxInitiators) {
+    private final boolean bindNamesToCertificates;
+
+    /** @param bindNamesToCertificates accept only initiators whose client certificate covers their name (see {@link CertificateNames}) */
+    public HandshakeService(String localName, long generation, HandshakeHandler handler, int maxInitiators, boolean bindNamesToCertificates) {
+        this.bindNamesToCertificates = bindNamesToCertificates;
         Validation.name("local peer name", localName);
         this.localName = localName;
         this.generation = generation;
@@ -66,6 +70,9 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
     public void connect(ConnectRequest request, StreamObserver<ConnectResponse> out) {
         Calls.unary(out, () -> {
             Validation.name("connect initiator", request.getInitiator());
+            if (bindNamesToCertificates) {
+                CertificateNames.require("initiator", request.getInitiator());
+            }
             if (!request.getResponder().isEmpty() && !request.getResponder().equals(localName)) {
                 throw Status.FAILED_PRECONDITION.withDescription("this is peer '" + localName + "', not '" + request.getResponder()
                         + "': the address is stale; resolve the peer again").asRuntimeException();

@@ -69,11 +69,12 @@ public final class Transport {
      */
     public static Started start(Listen listen, Security security, BindableService... services) {
         ServerInterceptor auth = security.token() == null ? null : new BearerTokenCheck(security.token());
+        ServerInterceptor names = new CertificateNames.Capture();
         if (listen.inProcessName() != null) {
             InProcessServerBuilder b = InProcessServerBuilder.forName(listen.inProcessName()).maxInboundMessageSize(Validation.MAX_MESSAGE_BYTES)
                     .maxInboundMetadataSize(MAX_METADATA_BYTES);
             for (BindableService s : services) {
-                b.addService(auth == null ? MalformedRequests.guard(s.bindService()) : ServerInterceptors.intercept(MalformedRequests.guard(s.bindService()), auth));
+                b.addService(intercept(s, auth, names));
             }
             try {
                 Server server = b.build().start();
@@ -119,7 +120,7 @@ public final class Transport {
                 .maxInboundMessageSize(Validation.MAX_MESSAGE_BYTES).maxInboundMetadataSize(MAX_METADATA_BYTES)
                 .permitKeepAliveTime(10, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true);
         for (BindableService s : services) {
-            b.addService(auth == null ? MalformedRequests.guard(s.bindService()) : ServerInterceptors.intercept(MalformedRequests.guard(s.bindService()), auth));
+            b.addService(intercept(s, auth, names));
         }
         Server server;
         try {
@@ -151,6 +152,12 @@ public final class Transport {
         String description = bind.getHostAddress() + ":" + port + (bind.isAnyLocalAddress() ? " as " + target : "") + (security.serverTls() ? (security.trustedCertificates() != null ? " (mutual TLS" : " (TLS") : " (plaintext")
                 + (security.token() == null ? ", no token: loopback only)" : ", bearer token required)");
         return new Started(server, target, bind.isLoopbackAddress(), description);
+    }
+
+    private static io.grpc.ServerServiceDefinition intercept(BindableService s, ServerInterceptor auth, ServerInterceptor names) {
+        io.grpc.ServerServiceDefinition guarded = ServerInterceptors.intercept(MalformedRequests.guard(s.bindService()), names);
+        // the last interceptor given runs first: the token is checked before anything else looks at the call
+        return auth == null ? guarded : ServerInterceptors.intercept(guarded, auth);
     }
 
     /** A channel to {@code target} ({@code host:port} or {@code inproc:NAME}) that sends {@code security}'s token on every call. */
