@@ -69,7 +69,8 @@ class VendorFileOverrideTest {
         List<Sw> switches = List.of(
                 new Sw("44", "45", "46", List.of("4f", "50", "51", "52"), "53", 0),
                 new Sw("55", "56", "57", List.of("60", "61", "62", "63"), "64", 0),
-                new Sw("aa", "ab", "ac", List.of("b5", "b6", "b7", "b8"), "b9", 1));
+                new Sw("aa", "ab", "ac", List.of("b5", "b6", "b7", "b8"), "b9", 1),
+                new Sw("bb", "bc", "bd", List.of("c6", "c7", "c8", "c9"), "ca", 1));
         int efaIndex = 0;
         for (Sw s : switches) {
             String hb = "pci0000:" + s.rootBus;
@@ -96,7 +97,8 @@ class VendorFileOverrideTest {
         record Expect(String gpu, List<String> efas) {
         }
         for (Expect e : List.of(new Expect("53", List.of("4f", "50", "51", "52")),
-                new Expect("64", List.of("60", "61", "62", "63")), new Expect("b9", List.of("b5", "b6", "b7", "b8")))) {
+                new Expect("64", List.of("60", "61", "62", "63")), new Expect("b9", List.of("b5", "b6", "b7", "b8")),
+                new Expect("ca", List.of("c6", "c7", "c8", "c9")))) {
             List<Ranked<PciDevice>> r = t.rankNics("0000:" + e.gpu + ":00.0");
             Set<PciAddress> best = r.stream().filter(x -> x.tieGroup() == 0).map(Ranked::address).collect(Collectors.toSet());
             assertEquals(e.efas.stream().map(b -> bdf("0000:" + b + ":00.0")).collect(Collectors.toSet()), best, e.gpu);
