@@ -98,7 +98,7 @@ public final class Endpoint extends FabricResource {
         this.msgInject = OpsTable.functionOrNull(msg, OPS_MSG_INJECT);
         boolean contextMode = (info.mode() & (FI_CONTEXT | FI_CONTEXT2)) != 0;
         this.pool = contextMode || forceContextPool
-                ? new ContextPool((int) Math.clamp(info.txSize() + info.rxSize(), 256, 1 << 16)) : null;
+                ? new ContextPool(Math.clamp(info.txSize() + info.rxSize(), 256, 1 << 16)) : null;
         cq.bound.add(this);
         av.bound.add(this);
         if (pool != null) {

@@ -36,7 +36,11 @@ public final class Fi {
             .environment("IPATH_NO_BACKTRACE", "1")
             .load();
 
-    /** All of the address space, for reading native structs at raw addresses without a segment per read. */
+    /**
+     * All of the address space, for reading native structs at raw addresses without a segment per read. Only
+     * addresses libfabric handed us (its structs and ops tables) are read through it.
+     */
+    @SuppressWarnings("restricted") // this library runs with --enable-native-access; reading provider structs is its job
     public static final MemorySegment MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
     /** {@code uint32_t fi_version(void);} */
