@@ -30,7 +30,8 @@ final class TopoCommand implements Command {
             usage: ./rdma4j topo [--fsroot DIR] [--nccl-xml FILE] [--nic-filter SPEC] [--json]
               --fsroot DIR      scan a captured tree whose sys/ and proc/ are under DIR (default: this machine)
               --nccl-xml FILE   an NCCL (NCCL_TOPO_FILE) or hwloc XML topology file: alone it is the source,
-                                with --fsroot (or on this machine with --live) it overrides the scanned structure
+                                with --fsroot (or on this machine with --live) it overrides the scanned structure;
+                                on this machine $RDMA4J_TOPO_FILE, when set, is applied the same way
               --live            scan this machine even when --nccl-xml is given
               --nic-filter SPEC NICs to use, NCCL_IB_HCA syntax (mlx5_0,mlx5_3 | ^mlx5_1 | =mlx5_1); default $RDMA4J_IB_HCA
               --json            the JSON contract instead of the text report

@@ -30,6 +30,12 @@ import java.util.stream.Collectors;
  * immutable and thread-safe.
  */
 public final class Topology {
+    /**
+     * Environment variable naming a vendor topology file to apply over live scans, as {@code NCCL_TOPO_FILE} does for
+     * NCCL; read by {@link #scan()} and by builders that scan {@link Builder#live()} without an explicit file.
+     */
+    public static final String TOPO_FILE_ENV = "RDMA4J_TOPO_FILE";
+
     private final Model model;
     private final NicFilter filter;
     private final List<PciDevice> devices;
@@ -42,7 +48,10 @@ public final class Topology {
         this.byAddress = Map.copyOf(model.devices);
     }
 
-    /** Scans this machine's {@code /sys}; the NIC filter comes from {@link NicFilter#ENV}. */
+    /**
+     * Scans this machine's {@code /sys}; the NIC filter comes from {@link NicFilter#ENV}, and a vendor file named by
+     * {@link #TOPO_FILE_ENV} overrides the scanned structure.
+     */
     public static Topology scan() {
         return builder().live().build();
     }
@@ -109,7 +118,7 @@ public final class Topology {
             return this;
         }
 
-        /** The environment to read {@link NicFilter#ENV} from (default: the process environment). */
+        /** The environment to read {@link NicFilter#ENV} and {@link #TOPO_FILE_ENV} from (default: the process environment). */
         public Builder environment(Map<String, String> env) {
             this.env = Map.copyOf(env);
             return this;
@@ -126,6 +135,9 @@ public final class Topology {
             if (fsroot == null && xml == null) {
                 fsroot = Path.of("/");
                 live = true;
+            }
+            if (live && xml == null && env.get(TOPO_FILE_ENV) != null && !env.get(TOPO_FILE_ENV).isBlank()) {
+                xml = Path.of(env.get(TOPO_FILE_ENV));
             }
             if (fsroot != null) {
                 m = SysfsScanner.scan(fsroot, live);

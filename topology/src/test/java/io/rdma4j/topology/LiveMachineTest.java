@@ -33,4 +33,15 @@ class LiveMachineTest {
         assertTrue(s.memoryBytes() > Runtime.getRuntime().maxMemory() / 4);
         assertEquals("oshi", s.source());
     }
+
+    @Test
+    void vendorFileFromTheEnvironmentOverridesALiveScan() {
+        java.nio.file.Path file = Fixtures.file("azure/ndv4-topo.xml");
+        Topology t = Topology.builder().live().environment(java.util.Map.of(Topology.TOPO_FILE_ENV, file.toString()))
+                .nicFilter("").build();
+        assertEquals("sysfs+nccl-xml:" + file, t.source());
+        assertEquals(PciAddress.parse("0103:00:00.0"), t.rankNics("0003:00:00.0").get(0).address());
+        Topology plain = Topology.builder().live().environment(java.util.Map.of()).nicFilter("").build();
+        assertEquals("sysfs", plain.source());
+    }
 }
