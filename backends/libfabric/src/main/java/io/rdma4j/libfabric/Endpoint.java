@@ -33,6 +33,8 @@ public final class Endpoint extends FabricResource {
     public static final long BACK_PRESSURED = -FiErrnoH.FI_EAGAIN;
     /** The operation was posted. */
     public static final long OK = 0;
+    /** {@code FI_ADDR_UNSPEC}: for {@link #recv}, a message from any peer. */
+    public static final long ANY_PEER = FI_ADDR_UNSPEC;
 
     private final Domain domain;
     private final CompletionQueue cq;
@@ -319,8 +321,7 @@ public final class Endpoint extends FabricResource {
     }
 
     /**
-     * {@code fi_recv}: posts a buffer for one incoming message from {@code peer}, or from anyone with
-     * {@link io.rdma4j.libfabric.ffi.FabricH#FI_ADDR_UNSPEC}.
+     * {@code fi_recv}: posts a buffer for one incoming message from {@code peer}, or from anyone with {@link #ANY_PEER}.
      */
     public long recv(MemoryRegion local, long offset, long length, long peer, long context) {
         fid();
