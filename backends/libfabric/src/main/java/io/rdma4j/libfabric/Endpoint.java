@@ -26,11 +26,12 @@ import java.lang.foreign.ValueLayout;
  * that require {@code FI_CONTEXT}/{@code FI_CONTEXT2} mode the endpoint passes a slot of its own context memory
  * instead and the completion queue maps it back, so callers see the same numbers either way.
  * <p>
+ * Completion of a write at the initiator does not mean the bytes are visible at the target: use {@link #writeData}
+ * for the write whose arrival matters and wait for its remote CQ data at the target.
+ * <p>
  * Threads: post from one thread at a time; the completion queue may be polled from another. Close an endpoint (or
  * anything above it) only once no other thread is posting on it: a post that races with close may reach freed
- * provider memory. Completion of a
- * write at the initiator does not mean the bytes are visible at the target: use {@link #writeData} for the write
- * whose arrival matters and wait for its remote CQ data at the target.
+ * provider memory.
  */
 public final class Endpoint extends FabricResource {
     /** {@code -FI_EAGAIN}: the provider cannot take the operation now; progress the completion queue and retry. */
