@@ -125,4 +125,32 @@ class ScaleAndRestartTest {
             }
         }
     }
+
+    @Test
+    void unrenewedLeasesExpireOnTheirOwn() throws Exception {
+        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN))
+                .leases(Duration.ofMillis(100), Duration.ofSeconds(10), Duration.ofMinutes(1)).sweepInterval(Duration.ofMillis(50)).start();
+             Rendezvous r = Rendezvous.connect(server.target(), TOKEN)) {
+            LinkedBlockingQueue<PeerEvent> events = new LinkedBlockingQueue<>();
+            try (Rendezvous.Watch w = r.watch(events::add, e -> { })) {
+                assertEquals(PeerEvent.Kind.SYNCED, next(events).kind());
+                io.grpc.ManagedChannel raw = io.rdma4j.rendezvous.internal.Transport.channel(server.target(), Security.token(TOKEN));
+                try {
+                    // announced without a client that renews it
+                    io.rdma4j.proto.v1.DirectoryGrpc.newBlockingStub(raw).withDeadlineAfter(10, java.util.concurrent.TimeUnit.SECONDS)
+                            .announce(io.rdma4j.proto.v1.AnnounceRequest.newBuilder().setPeer(io.rdma4j.rendezvous.internal.Wire.toProto(peer("mayfly", 1)))
+                                    .setLeaseMillis(100).build());
+                } finally {
+                    raw.shutdownNow();
+                }
+                PeerEvent e;
+                do {
+                    e = next(events);
+                } while (e.kind() != PeerEvent.Kind.LEFT);
+                assertEquals("mayfly", e.peer().name());
+                assertEquals(PeerEvent.Reason.EXPIRED, e.reason());
+                assertEquals(0, server.peerCount(), "the sweeper removed it, not a read");
+            }
+        }
+    }
 }
