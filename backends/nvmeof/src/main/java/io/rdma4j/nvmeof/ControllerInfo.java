@@ -43,9 +43,12 @@ public record ControllerInfo(int vendorId, String serial, String model, String f
         return mdts == 0 ? Long.MAX_VALUE : minPageSize << mdts;
     }
 
-    /** @return the most in-capsule data an I/O command may carry (IOCCSZ * 16 - 64), 0 if none */
+    /**
+     * @return the most in-capsule data an I/O command may carry (IOCCSZ * 16 - 64), 0 if none; also 0 when ICDOFF asks
+     *         for data at an offset into the capsule, which this host does not lay out (it sends such writes by R2T)
+     */
     public long inCapsuleDataBytes() {
-        return Math.max(0, ioccsz * 16 - 64 - icdoff * 16L);
+        return icdoff != 0 ? 0 : Math.max(0, ioccsz * 16 - 64);
     }
 
     /** @return whether the NVM Write Zeroes command is supported (ONCS bit 3) */
