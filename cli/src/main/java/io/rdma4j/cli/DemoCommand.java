@@ -1,18 +1,17 @@
 package io.rdma4j.cli;
 
 import io.rdma4j.Rdma4jException;
-import io.rdma4j.libfabric.AddressVector;
-import io.rdma4j.libfabric.CompletionQueue;
-import io.rdma4j.libfabric.Completions;
-import io.rdma4j.libfabric.Domain;
-import io.rdma4j.libfabric.Endpoint;
-import io.rdma4j.libfabric.Fabric;
-import io.rdma4j.libfabric.Hints;
-import io.rdma4j.libfabric.Info;
-import io.rdma4j.libfabric.InfoList;
+import io.rdma4j.engine.LaneStats;
+import io.rdma4j.engine.LocalBuffer;
+import io.rdma4j.engine.Plan;
+import io.rdma4j.engine.RemoteBuffer;
+import io.rdma4j.engine.Transfer;
+import io.rdma4j.engine.TransferEngine;
+import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.engine.TransferResult;
 import io.rdma4j.libfabric.Libfabric;
-import io.rdma4j.libfabric.MemoryRegion;
-import io.rdma4j.libfabric.RemoteRegion;
+import io.rdma4j.rendezvous.DirectoryServer;
+import io.rdma4j.rendezvous.Security;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -23,26 +22,26 @@ import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code ./rdma4j demo}: starts a second process on this machine ({@link DemoTarget}), exchanges endpoint names and the
- * target's region over the child's stdin and stdout, writes 1 GiB to it in 1 MiB RDMA writes with a window of writes
- * in flight, and has the target verify every byte; once over shm and once over tcp (loopback). Prints bandwidth and
- * message rate. The last chunk goes as a writedata only after every other write completed at the initiator: its
- * remote CQ data tells the target that all bytes are in place.
+ * {@code ./rdma4j demo}: the transfer engine end to end. Starts a rendezvous directory on loopback and a second
+ * process on this machine ({@link DemoTarget}) running its own engine; each engine announces itself, the target
+ * publishes a 1 GiB buffer, and this process resolves it by name, prints the engine's plan, writes 1 GiB striped
+ * across 4 lanes with a completion-gated notification carrying a CRC32C, and shows a progress bar. The target waits
+ * for the tag, which arrives only after every byte landed, and checks every byte itself. Once per provider
+ * (shm, then tcp over loopback), with bandwidth and bytes per lane.
  */
 final class DemoCommand implements Command {
     private static final String USAGE = """
-            usage: ./rdma4j demo [--size 1g] [--chunk 1m] [--window 32] [--providers shm,tcp]
+            usage: ./rdma4j demo [--size 1g] [--lanes 4] [--chunk 1m] [--providers shm,tcp]
               --size N        bytes to write (suffix k, m, g; default 1g)
-              --chunk N       bytes per RDMA write (default 1m)
-              --window N      writes in flight at once (default 32)
-              --providers L   libfabric providers to run over, in order (default shm,tcp)
+              --lanes N       engine lanes (libfabric endpoints) on each side (default 4)
+              --chunk N       chunk size the engine stripes in (default 1m)
+              --providers L   libfabric providers to run over, in order (default shm,tcp; tcp stays on loopback)
             """;
 
     @Override
@@ -52,20 +51,14 @@ final class DemoCommand implements Command {
 
     @Override
     public String summary() {
-        return "two processes, a verified 1 GiB RDMA write between them over shm and tcp (libfabric)";
-    }
-
-    /** Hints for a demo provider: tcp is pinned to loopback, so nothing leaves this machine. */
-    static Hints hints(String provider) {
-        Hints h = Hints.rdm().provider(provider);
-        return provider.startsWith("tcp") ? h.sourceAddress("127.0.0.1") : h;
+        return "two processes, 1 GiB written by the transfer engine across 4 lanes and verified (shm, tcp)";
     }
 
     @Override
     public int run(String[] args) throws Exception {
         long size = 1L << 30;
         long chunk = 1L << 20;
-        int window = 32;
+        int lanes = 4;
         List<String> providers = List.of("shm", "tcp");
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -80,18 +73,18 @@ final class DemoCommand implements Command {
             switch (a) {
                 case "--size" -> size = parseSize(v);
                 case "--chunk" -> chunk = parseSize(v);
-                case "--window" -> window = Integer.parseInt(v);
+                case "--lanes", "--window" -> lanes = Integer.parseInt(v);
                 case "--providers" -> providers = List.of(v.split(","));
                 default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
             }
         }
-        if (chunk <= 0 || chunk % 8 != 0 || size < chunk || size % chunk != 0 || window <= 0) {
-            throw new IllegalArgumentException("--size must be a positive multiple of --chunk, --chunk a multiple of 8, --window positive");
+        if (chunk < 4096 || chunk % 8 != 0 || size < 8 || size % 8 != 0 || lanes < 1 || lanes > 16) {
+            throw new IllegalArgumentException("--size must be a positive multiple of 8, --chunk at least 4k and a multiple of 8, --lanes 1..16");
         }
         Libfabric.ensureAvailable();
         PrintStream out = System.out;
-        out.printf("rdma4j demo: libfabric %s, %s in %s writes, %d in flight, between this process and a child%n",
-                Libfabric.versionString(), bytes(size), bytes(chunk), window);
+        out.printf("rdma4j demo: transfer engine on libfabric %s, %s in %s chunks across %d lanes, to a second process found through a rendezvous directory%n",
+                Libfabric.versionString(), bytes(size), bytes(chunk), lanes);
         List<String> results = new ArrayList<>();
         boolean ok = true;
         try (Arena arena = Arena.ofShared()) {
@@ -100,9 +93,8 @@ final class DemoCommand implements Command {
                 source.set(ValueLayout.JAVA_LONG_UNALIGNED, off, DemoTarget.word(off));
             }
             for (String provider : providers) {
-                Result r = runOne(provider, source, chunk, window);
-                out.printf("  %-4s %s in %.3f s  %6.2f GB/s  %8.0f writes/s  %s%n", provider, bytes(size), r.seconds,
-                        size / r.seconds / 1e9, size / chunk / r.seconds, r.verdict);
+                Result r = runOne(provider, source, chunk, lanes, out);
+                out.printf("  %-4s %s in %.3f s  %6.2f GB/s  %s%n", provider, bytes(size), r.seconds, size / r.seconds / 1e9, r.verdict);
                 results.add(provider + " " + String.format("%.2f GB/s", size / r.seconds / 1e9));
                 ok &= r.verified;
             }
@@ -115,125 +107,107 @@ final class DemoCommand implements Command {
     record Result(double seconds, boolean verified, String verdict) {
     }
 
-    static Result runOne(String provider, MemorySegment source, long chunk, int window) throws Exception {
-        long size = source.byteSize();
-        Info info;
-        try (InfoList infos = Libfabric.getinfo(hints(provider))) {
-            if (infos.isEmpty()) {
-                throw new Rdma4jException("libfabric offers no '" + provider + "' provider for FI_EP_RDM with FI_RMA here: "
-                        + "./rdma4j info lists what is usable");
-            }
-            infos.first();
-        }
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                DemoTarget.class.getName(), provider, Long.toString(size));
-        pb.environment().put("IPATH_NO_BACKTRACE", "1");
-        pb.redirectError(ProcessBuilder.Redirect.INHERIT);
-        Process child = pb.start();
-        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        Thread reader = Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String l; (l = r.readLine()) != null; ) {
-                    lines.add(l);
-                }
-            } catch (IOException e) {
-                // the child is gone; EOF below says so
-            }
-            lines.add("EOF");
-        });
-        PrintStream toChild = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
-        try (InfoList infos = Libfabric.getinfo(hints(provider));
-                Fabric fabric = Fabric.open(infos.first());
-                Completions completions = new Completions(64)) {
-            info = fabric.info();
-            Domain domain = fabric.openDomain();
-            CompletionQueue cq = domain.openCompletionQueue(Math.max(1024, window * 2));
-            AddressVector av = domain.openAddressVector(2);
-            Endpoint ep = domain.openEndpoint(cq, av);
-            MemoryRegion mr = domain.register(source);
-            HexFormat hex = HexFormat.of();
-            byte[] name = hex.parseHex(expect(lines, child, "NAME", null, null));
-            RemoteRegion region = RemoteRegion.fromBytes(hex.parseHex(expect(lines, child, "REGION", null, null)));
-            if (region.length() < size) {
-                throw new Rdma4jException("the demo target registered " + region.length() + " bytes, less than the " + size + " to write");
-            }
-            long peer = av.insert(name);
-            toChild.println("PEER " + hex.formatHex(ep.name()));
+    static Result runOne(String provider, MemorySegment source, long chunk, int lanes) throws Exception {
+        return runOne(provider, source, chunk, lanes, new PrintStream(java.io.OutputStream.nullOutputStream()));
+    }
 
-            long chunks = size / chunk;
-            long posted = 0;
-            long completed = 0;
-            Progress progress = new Progress(provider + " (" + info.provider() + ")", size);
-            long t0 = System.nanoTime();
-            while (completed < chunks - 1) {
-                while (posted < chunks - 1 && posted - completed < window) {
-                    long off = posted * chunk;
-                    long rc = ep.write(mr, off, chunk, peer, region, off, posted);
-                    if (rc == Endpoint.BACK_PRESSURED) {
-                        break;
+    /** One run: a directory on loopback, the target process, this engine; returns time and the target's verdict. */
+    static Result runOne(String provider, MemorySegment source, long chunk, int lanes, PrintStream out) throws Exception {
+        long size = source.byteSize();
+        try (DirectoryServer directory = DirectoryServer.builder().port(0).start()) {
+            ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"),
+                    DemoTarget.class.getName(), provider, Long.toString(size), directory.target(), Integer.toString(lanes), Long.toString(chunk));
+            pb.environment().put("IPATH_NO_BACKTRACE", "1");
+            pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+            Process child = pb.start();
+            BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+            Thread reader = Thread.ofPlatform().daemon().start(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String l; (l = r.readLine()) != null; ) {
+                        lines.add(l);
                     }
-                    if (rc != Endpoint.OK) {
-                        throw new Rdma4jException("fi_write of chunk " + posted + " failed: " + Libfabric.statusText(rc));
-                    }
-                    posted++;
+                } catch (IOException e) {
+                    // the child is gone; EOF below says so
                 }
-                completed += cq.read(completions);
-                progress.update(completed * chunk, t0);
-                checkAlive(child, lines);
+                lines.add("EOF");
+            });
+            PrintStream toChild = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
+            try (TransferEngine engine = engine("demo-" + ProcessHandle.current().pid(), provider, directory.target(), lanes, chunk)) {
+                String target = expect(lines, child, "READY");
+                RemoteBuffer landing = engine.peer(target).buffer("landing");
+                try (LocalBuffer src = engine.register(source)) {
+                    Plan plan = engine.explain(src, landing);
+                    out.printf("%n  %s: %s%n", provider, engine.description());
+                    for (String l : plan.toText().split("\n")) {
+                        out.println("    " + l);
+                    }
+                    long[] before = engine.laneStats().stream().mapToLong(LaneStats::bytes).toArray();
+                    Progress progress = new Progress(provider, size);
+                    long t0 = System.nanoTime();
+                    Transfer t = engine.write(src, landing, TransferOptions.tag(DemoTarget.TAG).withCrc32c());
+                    while (!t.future().isDone()) {
+                        progress.update(t.bytesCompleted(), t0);
+                        Thread.sleep(20);
+                        checkAlive(child, lines);
+                    }
+                    TransferResult result = t.join();
+                    // the transfer's own time: from posting to the tag landing, checksums outside it
+                    double seconds = result.nanos() / 1e9;
+                    String arrived = expect(lines, child, "ARRIVED");
+                    progress.update(size, t0);
+                    progress.clear();
+                    StringBuilder perLane = new StringBuilder();
+                    List<LaneStats> after = engine.laneStats();
+                    for (LaneStats ls : after) {
+                        long moved = ls.bytes() - before[ls.lane()];
+                        if (moved > 0) {
+                            perLane.append(perLane.isEmpty() ? "" : ", ").append("lane ").append(ls.lane()).append(' ').append(bytes(moved));
+                        }
+                    }
+                    out.printf("    per lane: %s; %d chunk(s) retried; tag arrived after the data (checksum %s)%n", perLane,
+                            result.retries(), arrived.toLowerCase(java.util.Locale.ROOT));
+                    String verdict = expect(lines, child, null);
+                    boolean verified = verdict.equals("VERIFIED " + size);
+                    return new Result(seconds, verified, verified ? "verified by the target" : "target says: " + verdict);
+                }
+            } finally {
+                toChild.close();
+                if (!child.waitFor(10, TimeUnit.SECONDS)) {
+                    child.destroyForcibly();
+                }
+                reader.join(1000);
             }
-            long lastOff = (chunks - 1) * chunk;
-            long rc;
-            while ((rc = ep.writeData(mr, lastOff, chunk, chunks, peer, region, lastOff, chunks - 1)) == Endpoint.BACK_PRESSURED) {
-                cq.read(completions);
-            }
-            if (rc != Endpoint.OK) {
-                throw new Rdma4jException("fi_writedata of the last chunk failed: " + Libfabric.statusText(rc));
-            }
-            // keep progressing our side until the target says the last chunk arrived
-            expect(lines, child, "ARRIVED", cq, completions);
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            progress.update(size, t0);
-            progress.clear();
-            String verdict = expect(lines, child, null, cq, completions);
-            boolean verified = verdict.equals("VERIFIED " + size);
-            toChild.close();
-            child.waitFor(30, TimeUnit.SECONDS);
-            return new Result(seconds, verified, verified ? "verified by the target" : "target says: " + verdict);
-        } finally {
-            toChild.close();
-            if (!child.waitFor(5, TimeUnit.SECONDS)) {
-                child.destroyForcibly();
-            }
-            reader.join(1000);
         }
     }
 
-    /** Waits for the child's next line (starting with {@code key} when given), progressing {@code cq} meanwhile. */
-    private static String expect(BlockingQueue<String> lines, Process child, String key, CompletionQueue cq, Completions c)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + 120_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            String line = cq == null ? lines.poll(100, TimeUnit.MILLISECONDS) : lines.poll();
-            if (line == null) {
-                if (cq != null) {
-                    cq.read(c);
-                }
-                continue;
-            }
-            if (line.equals("EOF")) {
-                throw new Rdma4jException("the demo target exited" + (child.isAlive() ? "" : " with status " + child.exitValue())
-                        + " before saying " + (key == null ? "whether the bytes verified" : key) + "; its errors are printed above");
-            }
-            if (key == null) {
-                return line;
-            }
-            if (!line.startsWith(key + " ")) {
-                throw new Rdma4jException("the demo target said '" + line + "' where " + key + " was expected");
-            }
-            return line.substring(key.length() + 1);
+    /** An engine on {@code provider}; tcp is kept on the loopback interface so nothing leaves this machine. */
+    static TransferEngine engine(String name, String provider, String directory, int lanes, long chunk) {
+        TransferEngine.Builder b = TransferEngine.builder().name(name).backend("libfabric").provider(provider).lanesPerNic(lanes)
+                .chunkSize(chunk).directory(directory, Security.none());
+        if (provider.startsWith("tcp")) {
+            b.nicFilter("lo");
         }
-        throw new Rdma4jException("the demo target did not say " + key + " within 120 s");
+        return b.build();
+    }
+
+    /** Waits for the child's next line (starting with {@code key} when given). */
+    private static String expect(BlockingQueue<String> lines, Process child, String key) throws InterruptedException {
+        String line = lines.poll(300, TimeUnit.SECONDS);
+        if (line == null) {
+            throw new Rdma4jException("the demo target did not say " + (key == null ? "its verdict" : key) + " within 300 s");
+        }
+        if (line.equals("EOF")) {
+            throw new Rdma4jException("the demo target exited" + (child.isAlive() ? "" : " with status " + child.exitValue())
+                    + " before saying " + (key == null ? "whether the bytes verified" : key) + "; its errors are printed above");
+        }
+        if (key == null) {
+            return line;
+        }
+        if (!line.startsWith(key + " ")) {
+            throw new Rdma4jException("the demo target said '" + line + "' where " + key + " was expected");
+        }
+        return line.substring(key.length() + 1);
     }
 
     private static void checkAlive(Process child, BlockingQueue<String> lines) {

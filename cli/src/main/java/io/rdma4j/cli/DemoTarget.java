@@ -1,14 +1,9 @@
 package io.rdma4j.cli;
 
-import io.rdma4j.libfabric.AddressVector;
-import io.rdma4j.libfabric.CompletionQueue;
-import io.rdma4j.libfabric.Completions;
-import io.rdma4j.libfabric.Domain;
-import io.rdma4j.libfabric.Endpoint;
-import io.rdma4j.libfabric.Fabric;
-import io.rdma4j.libfabric.InfoList;
-import io.rdma4j.libfabric.Libfabric;
-import io.rdma4j.libfabric.MemoryRegion;
+import io.rdma4j.engine.Access;
+import io.rdma4j.engine.LocalBuffer;
+import io.rdma4j.engine.Notification;
+import io.rdma4j.engine.TransferEngine;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -16,17 +11,20 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
-import java.util.HexFormat;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The target process of {@code ./rdma4j demo}, started by {@link DemoCommand}. Over stdout it gives its endpoint name
- * and its region ({@code NAME hex}, {@code REGION hex}); over stdin it gets the initiator's name ({@code PEER hex}).
- * It then polls its completion queue (manual progress: the target must poll for tcp to move data) until the
- * initiator's final writedata arrives, says {@code ARRIVED}, checks every byte, and says {@code VERIFIED n} or
- * {@code MISMATCH offset}. It exits when its stdin closes: the initiator is gone.
+ * The target process of {@code ./rdma4j demo}, started by {@link DemoCommand} with the provider, the size, the
+ * directory's address, the lane count and the chunk size. It builds its own engine, registers and publishes a buffer
+ * named {@code landing}, says {@code READY <engine name>}, waits for the initiator's notification (delivered only after
+ * every byte landed), says {@code ARRIVED <checksum verdict>}, checks every byte itself, and says {@code VERIFIED n}
+ * or {@code MISMATCH offset}. It exits when its stdin closes: the initiator is gone.
  */
 public final class DemoTarget {
+    /** The tag the demo's write carries. */
+    static final long TAG = 0x5244_4d41_346aL;
+
     private DemoTarget() {
     }
 
@@ -39,31 +37,22 @@ public final class DemoTarget {
     public static void main(String[] args) throws Exception {
         String provider = args[0];
         long size = Long.parseLong(args[1]);
-        HexFormat hex = HexFormat.of();
+        String directory = args[2];
+        int lanes = Integer.parseInt(args[3]);
+        long chunk = Long.parseLong(args[4]);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        try (InfoList infos = Libfabric.getinfo(DemoCommand.hints(provider));
-                Fabric fabric = Fabric.open(infos.first());
-                Arena arena = Arena.ofShared();
-                Completions completions = new Completions(64)) {
-            Domain domain = fabric.openDomain();
-            CompletionQueue cq = domain.openCompletionQueue(1024);
-            AddressVector av = domain.openAddressVector(2);
-            Endpoint ep = domain.openEndpoint(cq, av);
+        AtomicBoolean finished = new AtomicBoolean();
+        try (Arena arena = Arena.ofShared();
+             TransferEngine engine = DemoCommand.engine("demo-target-" + ProcessHandle.current().pid(), provider, directory, lanes, chunk)) {
             MemorySegment region = arena.allocate(size, 4096);
-            MemoryRegion mr = domain.register(region);
-            System.out.println("NAME " + hex.formatHex(ep.name()));
-            System.out.println("REGION " + hex.formatHex(mr.remote().toBytes()));
+            LocalBuffer buffer = engine.register(region);
+            engine.publish("landing", buffer, Access.anyPeer());
+            System.out.println("READY " + engine.name());
             System.out.flush();
-            String line = in.readLine();
-            if (line == null || !line.startsWith("PEER ")) {
-                throw new IllegalStateException("expected PEER <hex> from the initiator, got " + line);
-            }
-            av.insert(hex.parseHex(line.substring(5)));
-            AtomicBoolean finished = new AtomicBoolean();
             Thread.ofPlatform().daemon().start(() -> {
                 try {
                     while (in.readLine() != null) {
-                        // the initiator says nothing more; EOF means it is gone
+                        // the initiator says nothing; EOF means it is gone
                     }
                 } catch (IOException e) {
                     // same as EOF
@@ -73,32 +62,27 @@ public final class DemoTarget {
                     Runtime.getRuntime().halt(3);
                 }
             });
-            long deadline = System.nanoTime() + 300_000_000_000L;
-            long marker = -1;
-            while (marker < 0) {
-                int n = cq.read(completions);
-                for (int i = 0; i < n; i++) {
-                    if (completions.hasRemoteData(i)) {
-                        marker = completions.data(i);
-                    }
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("no final writedata within 300 s");
-                }
+            Notification n = engine.awaitTag(TAG, Duration.ofSeconds(300));
+            if (n == null) {
+                throw new IllegalStateException("no notification from the initiator within 300 s");
             }
-            System.out.println("ARRIVED " + marker);
+            System.out.println("ARRIVED " + n.checksum());
             System.out.flush();
+            String verdict = "VERIFIED " + size;
             for (long off = 0; off < size; off += 8) {
                 if (region.get(ValueLayout.JAVA_LONG_UNALIGNED, off) != word(off)) {
-                    finished.set(true);
-                    System.out.println("MISMATCH " + off);
-                    System.out.flush();
-                    return;
+                    verdict = "MISMATCH " + off;
+                    break;
                 }
             }
             finished.set(true);
-            System.out.println("VERIFIED " + size);
+            System.out.println(verdict);
             System.out.flush();
+            // keep the engine up until the initiator is done with us
+            while (in.readLine() != null) {
+                // drain
+            }
         }
     }
+
 }

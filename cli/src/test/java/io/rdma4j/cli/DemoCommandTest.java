@@ -28,7 +28,7 @@ class DemoCommandTest {
         int rc;
         try (PrintStream capture = new PrintStream(buf, true, StandardCharsets.UTF_8)) {
             System.setOut(capture);
-            rc = new DemoCommand().run(new String[] {"--size", "32m", "--chunk", "1m", "--window", "8"});
+            rc = new DemoCommand().run(new String[] {"--size", "32m", "--chunk", "1m", "--lanes", "4"});
         } finally {
             System.setOut(saved);
         }
@@ -36,6 +36,8 @@ class DemoCommandTest {
         assertEquals(0, rc, out);
         assertTrue(out.contains("shm  32 MiB in") && out.contains("tcp  32 MiB in"), out);
         assertTrue(out.contains("every byte verified at the target"), out);
+        assertTrue(out.contains("per lane: lane 0") && out.contains("lane 3"), out);
+        assertTrue(out.contains("checksum verified"), out);
     }
 
     @Test
