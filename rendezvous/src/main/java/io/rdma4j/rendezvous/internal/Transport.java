@@ -184,8 +184,10 @@ public final class Transport {
                             + ", " + security.trustedCertificates() + "): " + e.getMessage(), e);
                 }
             }
+            // keepalive pings notice a dead server under a long watch stream, which has no deadline of its own
             ch = Grpc.newChannelBuilder(target, creds).maxInboundMessageSize(Validation.MAX_MESSAGE_BYTES)
-                    .maxInboundMetadataSize(MAX_METADATA_BYTES).intercept(new BearerTokenSend(security.token())).build();
+                    .maxInboundMetadataSize(MAX_METADATA_BYTES).keepAliveTime(30, TimeUnit.SECONDS).keepAliveTimeout(10, TimeUnit.SECONDS)
+                    .intercept(new BearerTokenSend(security.token())).build();
         }
         return ch;
     }
