@@ -111,6 +111,16 @@ class VendorFileOverrideTest {
         assertEquals(t.device("0000:4f:00.0").orElseThrow().hostBridge(), gpu.hostBridge());
         assertEquals(Level.NODE, t.rankNics("0000:53:00.0").get(4).level());
         assertEquals(Level.SYS, t.rankNics("0000:53:00.0").get(r(t)).level());
+        assertEquals(16, t.nics().size(), "only the EFAs this machine has");
+    }
+
+    @Test
+    void fileForAnotherMachineTypeInventsNoNic() {
+        Topology t = Topology.builder().fsroot(g5(tmp).root).ncclXml(Fixtures.file("nccl/aws-ofi-nccl/p4d-24xl-topo.xml"))
+                .nicFilter("").build();
+        assertEquals(List.of(bdf("0000:00:15.0")), t.nics().stream().map(PciDevice::address).toList());
+        assertTrue(t.device("0000:10:1b.0").isEmpty());
+        assertTrue(t.warnings().stream().anyMatch(w -> w.contains("12 device(s) this machine does not have")), t.warnings().toString());
     }
 
     private static int r(Topology t) {

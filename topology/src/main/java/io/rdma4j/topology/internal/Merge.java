@@ -18,8 +18,8 @@ import java.util.stream.Collectors;
  * Applies a vendor topology file over a sysfs scan, as NCCL applies {@code NCCL_TOPO_FILE}: the file's structure wins
  * for what it names. A device the file lists takes the file's host bridge, bridges and NUMA node; a device below a
  * bridge the file lists is re-rooted under that bridge's place in the file (p5: the GPU the file omits lands in the
- * switch with its four EFAs); devices only the file knows are added. Attributes (class, ids, links, verbs devices) stay
- * those of sysfs, which reads the hardware.
+ * switch with its four EFAs). Devices only the file names are left out with a warning: a file for another machine type
+ * must not invent NICs. Attributes (class, ids, links, verbs devices) stay those of sysfs, which reads the hardware.
  */
 public final class Merge {
     private Merge() {
@@ -35,8 +35,13 @@ public final class Merge {
         for (PciDevice d : sysfs.devices.values()) {
             out.devices.put(d.address(), graft(d, file, out.warnings));
         }
-        for (PciDevice d : file.devices.values()) {
-            out.devices.putIfAbsent(d.address(), d);
+        // a file names devices of the machine it was written for: one this machine lacks is not invented
+        List<String> absent = file.devices.keySet().stream().filter(a -> !sysfs.devices.containsKey(a))
+                .map(PciAddress::toString).toList();
+        if (!absent.isEmpty()) {
+            out.warnings.add("the topology file names " + absent.size() + " device(s) this machine does not have ("
+                    + String.join(", ", absent.subList(0, Math.min(8, absent.size()))) + (absent.size() > 8 ? ", ..." : "")
+                    + "): ignored; is it the file for this machine type?");
         }
         Set<Integer> ids = sysfs.numaNodes.stream().map(NumaNode::id).collect(Collectors.toSet());
         out.numaNodes.addAll(sysfs.numaNodes);
