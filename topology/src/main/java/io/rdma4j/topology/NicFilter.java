@@ -120,7 +120,7 @@ public final class NicFilter {
      *         of its names is
      */
     public boolean allows(PciDevice nic) {
-        List<String> names = selectionNames(nic);
+        List<String> names = nic.names();
         if (entries.isEmpty()) {
             return true;
         }
@@ -128,14 +128,6 @@ public final class NicFilter {
             return names.stream().allMatch(n -> allows(n, -1));
         }
         return names.stream().anyMatch(n -> allows(n, -1));
-    }
-
-    /** The names a filter entry is matched against: verbs devices, else fabric names, else netdevs. */
-    static List<String> selectionNames(PciDevice nic) {
-        if (nic.verbs()) {
-            return nic.rdmaDevices().stream().map(RdmaDevice::name).toList();
-        }
-        return nic.fabricNames().isEmpty() ? nic.netdevs() : nic.fabricNames();
     }
 
     @Override

@@ -39,12 +39,18 @@ public record PciDevice(PciAddress address, DeviceKind kind, int vendor, int dev
         fabricNames = List.copyOf(fabricNames);
     }
 
-    /** @return the names this device is selected by: verbs device names, then fabric names, then netdevs */
+    /**
+     * @return the names a NIC is known and selected by ({@link NicFilter}, JSON {@code names}): its verbs devices and
+     *         fabric names ({@code mlx5_0}, {@code cxi0}); its network interfaces when it has neither; empty for most
+     *         other devices
+     */
     public List<String> names() {
         LinkedHashSet<String> names = new LinkedHashSet<>();
         rdmaDevices.forEach(r -> names.add(r.name()));
         names.addAll(fabricNames);
-        names.addAll(netdevs);
+        if (names.isEmpty()) {
+            names.addAll(netdevs);
+        }
         return List.copyOf(names);
     }
 

@@ -72,6 +72,9 @@ public final class TopologyJson {
             w.name("names").beginArray();
             d.names().forEach(w::value);
             w.endArray();
+            w.name("netdevs").beginArray();
+            d.netdevs().forEach(w::value);
+            w.endArray();
             w.name("hostBridge").value(d.hostBridge());
             w.name("path").beginArray();
             d.path().forEach(b -> w.value(b.address().toString()));

@@ -27,7 +27,8 @@ class PciLocalityCaptureTest {
         PciDevice qib = topo.device("0000:43:00.0").orElseThrow();
         assertEquals(0x0c0600, qib.classCode());
         assertEquals(DeviceKind.NIC, qib.kind());
-        assertEquals("qib0", qib.names().get(0));
+        assertEquals(java.util.List.of("qib0"), qib.names());
+        assertEquals(java.util.List.of("ib0"), qib.netdevs());
     }
 
     @Test

@@ -54,7 +54,8 @@ class VendorFileOverrideTest {
         PciDevice efa = t.device("0000:00:15.0").orElseThrow();
         assertEquals(1, efa.numaNode());
         assertEquals(NumaSource.TOPOLOGY_FILE, efa.numaSource());
-        assertEquals(List.of("rdmap0s21", "eth1"), efa.names());
+        assertEquals(List.of("rdmap0s21"), efa.names());
+        assertEquals(List.of("eth1"), efa.netdevs());
         assertTrue(t.source().contains("+nccl-xml:"), t.source());
     }
 

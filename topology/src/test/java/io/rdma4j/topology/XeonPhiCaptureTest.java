@@ -61,6 +61,7 @@ class XeonPhiCaptureTest {
         assertEquals(DeviceKind.NIC, hca.kind());
         assertEquals(0x028000, hca.classCode());
         assertEquals("mlx4_0", hca.rdmaDevices().get(0).name());
+        assertEquals(List.of("mlx4_0"), hca.names());
         RdmaPort port = hca.ports().get(0);
         assertEquals(56.0, port.rateGbps());
         assertTrue(port.active());
