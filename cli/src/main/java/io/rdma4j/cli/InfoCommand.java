@@ -79,7 +79,7 @@ final class InfoCommand implements Command {
             for (Info i : all) {
                 String key = String.format("  %-13s %-7s %-12s %-28s ", i.provider(), i.providerVersionString(),
                         Info.endpointTypeToString(i.endpointType()), Info.mrModeToString(i.mrMode()));
-                rows.computeIfAbsent(key, k -> new LinkedHashSet<>()).add(i.domain().equals(i.fabric()) ? i.domain() : i.domain() + " " + i.fabric());
+                rows.computeIfAbsent(key, k -> new LinkedHashSet<>()).add(java.util.Objects.equals(i.domain(), i.fabric()) ? i.domain() : i.domain() + " " + i.fabric());
             }
         }
         out.printf("  %-13s %-7s %-12s %-28s %s%n", "provider", "version", "ep type", "mr_mode", "domains and fabrics");
