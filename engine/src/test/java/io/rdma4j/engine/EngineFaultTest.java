@@ -186,4 +186,30 @@ class EngineFaultTest {
         assertThrows(RuntimeException.class, () -> a.peer(c.name()));
         assertHealthyWrite(61);
     }
+
+    @Test
+    void aRestartedPeerIsRecognisedByItsGenerationAndReconnected() throws Exception {
+        String name = TestEngines.name("fault-restart");
+        MemorySegment mem1 = TestEngines.allocate(arena, 1 << 20);
+        MemorySegment src = TestEngines.allocate(arena, 1 << 20);
+        TestEngines.fill(src, 71);
+        long firstGeneration;
+        try (LocalBuffer s = a.register(src)) {
+            try (TransferEngine first = TransferEngine.builder().name(name).backend("libfabric").provider("tcp").nicFilter("lo").build()) {
+                first.publish("landing", first.register(mem1), Access.anyPeer());
+                Peer p1 = a.peer(name);
+                firstGeneration = p1.generation();
+                a.write(s, p1.buffer("landing")).join();
+            }
+            MemorySegment mem2 = TestEngines.allocate(arena, 1 << 20);
+            try (TransferEngine second = TransferEngine.builder().name(name).backend("libfabric").provider("tcp").nicFilter("lo").build()) {
+                second.publish("landing", second.register(mem2), Access.anyPeer());
+                Peer p2 = a.peer(name);
+                assertTrue(p2.generation() != firstGeneration, "the restarted peer has a new generation");
+                a.write(s, p2.buffer("landing"), TransferOptions.tag(72)).join();
+                assertNotNull(second.awaitTag(72, Duration.ofSeconds(10)));
+                assertEquals(-1, TestEngines.mismatch(src, 0, mem2, 0, src.byteSize()));
+            }
+        }
+    }
 }

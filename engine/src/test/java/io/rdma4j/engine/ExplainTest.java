@@ -18,7 +18,6 @@ class ExplainTest {
     void p4dGpuWritesThroughItsOwnEfaToThePeerGpusEfa() {
         Topology p4d = topo("nccl/aws-ofi-nccl/p4d-24xl-topo.xml");
         Plan plan = Explain.plan(p4d, "0000:10:1c.0", p4d, "0000:90:1c.0", 1L << 30, 1 << 20, 128 << 10);
-        System.out.println(plan.toText());
         assertEquals(1, plan.lanes().size(), plan.toText());
         PlanLane l = plan.lanes().getFirst();
         assertEquals("0000:10:1b.0", l.localNic());
@@ -31,7 +30,6 @@ class ExplainTest {
     void ndv4GroupsStripeOverBothTiedNics() {
         Topology ndv4 = topo("azure/ndv4-topo.xml");
         Plan plan = Explain.plan(ndv4, "0003:00:00.0", ndv4, "0001:00:00.0", 64L << 20, 1 << 20, 128 << 10);
-        System.out.println(plan.toText());
         assertEquals(2, plan.lanes().size(), plan.toText());
         List<String> local = plan.lanes().stream().map(PlanLane::localNic).sorted().toList();
         assertEquals(List.of("0103:00:00.0", "0104:00:00.0"), local);

@@ -882,6 +882,11 @@ public final class EngineCore implements TransferEngine {
         lastProgressError = t;
     }
 
+    /** @return whether some peer is connected to us (and may be writing or reading our memory) */
+    boolean hasInbound() {
+        return !inbound.isEmpty();
+    }
+
     void laneFailed(LaneRuntime l, String error) {
         l.fail(error, cooldownNanos, maxCooldownNanos, backend);
     }

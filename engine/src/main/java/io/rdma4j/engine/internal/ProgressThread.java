@@ -11,6 +11,8 @@ import java.util.concurrent.locks.LockSupport;
  * Every backend data call for an owned lane happens here, so backends need no locking on the data path.
  */
 final class ProgressThread implements Runnable {
+    /** Longest park while peers are connected to this engine. */
+    static final long INBOUND_PARK_CAP_NANOS = 50_000;
     private final EngineCore engine;
     private final EngineBackend backend;
     private final LaneRuntime[] lanes;
@@ -77,14 +79,17 @@ final class ProgressThread implements Runnable {
             if (work > 0) {
                 idle.reset();
             } else {
+                // with peers connected to us, their writes only advance while we poll (manual progress) and land
+                // without a completion here, so an idle-looking target must not sleep long
+                long cap = engine.hasInbound() ? INBOUND_PARK_CAP_NANOS : Long.MAX_VALUE;
                 if (idle.parking()) {
                     parked = true;
                     if (inbox.isEmpty()) {
-                        idle.idle();
+                        idle.idle(cap);
                     }
                     parked = false;
                 } else {
-                    idle.idle();
+                    idle.idle(cap);
                 }
             }
         }
