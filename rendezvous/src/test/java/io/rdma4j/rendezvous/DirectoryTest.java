@@ -55,7 +55,7 @@ abstract class DirectoryTest {
     void start() {
         server = listen(DirectoryServer.builder()).clock(clock::get).sweepInterval(Duration.ZERO)
                 .leases(Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofMinutes(5)).start();
-        client = Rendezvous.connect(server.target(), security());
+        client = Fixtures.client(server.target(), security());
         raw = Transport.channel(server.target(), security());
         stub = DirectoryGrpc.newBlockingStub(raw).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
@@ -294,7 +294,7 @@ abstract class DirectoryTest {
     @Test
     void refusesPeersBeyondCapacity() {
         try (DirectoryServer small = listen(DirectoryServer.builder()).capacity(3, 10, 2, 1).start();
-             Rendezvous r = Rendezvous.connect(small.target(), security())) {
+             Rendezvous r = Fixtures.client(small.target(), security())) {
             Announcement a = r.announce(peer("c0", 1), LEASE);
             r.announce(peer("c1", 1), LEASE);
             r.announce(peer("c2", 1), LEASE);

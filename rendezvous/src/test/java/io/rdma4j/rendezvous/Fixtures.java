@@ -58,4 +58,22 @@ final class Fixtures {
     }
 
     static final Duration LEASE = Duration.ofSeconds(60);
+
+    /**
+     * Call deadline of test clients: generous, because a cold JVM's first TLS connection on a loaded two-core machine
+     * can take longer than the 5 s default. Deadlines are not what these tests check.
+     */
+    static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+
+    static Rendezvous client(String target, Security security) {
+        return Rendezvous.connect(target, security, CALL_TIMEOUT);
+    }
+
+    static Rendezvous client(String target, String token) {
+        return client(target, token == null ? Security.none() : Security.token(token));
+    }
+
+    static HandshakeClient handshakeClient(String address, Security security) {
+        return HandshakeClient.connect(address, security, CALL_TIMEOUT);
+    }
 }

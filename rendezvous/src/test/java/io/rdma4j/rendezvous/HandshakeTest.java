@@ -80,7 +80,7 @@ class HandshakeTest {
     @BeforeEach
     void start() {
         server = HandshakeServer.builder("responder", 77, handler).inProcess(Fixtures.uniqueName("hs")).start();
-        client = HandshakeClient.connect(server.address(), Security.none());
+        client = Fixtures.handshakeClient(server.address(), Security.none());
     }
 
     @AfterEach
@@ -203,8 +203,8 @@ class HandshakeTest {
     @Test
     void handshakeOverTcpNeedsTheToken() {
         try (HandshakeServer tcp = HandshakeServer.builder("responder", 1, handler).bindAddress("127.0.0.1").security(Security.token("hs-token")).start();
-             HandshakeClient wrong = HandshakeClient.connect(tcp.address(), Security.token("nope"));
-             HandshakeClient right = HandshakeClient.connect(tcp.address(), Security.token("hs-token"))) {
+             HandshakeClient wrong = Fixtures.handshakeClient(tcp.address(), Security.token("nope"));
+             HandshakeClient right = Fixtures.handshakeClient(tcp.address(), Security.token("hs-token"))) {
             assertEquals(Status.Code.UNAUTHENTICATED, code(() -> wrong.connect("i", 1, "responder", List.of(fabricLane(0)))));
             assertEquals(0, handler.connects.get());
             assertEquals(1, right.connect("i", 1, "responder", List.of(fabricLane(0))).lanes().size());
@@ -225,7 +225,7 @@ class HandshakeTest {
     @Test
     void advertisesAReachableHostWhenBoundToAllInterfaces() throws Exception {
         try (HandshakeServer wild = HandshakeServer.builder("responder", 1, handler).security(Security.token("t")).advertiseHost("127.0.0.1").start();
-             HandshakeClient c = HandshakeClient.connect(wild.address(), Security.token("t"))) {
+             HandshakeClient c = Fixtures.handshakeClient(wild.address(), Security.token("t"))) {
             assertTrue(wild.address().startsWith("127.0.0.1:"), wild.address());
             assertTrue(wild.description().startsWith("0.0.0.0:"), wild.description());
             assertEquals(1, c.connect("i", 1, "responder", List.of(fabricLane(0))).lanes().size());

@@ -29,7 +29,7 @@ class ScaleAndRestartTest {
         try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start()) {
             List<Rendezvous> clients = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
-                clients.add(Rendezvous.connect(server.target(), TOKEN));
+                clients.add(Fixtures.client(server.target(), TOKEN));
             }
             LinkedBlockingQueue<PeerEvent> events = new LinkedBlockingQueue<>();
             ExecutorService pool = Executors.newFixedThreadPool(32);
@@ -89,7 +89,7 @@ class ScaleAndRestartTest {
     void peersReannounceAndRepublishAfterTheDirectoryRestarts() throws Exception {
         DirectoryServer first = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start();
         int port = first.port();
-        try (Rendezvous manual = Rendezvous.connect(first.target(), TOKEN); Rendezvous auto = Rendezvous.connect(first.target(), TOKEN)) {
+        try (Rendezvous manual = Fixtures.client(first.target(), TOKEN); Rendezvous auto = Fixtures.client(first.target(), TOKEN)) {
             Announcement a = manual.announce(peer("manual", 2), Duration.ofMinutes(1));
             a.publish(buffer("manual-buf", 2));
             a.publish(buffer("manual-secret", 1).withAccess(Set.of("auto")));
@@ -130,7 +130,7 @@ class ScaleAndRestartTest {
     void unrenewedLeasesExpireOnTheirOwn() throws Exception {
         try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN))
                 .leases(Duration.ofMillis(100), Duration.ofSeconds(10), Duration.ofMinutes(1)).sweepInterval(Duration.ofMillis(50)).start();
-             Rendezvous r = Rendezvous.connect(server.target(), TOKEN)) {
+             Rendezvous r = Fixtures.client(server.target(), TOKEN)) {
             LinkedBlockingQueue<PeerEvent> events = new LinkedBlockingQueue<>();
             try (Rendezvous.Watch w = r.watch(events::add, e -> { })) {
                 assertEquals(PeerEvent.Kind.SYNCED, next(events).kind());

@@ -5,7 +5,6 @@ import static io.rdma4j.rendezvous.Fixtures.peer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.grpc.Status;
 import java.io.IOException;
@@ -28,9 +27,7 @@ class SecurityTest {
 
     @BeforeAll
     static void certificates() throws Exception {
-        if (TestCertificates.opensslAvailable()) {
-            certs = TestCertificates.generate(dir);
-        }
+        certs = TestCertificates.generate(dir);
     }
 
     private static Status.Code code(Runnable r) {
@@ -41,10 +38,10 @@ class SecurityTest {
     @Test
     void rejectsMissingAndWrongTokensOnEveryCall() {
         try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start();
-             Rendezvous none = Rendezvous.connect(server.target(), (String) null);
-             Rendezvous wrong = Rendezvous.connect(server.target(), TOKEN + "x");
-             Rendezvous almost = Rendezvous.connect(server.target(), TOKEN.substring(0, TOKEN.length() - 1) + "X");
-             Rendezvous right = Rendezvous.connect(server.target(), TOKEN)) {
+             Rendezvous none = Fixtures.client(server.target(), (String) null);
+             Rendezvous wrong = Fixtures.client(server.target(), TOKEN + "x");
+             Rendezvous almost = Fixtures.client(server.target(), TOKEN.substring(0, TOKEN.length() - 1) + "X");
+             Rendezvous right = Fixtures.client(server.target(), TOKEN)) {
             assertTrue(server.description().contains("bearer token required"), server.description());
             RendezvousException missing = assertThrows(RendezvousException.class, () -> none.resolve("anyone"));
             assertEquals(Status.Code.UNAUTHENTICATED, missing.code());
@@ -63,7 +60,7 @@ class SecurityTest {
     @Test
     void watchWithoutTokenEndsUnauthenticated() throws Exception {
         try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start();
-             Rendezvous none = Rendezvous.connect(server.target(), (String) null)) {
+             Rendezvous none = Fixtures.client(server.target(), (String) null)) {
             var errors = new java.util.concurrent.LinkedBlockingQueue<RendezvousException>();
             try (Rendezvous.Watch w = none.watch(e -> { }, errors::add)) {
                 assertEquals(Status.Code.UNAUTHENTICATED, Fixtures.next(errors).code());
@@ -87,7 +84,7 @@ class SecurityTest {
         Path f = dir.resolve("token");
         Files.writeString(f, TOKEN + "\n");
         try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.none().withTokenFile(f)).start();
-             Rendezvous r = Rendezvous.connect(server.target(), Security.none().withTokenFile(f))) {
+             Rendezvous r = Fixtures.client(server.target(), Security.none().withTokenFile(f))) {
             assertTrue(r.list().isEmpty());
         }
         Files.writeString(f, "has space\n");
@@ -100,7 +97,7 @@ class SecurityTest {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        try (Rendezvous r = Rendezvous.connect("127.0.0.1:" + port, TOKEN)) {
+        try (Rendezvous r = Fixtures.client("127.0.0.1:" + port, TOKEN)) {
             RendezvousException e = assertThrows(RendezvousException.class, () -> r.resolve("x"));
             assertEquals(Status.Code.UNAVAILABLE, e.code(), "a refused connection must not wait for the deadline");
             assertTrue(e.getMessage().contains("./rdma4j rendezvous"), e.getMessage());
@@ -110,13 +107,12 @@ class SecurityTest {
 
     @Test
     void servesTlsToClientsThatTrustItsCa() {
-        assumeTrue(certs != null, "openssl is not installed; TLS certificates are generated with it at test time");
         Security serverSec = Security.token(TOKEN).withCertificate(certs.serverCert(), certs.serverKey());
         try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(serverSec).start();
-             Rendezvous tls = Rendezvous.connect(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.ca()));
-             Rendezvous plain = Rendezvous.connect(server.target(), Security.token(TOKEN));
-             Rendezvous distrustful = Rendezvous.connect(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.otherCa()));
-             Rendezvous tokenless = Rendezvous.connect(server.target(), Security.none().withTrustedCertificates(certs.ca()))) {
+             Rendezvous tls = Fixtures.client(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.ca()));
+             Rendezvous plain = Fixtures.client(server.target(), Security.token(TOKEN));
+             Rendezvous distrustful = Fixtures.client(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.otherCa()));
+             Rendezvous tokenless = Fixtures.client(server.target(), Security.none().withTrustedCertificates(certs.ca()))) {
             assertTrue(server.description().contains("(TLS"), server.description());
             try (Announcement a = tls.announce(peer("over-tls", 2), LEASE)) {
                 assertEquals(peer("over-tls", 2), tls.resolve("over-tls").orElseThrow());
@@ -129,13 +125,12 @@ class SecurityTest {
 
     @Test
     void mutualTlsRequiresAClientCertificateSignedByTheTrustedCa() {
-        assumeTrue(certs != null, "openssl is not installed; TLS certificates are generated with it at test time");
         Security serverSec = Security.token(TOKEN).withCertificate(certs.serverCert(), certs.serverKey()).withTrustedCertificates(certs.ca());
         try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(serverSec).start();
-             Rendezvous withCert = Rendezvous.connect(server.target(),
+             Rendezvous withCert = Fixtures.client(server.target(),
                      Security.token(TOKEN).withTrustedCertificates(certs.ca()).withCertificate(certs.clientCert(), certs.clientKey()));
-             Rendezvous withoutCert = Rendezvous.connect(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.ca()));
-             Rendezvous stranger = Rendezvous.connect(server.target(),
+             Rendezvous withoutCert = Fixtures.client(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.ca()));
+             Rendezvous stranger = Fixtures.client(server.target(),
                      Security.token(TOKEN).withTrustedCertificates(certs.ca()).withCertificate(certs.strangerCert(), certs.strangerKey()))) {
             assertTrue(server.description().contains("mutual TLS"), server.description());
             assertEquals(List.of(), withCert.list());
@@ -146,12 +141,11 @@ class SecurityTest {
 
     @Test
     void handshakeServesOverMutualTls() {
-        assumeTrue(certs != null, "openssl is not installed; TLS certificates are generated with it at test time");
         Security serverSec = Security.token(TOKEN).withCertificate(certs.serverCert(), certs.serverKey()).withTrustedCertificates(certs.ca());
         Security clientSec = Security.token(TOKEN).withTrustedCertificates(certs.ca()).withCertificate(certs.clientCert(), certs.clientKey());
         HandshakeTest.RecordingHandler handler = new HandshakeTest.RecordingHandler();
         try (HandshakeServer hs = HandshakeServer.builder("responder", 7, handler).bindAddress("127.0.0.1").security(serverSec).start();
-             HandshakeClient c = HandshakeClient.connect(hs.address(), clientSec)) {
+             HandshakeClient c = Fixtures.handshakeClient(hs.address(), clientSec)) {
             HandshakeResult r = c.connect("initiator", 1, "responder", List.of(Fixtures.ibverbsLane(0, 500)));
             assertEquals(1, r.lanes().size());
             assertEquals(7, r.responderGeneration());
@@ -160,11 +154,10 @@ class SecurityTest {
 
     @Test
     void certificateBoundNamesStopTokenHoldersImpersonatingPeers() {
-        assumeTrue(certs != null, "openssl is not installed; TLS certificates are generated with it at test time");
         Security serverSec = Security.token(TOKEN).withCertificate(certs.serverCert(), certs.serverKey()).withTrustedCertificates(certs.ca());
         Security clientSec = Security.token(TOKEN).withTrustedCertificates(certs.ca()).withCertificate(certs.clientCert(), certs.clientKey());
         try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(serverSec).bindNamesToCertificates().start();
-             Rendezvous r = Rendezvous.connect(server.target(), clientSec)) {
+             Rendezvous r = Fixtures.client(server.target(), clientSec)) {
             try (Announcement own = r.announce(peer("rdma4j-test-client/engine-0", 1), LEASE)) {
                 assertTrue(r.resolve("rdma4j-test-client/engine-0").isPresent());
             }
@@ -176,7 +169,7 @@ class SecurityTest {
         HandshakeTest.RecordingHandler handler = new HandshakeTest.RecordingHandler();
         try (HandshakeServer hs = HandshakeServer.builder("responder", 7, handler).bindAddress("127.0.0.1").security(serverSec)
                 .bindNamesToCertificates().start();
-             HandshakeClient c = HandshakeClient.connect(hs.address(), clientSec)) {
+             HandshakeClient c = Fixtures.handshakeClient(hs.address(), clientSec)) {
             assertEquals(1, c.connect("rdma4j-test-client", 1, "responder", List.of(Fixtures.fabricLane(0))).lanes().size());
             assertEquals(Status.Code.PERMISSION_DENIED, code(() -> c.connect("impostor", 1, "responder", List.of(Fixtures.fabricLane(0)))));
             assertEquals(1, handler.connects.get());

@@ -40,7 +40,7 @@ class UntrustedDirectoryTest {
     void rejectsMalformedPeersAndBuffersFromTheDirectory() throws Exception {
         String name = Fixtures.uniqueName("liar");
         Server liar = InProcessServerBuilder.forName(name).addService(new LyingDirectory()).build().start();
-        try (Rendezvous r = Rendezvous.connect("inproc:" + name, Security.none())) {
+        try (Rendezvous r = Fixtures.client("inproc:" + name, Security.none())) {
             RendezvousException peer = assertThrows(RendezvousException.class, () -> r.resolve("victim"));
             assertEquals(Status.Code.INVALID_ARGUMENT, peer.code());
             assertTrue(peer.getMessage().contains("sent a malformed peer victim") && peer.getMessage().contains("28-byte QPInfo"), peer.getMessage());
