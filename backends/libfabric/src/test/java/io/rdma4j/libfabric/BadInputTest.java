@@ -58,10 +58,21 @@ class BadInputTest {
             assertTrue(error.getMessage().startsWith("fi_cq_readerr(context=42"), error.getMessage());
             assertTrue(error.getMessage().contains("provider error " + error.providerErrno() + ": " + error.providerText()), error.getMessage());
             assertTrue(a.contexts.isEmpty(), "the failed read must not also complete successfully");
-            // rxm drops the connection after the rejected key: later operations to that peer fail clearly too
+            // libfabric 1.17's rxm drops the connection after the rejected key, so the next operation fails too; a
+            // provider that reconnects delivers it. Either way it ends clearly, without a crash.
             Peer.post(a, b, () -> a.ep.writeData(a.mr, 0, 64, 9, peer, good, 0, 43));
-            CompletionErrorException after = awaitError(a, b);
-            assertEquals(43L, after.context(), after.getMessage());
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            CompletionErrorException after = null;
+            while (after == null && !b.remoteData.contains(9L) && System.nanoTime() < deadline) {
+                try {
+                    a.poll();
+                    b.poll();
+                } catch (CompletionErrorException e) {
+                    after = e;
+                }
+            }
+            assertTrue(after != null ? after.context() == 43L : b.remoteData.contains(9L),
+                    "the operation after the error neither failed clearly nor arrived: " + after);
         }
     }
 
