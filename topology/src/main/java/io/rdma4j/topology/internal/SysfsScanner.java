@@ -18,6 +18,7 @@ import java.net.NetworkInterface;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -114,14 +115,46 @@ public final class SysfsScanner {
         return out;
     }
 
-    /** Resolves symbolic links and returns the path only when it stays inside the root. */
+    /**
+     * Resolves symbolic links and returns the path only when it stays inside the root. Sysfs links are relative, go up
+     * first and then down through real directories ({@code ../../../devices/pci0000:80/...}), so one readlink and a
+     * lexical join give the real path; {@code toRealPath} (a readlink per component) is the fallback for anything
+     * else. {@code p}'s parent must itself be a real path, as every caller's is.
+     */
     private Path real(Path p) {
         try {
+            Path cur = p;
+            for (int depth = 0; depth < 8; depth++) {
+                if (!Files.isSymbolicLink(cur)) {
+                    return cur.startsWith(realRoot) && Files.exists(cur, LinkOption.NOFOLLOW_LINKS) ? cur : null;
+                }
+                Path target = Files.readSymbolicLink(cur);
+                if (target.isAbsolute() || !upThenDown(target) || cur.getParent() == null) {
+                    break;
+                }
+                cur = cur.getParent().resolve(target).normalize();
+            }
             Path r = p.toRealPath();
             return r.startsWith(realRoot) ? r : null;
         } catch (IOException | RuntimeException e) {
             return null;
         }
+    }
+
+    /** True when {@code ..} appears only as a leading run: joining lexically is then exact. */
+    private static boolean upThenDown(Path target) {
+        boolean down = false;
+        for (Path part : target) {
+            String n = part.toString();
+            if (n.equals("..")) {
+                if (down) {
+                    return false;
+                }
+            } else if (!n.equals(".")) {
+                down = true;
+            }
+        }
+        return true;
     }
 
     /** The target of a link by its text, without touching the target (which may be missing). */
