@@ -176,4 +176,16 @@ class SysfsShapesTest {
             }
         }
     }
+
+    @Test
+    void bridgeMissingFromTheBusListIsStillOnThePathWithItsAttributes() throws Exception {
+        java.nio.file.Files.delete(tmp.resolve("sys/bus/pci/devices/0000:01:00.0"));
+        Topology t = Topology.builder().fsroot(tmp).nicFilter("").build();
+        PciDevice gpu = t.device("0000:03:00.0").orElseThrow();
+        assertEquals(List.of(bdf("0000:00:01.0"), bdf("0000:01:00.0"), bdf("0000:02:00.0")),
+                gpu.path().stream().map(PciBridge::address).toList());
+        assertEquals(0x8086, gpu.path().get(1).vendor());
+        assertTrue(t.bridges().stream().noneMatch(b -> b.address().equals(bdf("0000:01:00.0"))));
+        assertEquals(Level.PXB, t.rankNics("0000:03:00.0").get(0).level());
+    }
 }
