@@ -330,7 +330,7 @@ final class IbverbsEngineBackend implements EngineBackend {
                 failure = e;
             }
         }
-        for (Registration r : List.copyOf(registrations)) {
+        for (Registration r : new ArrayList<>(registrations)) { // List.copyOf rejects the nulls of closed ones
             if (r != null) {
                 r.close();
             }
@@ -364,11 +364,16 @@ final class IbverbsEngineBackend implements EngineBackend {
         int lastRkey;
         boolean failed;
         QpInfo remote;
+        /** Requests with sequence numbers in [errorFrom, errorUntil) failed: they are reported with errorStatus. */
+        long errorFrom;
+        long errorUntil;
+        int errorStatus;
+        String errorText;
 
         Conn(int index, QueuePair qp, int sqDepth) {
             this.index = index;
             this.qp = qp;
-            int cap = Integer.highestOneBit(Math.max(2, sqDepth) * 2 - 1);
+            int cap = Integer.highestOneBit(Math.max(2, sqDepth) * 4 - 1); // at least twice the send queue
             this.ctx = new long[cap];
             this.internal = new boolean[cap];
             this.mask = cap - 1;
@@ -448,7 +453,8 @@ final class IbverbsEngineBackend implements EngineBackend {
             if (c.failed) {
                 return FAILED;
             }
-            if (c.inFlight() >= c.qp.maxSendWr() - 1) { // one slot stays free for the fence
+            // one send queue slot stays free for the fence; contexts not yet handed to the engine keep their ring slots
+            if (c.inFlight() >= c.qp.maxSendWr() - 1 || c.head - c.reported >= c.ctx.length - 1) {
                 return BACK_PRESSURED;
             }
             long seq = c.head;
@@ -483,6 +489,9 @@ final class IbverbsEngineBackend implements EngineBackend {
 
         /** Posts a signaled zero-length request behind trailing unsignaled ones, so they complete. */
         private void fence(Conn c) {
+            if (c.head - c.reported >= c.ctx.length) {
+                return; // the ring is full of unreported contexts; the engine's next poll drains them first
+            }
             long seq = c.head;
             swr.wrId(((long) c.index << 32) | (seq & 0xFFFF_FFFFL)).opcode(c.lastOpcode).numSge(0).rdma(c.lastRemote, c.lastRkey)
                     .flags(IBV_SEND_SIGNALED);
@@ -502,7 +511,7 @@ final class IbverbsEngineBackend implements EngineBackend {
             // contexts already known complete but not reported for lack of room last time
             for (Conn c : conns) {
                 if (c != null) {
-                    drain(c, out, 0, null);
+                    drain(c, out);
                 }
             }
             int room = out.capacity() - out.count;
@@ -526,9 +535,8 @@ final class IbverbsEngineBackend implements EngineBackend {
                         }
                     } else if (c != null && !c.failed) {
                         // a flushed receive means the queue pair went to the error state (the peer's request failed)
-                        fail(c, status, wcs.vendorErr(i));
-                        c.doneUpTo = c.head;
-                        drain(c, out, status, VerbsException.wcStatusName(status));
+                        fail(c, c.doneUpTo, status, wcs.vendorErr(i));
+                        drain(c, out);
                     }
                     continue;
                 }
@@ -542,14 +550,12 @@ final class IbverbsEngineBackend implements EngineBackend {
                 }
                 if (status == IBV_WC_SUCCESS) {
                     c.doneUpTo = Math.max(c.doneUpTo, seq + 1);
-                    drain(c, out, 0, null);
+                    drain(c, out);
                 } else if (!c.failed) {
                     // in order: everything before seq succeeded, seq and everything after it failed
                     c.doneUpTo = Math.max(c.doneUpTo, seq);
-                    drain(c, out, 0, null);
-                    fail(c, status, wcs.vendorErr(i));
-                    c.doneUpTo = c.head;
-                    drain(c, out, status, VerbsException.wcStatusName(status));
+                    fail(c, seq, status, wcs.vendorErr(i));
+                    drain(c, out);
                 }
             }
             if (n == 0) {
@@ -569,10 +575,12 @@ final class IbverbsEngineBackend implements EngineBackend {
         }
 
         /** Reports contexts of {@code c} from {@code reported} up to {@code doneUpTo}, as far as {@code out} has room. */
-        private void drain(Conn c, Completions out, int status, String text) {
+        private void drain(Conn c, Completions out) {
             while (c.reported < c.doneUpTo && out.count < out.capacity()) {
                 int slot = (int) (c.reported & c.mask);
                 if (!c.internal[slot]) {
+                    int status = c.reported >= c.errorFrom && c.reported < c.errorUntil ? c.errorStatus : 0;
+                    String text = c.errorText;
                     if (status == 0) {
                         out.add(Completions.LOCAL, c.ctx[slot], 0);
                     } else {
@@ -583,8 +591,16 @@ final class IbverbsEngineBackend implements EngineBackend {
             }
         }
 
-        private void fail(Conn c, int status, int vendorErr) {
+        /** Marks {@code c} failed from request {@code fromSeq} on: it and every later outstanding request are reported as failed. */
+        private void fail(Conn c, long fromSeq, int status, int vendorErr) {
             c.failed = true;
+            if (c.errorUntil <= c.reported) {
+                c.errorFrom = fromSeq;
+            }
+            c.errorUntil = c.head;
+            c.errorStatus = status;
+            c.errorText = VerbsException.wcStatusName(status) + " (" + VerbsException.wcStatusText(status) + ")";
+            c.doneUpTo = c.head;
             if (error == null) {
                 error = "lane " + index + " (" + device.ctx.deviceName() + ") connection " + c.index + ", qp " + c.qp.qpNum() + ": "
                         + VerbsException.wcStatusName(status) + " (" + VerbsException.wcStatusText(status) + ", vendor_err " + vendorErr
@@ -617,8 +633,7 @@ final class IbverbsEngineBackend implements EngineBackend {
                         if (c.remote != null) {
                             Verbs.connectRc(c.qp, c.remote, PORT, device.gidIndex, ACCESS);
                         }
-                        c.doneUpTo = c.head;
-                        c.reported = c.head;
+                        c.doneUpTo = c.head; // what is not reported yet was failed by fail() and drains as errors
                         c.signaledPending = 0;
                         c.lastSignaled = c.head - 1;
                         c.failed = false;

@@ -89,9 +89,11 @@ class RdmaCmGuestTest {
             awaitOne(scq, wcs, IBV_WC_RECV);
             assertEquals("over rdma_cm", new String(sbuf.segment().asSlice(0, 12).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.US_ASCII));
 
+            // the active side's DISCONNECTED waits for the passive side's rdma_disconnect (its DREP)
             client.disconnect();
-            cch.expect(RDMA_CM_EVENT_DISCONNECTED, 10_000);
-            sch.expect(RDMA_CM_EVENT_DISCONNECTED, 10_000);
+            sch.expect(RDMA_CM_EVENT_DISCONNECTED, 30_000);
+            conn.disconnect();
+            cch.expect(RDMA_CM_EVENT_DISCONNECTED, 30_000);
             assertEquals(IBV_QPS_ERR, cqp.state());
 
             cbuf.close();
