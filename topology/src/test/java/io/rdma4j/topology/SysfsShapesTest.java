@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,8 +17,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SysfsShapesTest {
     @TempDir
-    Path tmp;
-    Topology topo;
+    static Path shared;
+    static Topology topo;
+
+    @TempDir
+    Path own;
 
     /*
      * pci0000:00 (NUMA 0)                               pci0000:80 (NUMA 1)
@@ -33,8 +36,13 @@ class SysfsShapesTest {
      * node 2: memory only (GPU memory on POWER9, CXL); nvme1 (tcp, host_iface=ens81f0) and nvme2 (rdma) share
      * subsystem nvme-subsys1 whose namespace nvme1n1 has one path through each.
      */
-    @BeforeEach
-    void machine() {
+    @BeforeAll
+    static void scanShared() {
+        machine(shared);
+        topo = Topology.builder().fsroot(shared).nicFilter("").build();
+    }
+
+    static void machine(Path tmp) {
         FakeSysfs fs = new FakeSysfs(tmp).node(0, "0-7", "10 20 40").node(1, "8-15", "20 10 40").node(2, "", "40 30 10");
         List<String> sw = List.of("0000:00:01.0", "0000:01:00.0");
         fs.pci("pci0000:00", append(sw, "0000:02:00.0"), "0000:03:00.0", 0x030200, 0x10de, 0x2330, 0, "0-7", "32.0 GT/s PCIe", 16);
@@ -52,7 +60,6 @@ class SysfsShapesTest {
         fs.nvmeFabrics("nvme1", "tcp", "traddr=192.0.2.10,trsvcid=4420,host_iface=ens81f0", "nqn.2024-01.io.rdma4j:remote", 1);
         fs.nvmeFabrics("nvme2", "rdma", "traddr=192.0.2.11,trsvcid=4420,host_traddr=192.0.2.1", "nqn.2024-01.io.rdma4j:remote", -1);
         fs.multipathNamespace("nvme-subsys1", "nvme1n1", List.of("nvme1c1n1", "nvme1c2n1"), List.of("optimized", "non-optimized"));
-        topo = Topology.builder().fsroot(tmp).nicFilter("").build();
     }
 
     private static List<String> append(List<String> l, String s) {
@@ -179,8 +186,9 @@ class SysfsShapesTest {
 
     @Test
     void bridgeMissingFromTheBusListIsStillOnThePathWithItsAttributes() throws Exception {
-        java.nio.file.Files.delete(tmp.resolve("sys/bus/pci/devices/0000:01:00.0"));
-        Topology t = Topology.builder().fsroot(tmp).nicFilter("").build();
+        machine(own);
+        java.nio.file.Files.delete(own.resolve("sys/bus/pci/devices/0000:01:00.0"));
+        Topology t = Topology.builder().fsroot(own).nicFilter("").build();
         PciDevice gpu = t.device("0000:03:00.0").orElseThrow();
         assertEquals(List.of(bdf("0000:00:01.0"), bdf("0000:01:00.0"), bdf("0000:02:00.0")),
                 gpu.path().stream().map(PciBridge::address).toList());
