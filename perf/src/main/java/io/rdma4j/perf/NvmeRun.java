@@ -143,7 +143,7 @@ final class NvmeRun implements BenchRun {
             CountDownLatch doneAll = new CountDownLatch(w.qd());
             for (int s = 0; s < w.qd(); s++) {
                 int slot = s;
-                long[] lat = new long[2_000_000];
+                long[] lat = new long[200_000];
                 lats.add(lat);
                 Thread.ofPlatform().start(() -> {
                     SplittableRandom rnd = new SplittableRandom(slot);
@@ -169,7 +169,7 @@ final class NvmeRun implements BenchRun {
             doneAll.await();
         } else {
             Semaphore window = new Semaphore(w.qd());
-            long[] lat = new long[4_000_000];
+            long[] lat = new long[1_000_000];
             AtomicLong n = new AtomicLong();
             SplittableRandom rnd = new SplittableRandom(1);
             java.util.concurrent.ConcurrentLinkedQueue<Integer> slotsFree = new java.util.concurrent.ConcurrentLinkedQueue<>();
