@@ -839,6 +839,8 @@ public final class EngineCore implements TransferEngine {
                 if (in != null) {
                     dropInbound(in);
                 }
+                // so that the same peer generation coming back gets a fresh connection and inbox, not a stored answer
+                handshakeServer.forget(who);
             }
             case UPDATED, JOINED -> {
                 PeerLink link = peers.get(who);
