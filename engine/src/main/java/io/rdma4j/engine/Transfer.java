@@ -19,8 +19,10 @@ public interface Transfer {
 
     /**
      * Stops the transfer: chunks not yet posted are dropped, the future completes with a
-     * {@link java.util.concurrent.CancellationException}, and no notification is sent. Chunks already on the wire
-     * finish on their own; the memory stays registered until they have. Returns false if it had already finished.
+     * {@link java.util.concurrent.CancellationException}, and no notification is sent, unless every byte had already
+     * landed and the notification was on its way (then the target still gets it: it never names missing data). Chunks
+     * already on the wire finish on their own; the memory stays registered until they have. Returns false if it had
+     * already finished.
      */
     boolean cancel();
 

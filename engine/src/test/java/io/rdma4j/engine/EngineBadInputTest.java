@@ -114,4 +114,16 @@ class EngineBadInputTest {
         var e = assertThrows(io.rdma4j.BackendUnavailableException.class, () -> TransferEngine.builder().backend("nonexistent").build());
         assertTrue(e.getMessage().contains("nonexistent"), e.getMessage());
     }
+
+    @Test
+    void keysGoOnlyToPeersOnTheAccessList() {
+        b.publish("private", b.register(TestEngines.allocate(arena, 4096)), Access.only(a.name()));
+        RemoteBuffer mine = a.peer(b.name()).buffer("private");
+        assertEquals(4096, mine.length());
+        try (TransferEngine c = TestEngines.tcp("bad-e", 1).build()) {
+            var e = assertThrows(UnknownBufferException.class, () -> c.peer(b.name()).buffer("private"));
+            assertTrue(e.getMessage().contains("private"), e.getMessage());
+        }
+        nothingPosted();
+    }
 }

@@ -961,7 +961,7 @@ public final class EngineCore implements TransferEngine {
     /** A notification copy failed on {@code failed}: send it on another lane (it still vouches for its original lane). */
     void retryNotification(NotifyCopy copy, LaneRuntime failed, String error) {
         TransferImpl t = copy.transfer;
-        if (t.isTerminal()) {
+        if (copy.abandoned()) {
             return;
         }
         copy.attempts++;

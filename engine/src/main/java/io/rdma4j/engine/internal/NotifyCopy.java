@@ -14,6 +14,15 @@ final class NotifyCopy {
     int connection;
     int attempts;
 
+    /**
+     * Whether to stop sending this copy. Once a sequence number is taken every byte has landed, so the copies go out
+     * even if the transfer was cancelled or timed out meanwhile: a sequence the target never completes would hold its
+     * ring (and so every later notification to it) forever. Only a lost peer ends them.
+     */
+    boolean abandoned() {
+        return transfer.peer.lost() || transfer.notifySeq < 0 && transfer.isTerminal();
+    }
+
     NotifyCopy(TransferImpl transfer, int markLane, int lane, int remoteLane, int connection) {
         this.transfer = transfer;
         this.markLane = markLane;

@@ -141,7 +141,7 @@ final class ProgressThread implements Runnable {
             }
             for (int i = l.notifyPending.size(); i > 0; i--) {
                 NotifyCopy c = l.notifyPending.poll();
-                if (c.transfer.isTerminal()) {
+                if (c.abandoned()) {
                     continue;
                 }
                 if (l.failed || engine.hasHealthyAlternative(c.transfer, l.lane)) {
@@ -166,7 +166,7 @@ final class ProgressThread implements Runnable {
         }
         while (!l.notifyPending.isEmpty()) {
             NotifyCopy c = l.notifyPending.peek();
-            if (c.transfer.isTerminal()) {
+            if (c.abandoned()) {
                 l.notifyPending.poll();
                 continue;
             }
@@ -332,7 +332,7 @@ final class ProgressThread implements Runnable {
                         if (t.copiesLeft.decrementAndGet() == 0) {
                             t.complete();
                         }
-                    } else if (!t.isTerminal()) {
+                    } else if (!nc.abandoned()) {
                         t.recordError(err);
                         engine.retryNotification(nc, l, err);
                     }
