@@ -25,12 +25,21 @@ import oshi.hardware.HardwareAbstractionLayer;
 public record SystemSummary(String cpuModel, int packages, int physicalCores, int logicalCpus, long memoryBytes, String source) {
     private static final Pattern MEM_TOTAL = Pattern.compile("MemTotal:\\s+(\\d+)\\s*kB");
 
-    /** Reads the running machine through OSHI. */
+    /**
+     * Reads the running machine through OSHI; should OSHI fail (its JNA cannot load, say), falls back to
+     * {@code /proc} and says so in {@link #source()}.
+     */
     public static SystemSummary live() {
-        HardwareAbstractionLayer hal = new SystemInfo().getHardware();
-        CentralProcessor cpu = hal.getProcessor();
-        return new SystemSummary(cpu.getProcessorIdentifier().getName().trim(), cpu.getPhysicalPackageCount(),
-                cpu.getPhysicalProcessorCount(), cpu.getLogicalProcessorCount(), hal.getMemory().getTotal(), "oshi");
+        try {
+            HardwareAbstractionLayer hal = new SystemInfo().getHardware();
+            CentralProcessor cpu = hal.getProcessor();
+            return new SystemSummary(cpu.getProcessorIdentifier().getName().trim(), cpu.getPhysicalPackageCount(),
+                    cpu.getPhysicalProcessorCount(), cpu.getLogicalProcessorCount(), hal.getMemory().getTotal(), "oshi");
+        } catch (RuntimeException | LinkageError e) {
+            SystemSummary p = fromProc(Path.of("/"));
+            return new SystemSummary(p.cpuModel(), p.packages(), p.physicalCores(), p.logicalCpus(), p.memoryBytes(),
+                    "/proc (OSHI failed: " + e + ")");
+        }
     }
 
     /**

@@ -48,4 +48,12 @@ class LiveMachineTest {
             assertTrue(t.warnings().stream().anyMatch(w -> w.contains("device(s) this machine does not have")), t.warnings().toString());
         }
     }
+
+    @Test
+    void procSummaryOfThisMachineAgreesWithOshi() {
+        SystemSummary proc = SystemSummary.fromProc(java.nio.file.Path.of("/"));
+        SystemSummary oshi = SystemSummary.live();
+        assertEquals(oshi.logicalCpus(), proc.logicalCpus());
+        assertTrue(Math.abs(oshi.memoryBytes() - proc.memoryBytes()) < 64L << 20, oshi + " vs " + proc);
+    }
 }
