@@ -110,4 +110,19 @@ class ParsingTest {
                 + "<system><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" class=\"0x030200\"/></cpu></system>");
         assertEquals(DeviceKind.GPU, Topology.fromNcclXml(f).device("0000:01:00.0").orElseThrow().kind());
     }
+
+    @Test
+    void dualPortNicInAVendorFileIsOneVerbsDeviceWithTwoPorts() throws Exception {
+        Path f = Files.writeString(tmp.resolve("dual.xml"), """
+                <system version="1"><cpu numaid="0" affinity="0000000f">
+                  <pci busid="0000:17:00.0" class="0x020700" vendor="0x15b3" device="0x101b" link_speed="16.0 GT/s PCIe" link_width="16">
+                    <nic><net name="mlx5_0" dev="0" speed="200000" port="1"/><net name="mlx5_0" dev="1" speed="200000" port="2"/></nic>
+                  </pci>
+                </cpu></system>""");
+        PciDevice nic = Topology.fromNcclXml(f).device("0000:17:00.0").orElseThrow();
+        assertEquals(1, nic.rdmaDevices().size());
+        assertEquals(List.of(1, 2), nic.ports().stream().map(RdmaPort::number).toList());
+        assertEquals(200.0, nic.lineRateGbps());
+        assertEquals(List.of(0, 1, 2, 3), Topology.fromNcclXml(f).numaNode(0).orElseThrow().cpus());
+    }
 }

@@ -121,7 +121,21 @@ final class NcclXmlReader {
                     port = 1;
                 }
                 double mbps = LinkSpeeds.leadingNumber(Xml.attr(net, "speed"));
-                rdma.add(new RdmaDevice(name, Optional.of(addr), List.of(new RdmaPort(port, "", "", mbps / 1000.0, List.of()))));
+                RdmaPort p = new RdmaPort(port, "", "", mbps / 1000.0, List.of());
+                // a dual-port NIC is one verbs device listed once per port
+                int at = -1;
+                for (int i = 0; i < rdma.size(); i++) {
+                    if (rdma.get(i).name().equals(name)) {
+                        at = i;
+                    }
+                }
+                if (at < 0) {
+                    rdma.add(new RdmaDevice(name, Optional.of(addr), List.of(p)));
+                } else {
+                    List<RdmaPort> ports = new ArrayList<>(rdma.get(at).ports());
+                    ports.add(p);
+                    rdma.set(at, new RdmaDevice(name, Optional.of(addr), ports));
+                }
             }
         }
         boolean gpuHint = !Xml.children(pci, "gpu").isEmpty();
