@@ -11,8 +11,8 @@ import java.util.concurrent.locks.LockSupport;
  * Every backend data call for an owned lane happens here, so backends need no locking on the data path.
  */
 final class ProgressThread implements Runnable {
-    /** Longest park while peers are connected to this engine. */
-    static final long INBOUND_PARK_CAP_NANOS = 50_000;
+    /** Longest park while peers are connected to this engine ({@code -Drdma4j.engine.inboundParkNanos}, default 50 us). */
+    static final long INBOUND_PARK_CAP_NANOS = Long.getLong("rdma4j.engine.inboundParkNanos", 50_000);
     private final EngineCore engine;
     private final EngineBackend backend;
     private final LaneRuntime[] lanes;
