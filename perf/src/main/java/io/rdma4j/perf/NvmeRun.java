@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * {@code ./rdma4j bench nvme --tcp HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]}: 4 KiB
  * random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB sequential read and write
- * throughput at QD8, through this initiator; and, with {@code --kernel-dev}, the same workloads in the same run through
+ * throughput at QD8, through this initiator (each after an uncounted warm-up of {@code --warmup} seconds, default 1); and, with {@code --kernel-dev}, the same workloads in the same run through
  * the kernel's own NVMe/TCP initiator (the block device of {@code nvme connect} to the same subsystem, O_DIRECT, one
  * thread per outstanding I/O) as the baseline. The workloads write: use a scratch namespace.
  */
@@ -63,6 +63,7 @@ final class NvmeRun implements BenchRun {
         String tcp = null, nqn = null, dev = null;
         long nsid = 1;
         double seconds = 3;
+        double warmup = 1;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--tcp" -> tcp = args[i + 1];
@@ -70,8 +71,9 @@ final class NvmeRun implements BenchRun {
                 case "--nsid" -> nsid = Long.parseLong(args[i + 1]);
                 case "--kernel-dev" -> dev = args[i + 1];
                 case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
+                case "--warmup" -> warmup = Double.parseDouble(args[i + 1]);
                 default -> {
-                    System.err.println("unknown option " + args[i] + "; options: --tcp HOST:PORT --nqn NQN --nsid N --kernel-dev DEV --seconds S");
+                    System.err.println("unknown option " + args[i] + "; options: --tcp HOST:PORT --nqn NQN --nsid N --kernel-dev DEV --seconds S --warmup S");
                     return 2;
                 }
             }
@@ -104,10 +106,11 @@ final class NvmeRun implements BenchRun {
             System.out.printf("target %s %s namespace %d: %d I/O queues of depth %d, MDTS %d bytes; %.1f s per workload over %d MiB%n", tcp, nqn,
                     nsid, c.ioQueueCount(), c.queueDepth(), c.maxTransferBytes(), seconds, bytes >> 20);
             for (Workload w : workloads) {
+                measure(w, ours, bytes, warmup, false); // JIT and connection warm-up, not counted
                 Result r = measure(w, ours, bytes, seconds, false);
                 System.out.printf("%-22s rdma4j  %s%n", w.name(), r.line(w.size()));
                 if (kernel != null) {
-                    Result k = measure(w, (write, off, size, slot, done) -> {
+                    Engine k0 = (write, off, size, slot, done) -> {
                         ByteBuffer b = kbufs[slot].duplicate().limit(size);
                         while (b.hasRemaining()) {
                             int n = write ? kernel.write(b, off + b.position()) : kernel.read(b, off + b.position());
@@ -116,7 +119,9 @@ final class NvmeRun implements BenchRun {
                             }
                         }
                         done.accept(null);
-                    }, bytes, seconds, true);
+                    };
+                    measure(w, k0, bytes, warmup, true);
+                    Result k = measure(w, k0, bytes, seconds, true);
                     System.out.printf("%-22s kernel  %s  (rdma4j/kernel IOPS %.2f)%n", w.name(), k.line(w.size()),
                             (r.ops() / r.seconds()) / (k.ops() / k.seconds()));
                 }

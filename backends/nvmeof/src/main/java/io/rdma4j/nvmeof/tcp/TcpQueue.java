@@ -23,6 +23,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One NVMe queue pair over one NVMe/TCP connection: the ICReq/ICResp exchange, then command capsules out and
@@ -90,6 +91,8 @@ public final class TcpQueue implements AutoCloseable {
     private final ArrayDeque<Integer> freeCids = new ArrayDeque<>();
     private final ArrayDeque<Request> waiting = new ArrayDeque<>();
     private final LinkedBlockingQueue<Object> sendQueue = new LinkedBlockingQueue<>();
+    /** Held while PDU bytes go out, so the writer thread and an inline sender never interleave. */
+    private final ReentrantLock outLock = new ReentrantLock();
     private final Thread readerThread;
     private final Thread writerThread;
     private NvmeException failure; // guarded by this
@@ -237,6 +240,7 @@ public final class TcpQueue implements AutoCloseable {
             throw new IllegalArgumentException(what + " moves " + data.length() + " bytes; this queue's commands move at most " + config.maxData());
         }
         Request r = new Request(sqe, data, what);
+        Pdu.CapsuleCmd cmd;
         synchronized (this) {
             if (failure != null) {
                 r.future.completeExceptionally(failure);
@@ -246,13 +250,14 @@ public final class TcpQueue implements AutoCloseable {
                 waiting.add(r);
                 return r.future;
             }
-            start(r);
+            cmd = start(r);
         }
+        send(cmd);
         return r.future;
     }
 
-    // Called with the lock held.
-    private void start(Request r) {
+    // Called with the lock held; the caller sends the returned capsule.
+    private Pdu.CapsuleCmd start(Request r) {
         int cid = freeCids.poll();
         r.cid = cid;
         slots[cid] = r;
@@ -270,7 +275,30 @@ public final class TcpQueue implements AutoCloseable {
             long ms = config.ioTimeout().toMillis();
             r.timeout = TIMERS.schedule(() -> timedOut(r, ms), ms, TimeUnit.MILLISECONDS);
         }
-        sendQueue.add(new Pdu.CapsuleCmd(r.sqe, capsuleData));
+        return new Pdu.CapsuleCmd(r.sqe, capsuleData);
+    }
+
+    /**
+     * Sends a capsule from the submitting thread when the writer has nothing queued (one thread hand-off less per
+     * command), else queues it for the writer. The reader thread always queues: it must never block on a full socket.
+     */
+    private void send(Pdu.CapsuleCmd cmd) {
+        if (Thread.currentThread() != readerThread && sendQueue.isEmpty() && outLock.tryLock()) {
+            IOException failed = null;
+            try {
+                out.write(PduCodec.encode(cmd, txSettings));
+                out.flush();
+            } catch (IOException e) {
+                failed = e;
+            } finally {
+                outLock.unlock();
+            }
+            if (failed != null) {
+                fail(new NvmeConnectionException(name + ": connection lost while sending: " + failed.getMessage(), failed));
+            }
+            return;
+        }
+        sendQueue.add(cmd);
     }
 
     private void timedOut(Request r, long ms) {
@@ -289,7 +317,7 @@ public final class TcpQueue implements AutoCloseable {
             freeCids.add(r.cid);
             Request next = waiting.poll();
             if (next != null && failure == null) {
-                start(next);
+                sendQueue.add(start(next));
             }
         }
         if (r.timeout != null) {
@@ -398,28 +426,33 @@ public final class TcpQueue implements AutoCloseable {
         try {
             while (true) {
                 Object o = sendQueue.take();
-                if (o == CLOSE) {
-                    out.flush();
-                    return;
-                }
-                if (o instanceof Pdu p) {
-                    out.write(PduCodec.encode(p, txSettings));
-                    if (p instanceof Pdu.TermReq) {
+                outLock.lock();
+                try {
+                    if (o == CLOSE) {
                         out.flush();
                         return;
                     }
-                } else if (o instanceof H2CJob j) {
-                    long off = j.offset();
-                    long end = j.offset() + j.length();
-                    while (off < end) {
-                        int n = (int) Math.min(maxH2CData, end - off);
-                        byte[] chunk = j.request().data.segment().asSlice(j.request().data.offset() + off, n).toArray(ValueLayout.JAVA_BYTE);
-                        out.write(PduCodec.encode(new Pdu.H2CData(j.request().cid, j.ttag(), off, off + n == end, chunk), txSettings));
-                        off += n;
+                    if (o instanceof Pdu p) {
+                        out.write(PduCodec.encode(p, txSettings));
+                        if (p instanceof Pdu.TermReq) {
+                            out.flush();
+                            return;
+                        }
+                    } else if (o instanceof H2CJob j) {
+                        long off = j.offset();
+                        long end = j.offset() + j.length();
+                        while (off < end) {
+                            int n = (int) Math.min(maxH2CData, end - off);
+                            byte[] chunk = j.request().data.segment().asSlice(j.request().data.offset() + off, n).toArray(ValueLayout.JAVA_BYTE);
+                            out.write(PduCodec.encode(new Pdu.H2CData(j.request().cid, j.ttag(), off, off + n == end, chunk), txSettings));
+                            off += n;
+                        }
                     }
-                }
-                if (sendQueue.isEmpty()) {
-                    out.flush();
+                    if (sendQueue.isEmpty()) {
+                        out.flush();
+                    }
+                } finally {
+                    outLock.unlock();
                 }
             }
         } catch (InterruptedException e) {
