@@ -78,6 +78,10 @@ final class ProgressThread implements Runnable {
             }
             if (work > 0) {
                 idle.reset();
+            } else if (inflight()) {
+                // completions are on their way: keep polling without yielding the core (a yield or park on a busy
+                // machine costs a scheduling quantum per completion batch)
+                Thread.onSpinWait();
             } else {
                 // with peers connected to us, their writes only advance while we poll (manual progress) and land
                 // without a completion here, so an idle-looking target must not sleep long
@@ -93,6 +97,15 @@ final class ProgressThread implements Runnable {
                 }
             }
         }
+    }
+
+    private boolean inflight() {
+        for (LaneRuntime l : lanes) {
+            if (l.inflight() > 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private int drainInbox() {
