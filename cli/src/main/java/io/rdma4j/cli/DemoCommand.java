@@ -138,7 +138,9 @@ final class DemoCommand implements Command {
                 RemoteBuffer landing = engine.peer(target).buffer("landing");
                 try (LocalBuffer src = engine.register(source)) {
                     Plan plan = engine.explain(src, landing);
-                    out.printf("%n  %s: %s%n", provider, engine.description());
+                    // the plan's reason repeats where the lanes come from; print the engine line without it
+                    String d = engine.description();
+                    out.printf("%n  %s: %s%n", provider, d.contains("; ") ? d.substring(0, d.indexOf("; ")) : d);
                     for (String l : plan.toText().split("\n")) {
                         out.println("    " + l);
                     }
