@@ -12,6 +12,7 @@ import io.rdma4j.libfabric.CompletionQueue;
 import io.rdma4j.libfabric.Domain;
 import io.rdma4j.libfabric.Endpoint;
 import io.rdma4j.libfabric.Fabric;
+import io.rdma4j.libfabric.FabricException;
 import io.rdma4j.libfabric.Hints;
 import io.rdma4j.libfabric.Info;
 import io.rdma4j.libfabric.InfoList;
@@ -191,63 +192,111 @@ public final class LibfabricEngineBackend implements EngineBackend {
         Libfabric.ensureAvailable();
         String want = config.provider();
         try (InfoList all = Libfabric.getinfo(want == null ? Hints.rdm() : Hints.rdm().provider(want))) {
-            List<Info> usable = new ArrayList<>();
-            for (Info i : all) {
-                if (i.cqDataSize() >= 4 && (i.caps() & Hints.DEFAULT_CAPS) == Hints.DEFAULT_CAPS) {
-                    usable.add(i);
-                }
-            }
+            List<Info> usable = usable(all);
             if (usable.isEmpty()) {
                 throw new BackendUnavailableException("libfabric offers no RDM provider with RMA, messages and 4 bytes of CQ data"
                         + (want == null ? "" : " for provider '" + want + "'") + ". Run ./rdma4j info to see the providers here", null);
             }
             String chosen = want != null ? usable.getFirst().provider() : best(usable);
-            // one device per distinct domain (NIC) of the chosen provider, in libfabric's order: the several fabrics
-            // tcp reports for one interface (each IPv4/IPv6 address) are the same device
-            Map<String, Info> devices = new LinkedHashMap<>();
-            for (Info i : usable) {
-                if (i.provider().equals(chosen)) {
-                    devices.putIfAbsent(i.domain(), i);
+            String source = sourceAddress(config, chosen);
+            if (source == null) {
+                return open(config, chosen, usable);
+            }
+            // socket providers report one domain per interface: bind to the one that owns the source address, so an
+            // engine never sends over an interface nobody named (loopback unless the user gives an address)
+            try (InfoList bound = Libfabric.getinfo(Hints.rdm().provider(chosen.split(";")[0]).sourceAddress(source))) {
+                List<Info> local = usable(bound);
+                if (local.isEmpty()) {
+                    throw new BackendUnavailableException("libfabric provider " + chosen + " has no usable domain for source address "
+                            + source + ": give the address of a local interface (option sourceAddress or RDMA4J_FI_SOURCE_ADDRESS)", null);
+                }
+                try {
+                    return open(config, chosen, local);
+                } catch (FabricException e) {
+                    throw new BackendUnavailableException("libfabric provider " + chosen + " cannot open lanes bound to source address "
+                            + source + " (" + e.getMessage() + "): give the address of a local interface (option sourceAddress or "
+                            + "RDMA4J_FI_SOURCE_ADDRESS)", e);
                 }
             }
-            String filter = config.options().get("nicFilter");
-            List<Info> picked = new ArrayList<>();
-            for (Info i : devices.values()) {
-                if (allowed(filter, i.domain())) {
-                    picked.add(i);
-                }
-            }
-            if (picked.isEmpty()) {
-                throw new BackendUnavailableException("the NIC filter '" + filter + "' excludes every " + chosen + " domain "
-                        + devices.values().stream().map(Info::domain).toList(), null);
-            }
-            List<LaneDescriptor> descriptors = new ArrayList<>();
-            List<Lane> lanes = new ArrayList<>();
-            long cqData = Long.MAX_VALUE;
-            try {
-                for (Info i : picked) {
-                    String pci = pciAddress(i.domain());
-                    int numa = numaNode(pci);
-                    double gbps = rateGbps(i.domain());
-                    // max_msg_size SIZE_MAX reads as a negative long: no limit
-                    for (int k = 0; k < config.lanesPerDevice(); k++) {
-                        int index = lanes.size();
-                        lanes.add(new Lane(index, i));
-                        descriptors.add(new LaneDescriptor(index, i.domain(), pci, numa, gbps, i.maxMsgSize() <= 0 ? Long.MAX_VALUE : i.maxMsgSize()));
-                        cqData = Math.min(cqData, i.cqDataSize());
-                    }
-                }
-            } catch (RuntimeException e) {
-                for (Lane l : lanes) {
-                    l.close();
-                }
-                throw e;
-            }
-            Info first = picked.getFirst();
-            String desc = "libfabric " + Libfabric.versionString() + " " + chosen + " on " + picked.stream().map(Info::domain).distinct().toList()
-                    + " (mr_mode 0x" + Integer.toHexString(first.mrMode()) + ", " + config.lanesPerDevice() + " endpoint(s) per domain)";
-            return new LibfabricEngineBackend(chosen, desc, List.copyOf(descriptors), lanes.toArray(new Lane[0]), cqData);
         }
+    }
+
+    /** Providers that run over the host's IP stack: their lanes bind to one interface address, loopback by default. */
+    private static final List<String> SOCKET_PROVIDERS = List.of("tcp", "udp", "sockets");
+
+    /**
+     * The address socket providers bind to: the {@code sourceAddress} option, else {@code RDMA4J_FI_SOURCE_ADDRESS}, else
+     * {@code 127.0.0.1}. Null for NIC providers (efa, verbs, cxi, shm), which have no such choice.
+     */
+    static String sourceAddress(BackendConfig config, String provider) {
+        String core = provider.toLowerCase(Locale.ROOT).split(";")[0];
+        if (!SOCKET_PROVIDERS.contains(core)) {
+            return null;
+        }
+        String s = config.options().get("sourceAddress");
+        if (s == null || s.isBlank()) {
+            s = System.getenv("RDMA4J_FI_SOURCE_ADDRESS");
+        }
+        return s == null || s.isBlank() ? "127.0.0.1" : s;
+    }
+
+    private static List<Info> usable(InfoList all) {
+        List<Info> usable = new ArrayList<>();
+        for (Info i : all) {
+            if (i.cqDataSize() >= 4 && (i.caps() & Hints.DEFAULT_CAPS) == Hints.DEFAULT_CAPS) {
+                usable.add(i);
+            }
+        }
+        return usable;
+    }
+
+    /** Builds the lanes; the infos' list must stay open until this returns. */
+    private static LibfabricEngineBackend open(BackendConfig config, String chosen, List<Info> usable) {
+        // one device per distinct domain (NIC) of the chosen provider, in libfabric's order: the several fabrics
+        // tcp reports for one interface (each IPv4/IPv6 address) are the same device
+        Map<String, Info> devices = new LinkedHashMap<>();
+        for (Info i : usable) {
+            if (i.provider().equals(chosen)) {
+                devices.putIfAbsent(i.domain(), i);
+            }
+        }
+        String filter = config.options().get("nicFilter");
+        List<Info> picked = new ArrayList<>();
+        for (Info i : devices.values()) {
+            if (allowed(filter, i.domain())) {
+                picked.add(i);
+            }
+        }
+        if (picked.isEmpty()) {
+            throw new BackendUnavailableException("the NIC filter '" + filter + "' excludes every " + chosen + " domain "
+                    + devices.values().stream().map(Info::domain).toList(), null);
+        }
+        List<LaneDescriptor> descriptors = new ArrayList<>();
+        List<Lane> lanes = new ArrayList<>();
+        long cqData = Long.MAX_VALUE;
+        try {
+            for (Info i : picked) {
+                String pci = pciAddress(i.domain());
+                int numa = numaNode(pci);
+                double gbps = rateGbps(i.domain());
+                // max_msg_size SIZE_MAX reads as a negative long: no limit
+                for (int k = 0; k < config.lanesPerDevice(); k++) {
+                    int index = lanes.size();
+                    lanes.add(new Lane(index, i));
+                    descriptors.add(new LaneDescriptor(index, i.domain(), pci, numa, gbps, i.maxMsgSize() <= 0 ? Long.MAX_VALUE : i.maxMsgSize()));
+                    cqData = Math.min(cqData, i.cqDataSize());
+                }
+            }
+        } catch (RuntimeException e) {
+            for (Lane l : lanes) {
+                l.close();
+            }
+            throw e;
+        }
+        Info first = picked.getFirst();
+        String desc = "libfabric " + Libfabric.versionString() + " " + chosen + " on " + picked.stream().map(Info::domain).distinct().toList()
+                + " (mr_mode 0x" + Integer.toHexString(first.mrMode()) + ", " + config.lanesPerDevice() + " endpoint(s) per domain)";
+        return new LibfabricEngineBackend(chosen, desc, List.copyOf(descriptors), lanes.toArray(new Lane[0]), cqData);
     }
 
     private static String best(List<Info> infos) {
