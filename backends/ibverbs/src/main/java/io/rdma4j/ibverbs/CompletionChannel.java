@@ -70,11 +70,10 @@ public final class CompletionChannel extends NativeObject {
 
     @Override
     void destroy() {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment cap = Errno.newCapture(a);
-            int rc = (int) LibIbverbs.ibv_destroy_comp_channel.handle().invokeExact(cap, handle);
+        try {
+            int rc = (int) LibIbverbs.ibv_destroy_comp_channel.handle().invokeExact(handle);
             if (rc != 0) {
-                throw new VerbsException("ibv_destroy_comp_channel", "", Errno.read(cap));
+                throw new VerbsException("ibv_destroy_comp_channel", "", rc);
             }
         } catch (Throwable t) {
             throw Native.rethrow(t);

@@ -70,8 +70,8 @@ public final class LibIbverbs {
     public static final NativeFunction ibv_dereg_mr = fn("ibv_dereg_mr", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     /** {@code struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context);} NULL + errno. */
     public static final NativeFunction ibv_create_comp_channel = fnErrno("ibv_create_comp_channel", FunctionDescriptor.of(ADDRESS, ADDRESS));
-    /** {@code int ibv_destroy_comp_channel(struct ibv_comp_channel *channel);} -1 + errno. */
-    public static final NativeFunction ibv_destroy_comp_channel = fnErrno("ibv_destroy_comp_channel", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    /** {@code int ibv_destroy_comp_channel(struct ibv_comp_channel *channel);} returns errno (EBUSY while CQs use it). */
+    public static final NativeFunction ibv_destroy_comp_channel = fn("ibv_destroy_comp_channel", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     /** {@code struct ibv_cq *ibv_create_cq(ctx, int cqe, void *cq_context, struct ibv_comp_channel *channel, int comp_vector);} NULL + errno. */
     public static final NativeFunction ibv_create_cq = fnErrno("ibv_create_cq",
             FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));

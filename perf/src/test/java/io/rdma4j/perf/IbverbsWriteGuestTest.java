@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  * exist; it prints the table and checks only that both sides ran, never a timing.
  */
 @Tag("testvm")
-class IbverbsWriteGuestRun {
+class IbverbsWriteGuestTest {
     @Test
     void printsJavaNextToPerftestOnRxe0() throws Exception {
         assumeTrue(Verbs.isAvailable() && Verbs.deviceNames().contains("rxe0"), "rxe0 is not present: run in the test VM");
