@@ -29,11 +29,11 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
 /**
- * {@code ./rdma4j nvme}: an NVMe over Fabrics (NVMe/TCP) host on the command line. A stable contract: scripts call it.
+ * {@code ./rdma4j nvme}: an NVMe over Fabrics (NVMe/TCP or NVMe/RDMA) host on the command line. A stable contract: scripts call it.
  */
 final class NvmeCommand implements Command {
     private static final String USAGE = """
-            usage: ./rdma4j nvme VERB --tcp HOST[:PORT] [options]
+            usage: ./rdma4j nvme VERB --tcp HOST[:PORT] [options]     (or --rdma HOST[:PORT] for NVMe/RDMA through RDMA-CM)
               discover   --tcp HOST:PORT                       one line per discovery log entry: NQN, transport, address, port
               identify   --tcp HOST:PORT --nqn NQN              controller model, serial, MDTS, queues, namespaces
               write      --tcp HOST:PORT --nqn NQN --nsid N --lba L --in FILE
@@ -41,7 +41,7 @@ final class NvmeCommand implements Command {
               checkpoint --tcp HOST:PORT --nqn NQN --nsid N [--lba L] FILE...   files as named buffers, manifest written last
               restore    --tcp HOST:PORT --nqn NQN --nsid N [--lba L] --out DIR  restores and verifies every CRC32C
             options: --hostnqn NQN --hostid UUID (default: kept in ~/.config/rdma4j), --queues N (4), --depth N (128),
-                     --digest (header and data digests), --timeout SECONDS (I/O timeout, 30)
+                     --digest (header and data digests, NVMe/TCP), --timeout SECONDS (I/O timeout, 30)
             Exit status: 0 on success, 1 with the NVMe status named on any error, 2 on bad usage.""";
 
     private final PrintStream out;
@@ -119,10 +119,11 @@ final class NvmeCommand implements Command {
             return args.length == 0 ? 2 : 0;
         }
         Args a = parse(args, 1);
-        if (a.options().containsKey("rdma")) {
-            throw new IllegalArgumentException("--rdma: the NVMe/RDMA transport is not available yet; use --tcp");
+        boolean rdma = a.options().containsKey("rdma");
+        if (rdma && a.options().containsKey("tcp")) {
+            throw new IllegalArgumentException("give either --tcp HOST:PORT or --rdma HOST:PORT, not both\n" + USAGE);
         }
-        Target target = Target.parseTcp(a.need("tcp"));
+        Target target = rdma ? Target.parseRdma(a.need("rdma")) : Target.parseTcp(a.need("tcp"));
         ConnectOptions opts = options(a);
         try {
             return switch (args[0]) {

@@ -2,8 +2,11 @@ package io.rdma4j.nvmeof;
 
 import io.rdma4j.ffi.Segments;
 import io.rdma4j.nvmeof.internal.Cqe;
+import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Le;
 import io.rdma4j.nvmeof.internal.Sqe;
+import io.rdma4j.nvmeof.rdma.RdmaQueue;
+import io.rdma4j.nvmeof.rdma.RdmaResources;
 import io.rdma4j.nvmeof.tcp.TcpQueue;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -62,7 +65,7 @@ public final class Controller implements AutoCloseable {
     private boolean closed;
 
     /** Everything one bring-up created; {@link #reconnect()} replaces it whole. */
-    private record Session(TcpQueue admin, List<TcpQueue> io, int cntlid, long cap, int version, ControllerInfo info, long maxTransfer,
+    private record Session(FabricQueue admin, List<FabricQueue> io, RdmaResources rdma, int cntlid, long cap, int version, ControllerInfo info, long maxTransfer,
                            int depth, ScheduledFuture<?> keepAlive) {
     }
 
@@ -108,17 +111,25 @@ public final class Controller implements AutoCloseable {
 
     private Session bringUp() {
         Duration step = options.connectTimeout();
-        TcpQueue admin = TcpQueue.open(address(), target + " admin", new TcpQueue.Config(0, ADMIN_DEPTH, options.headerDigest(),
-                options.dataDigest(), step, step, ADMIN_MAX_DATA, ADMIN_IN_CAPSULE), connector);
-        List<TcpQueue> io = new ArrayList<>();
+        RdmaResources rdma = target.transport() == Target.Transport.RDMA ? new RdmaResources() : null;
+        FabricQueue admin;
+        try {
+            admin = openQueue(rdma, 0, ADMIN_DEPTH, 0, step, ADMIN_MAX_DATA, ADMIN_IN_CAPSULE);
+        } catch (RuntimeException e) {
+            if (rdma != null) {
+                rdma.close();
+            }
+            throw e;
+        }
+        List<FabricQueue> io = new ArrayList<>();
         try {
             int kato = (int) options.keepAlive().toMillis();
             byte[] connectData = Sqe.connectData(identity.idBytes(), 0xffff, subsystemNqn, identity.nqn());
             Cqe c = call(admin, Sqe.connect(0, ADMIN_DEPTH - 1, kato, false), heap(connectData, true),
                     "Connect(qid=0, subnqn=" + subsystemNqn + ", hostnqn=" + identity.nqn() + ")", true);
             int cntlid = c.dw0() & 0xffff;
-            long cap = call(admin, Sqe.propertyGet(Sqe.PROP_CAP, true), TcpQueue.Data.NONE, "Property Get CAP", true).value64();
-            int version = call(admin, Sqe.propertyGet(Sqe.PROP_VS, false), TcpQueue.Data.NONE, "Property Get VS", true).dw0();
+            long cap = call(admin, Sqe.propertyGet(Sqe.PROP_CAP, true), FabricQueue.Data.NONE, "Property Get CAP", true).value64();
+            int version = call(admin, Sqe.propertyGet(Sqe.PROP_VS, false), FabricQueue.Data.NONE, "Property Get VS", true).dw0();
             int mpsMin = (int) (cap >>> 48 & 0xf);
             long pageSize = 4096L << mpsMin;
             if (!discovery && (cap >>> 37 & 1) == 0) {
@@ -126,7 +137,7 @@ public final class Controller implements AutoCloseable {
                         + ") lacks the NVM command set, the only one this host speaks");
             }
             int cc = 1 | mpsMin << 7 | 6 << 16 | 4 << 20; // EN, MPS, CSS NVM, IOSQES 64 B, IOCQES 16 B
-            call(admin, Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL), TcpQueue.Data.NONE, "Property Set CC.EN", true);
+            call(admin, Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL), FabricQueue.Data.NONE, "Property Set CC.EN", true);
             long readyMs = Math.max(1000, (cap >>> 24 & 0xff) * 500);
             waitStatus(admin, readyMs, true);
             byte[] id = new byte[ControllerInfo.SIZE];
@@ -134,10 +145,10 @@ public final class Controller implements AutoCloseable {
             ControllerInfo info = ControllerInfo.parse(id);
             long maxTransfer = Math.min(info.maxTransferBytes(pageSize), MAX_COMMAND_BYTES);
             if (discovery) {
-                return new Session(admin, List.of(), cntlid, cap, version, info, Math.min(maxTransfer, ADMIN_MAX_DATA), 0, null);
+                return new Session(admin, List.of(), rdma, cntlid, cap, version, info, Math.min(maxTransfer, ADMIN_MAX_DATA), 0, null);
             }
             int want = options.ioQueues();
-            int granted = call(admin, Sqe.setFeatures(Sqe.FID_NUMBER_OF_QUEUES, (want - 1) | (want - 1) << 16), TcpQueue.Data.NONE,
+            int granted = call(admin, Sqe.setFeatures(Sqe.FID_NUMBER_OF_QUEUES, (want - 1) | (want - 1) << 16), FabricQueue.Data.NONE,
                     "Set Features Number of Queues(" + want + ")", false).dw0();
             int queues = Math.min(want, Math.min((granted & 0xffff) + 1, (granted >>> 16) + 1));
             int depth = (int) Math.min(options.queueDepth(), (cap & 0xffff) + 1);
@@ -146,8 +157,7 @@ public final class Controller implements AutoCloseable {
             }
             int inCapsule = (int) Math.min(info.inCapsuleDataBytes(), maxTransfer);
             for (int q = 1; q <= queues; q++) {
-                TcpQueue queue = TcpQueue.open(address(), target + " qid " + q, new TcpQueue.Config(q, depth, options.headerDigest(),
-                        options.dataDigest(), step, options.ioTimeout(), (int) maxTransfer, inCapsule), connector);
+                FabricQueue queue = openQueue(rdma, q, depth, cntlid, options.ioTimeout(), (int) maxTransfer, inCapsule);
                 io.add(queue);
                 byte[] d = Sqe.connectData(identity.idBytes(), cntlid, subsystemNqn, identity.nqn());
                 call(queue, Sqe.connect(q, depth - 1, 0, false), heap(d, true), "Connect(qid=" + q + ", cntlid=" + cntlid + ")", true);
@@ -157,19 +167,37 @@ public final class Controller implements AutoCloseable {
                 long period = Math.max(100, kato / 2);
                 ka = KEEP_ALIVE.scheduleAtFixedRate(() -> keepAlive(admin, io), period, period, TimeUnit.MILLISECONDS);
             }
-            return new Session(admin, List.copyOf(io), cntlid, cap, version, info, maxTransfer, depth, ka);
+            return new Session(admin, List.copyOf(io), rdma, cntlid, cap, version, info, maxTransfer, depth, ka);
         } catch (RuntimeException e) {
-            io.forEach(TcpQueue::close);
+            io.forEach(FabricQueue::close);
             admin.close();
+            if (rdma != null) {
+                rdma.close();
+            }
             throw e;
         }
     }
 
-    private void keepAlive(TcpQueue admin, List<TcpQueue> io) {
+    /**
+     * Opens one queue of this controller's transport. On NVMe/RDMA the admin queue carries no in-capsule data (the
+     * kernel target gives its admin queue no in-capsule buffers) and every queue shares {@code rdma}'s registrations.
+     */
+    private FabricQueue openQueue(RdmaResources rdma, int qid, int depth, int cntlid, Duration ioTimeout, int maxData, int inCapsule) {
+        Duration step = options.connectTimeout();
+        String name = target + (qid == 0 ? " admin" : " qid " + qid);
+        return switch (target.transport()) {
+            case TCP -> TcpQueue.open(address(), name, new TcpQueue.Config(qid, depth, options.headerDigest(), options.dataDigest(), step, ioTimeout,
+                    maxData, inCapsule), connector);
+            case RDMA -> RdmaQueue.open(target.host(), target.port(), name, new RdmaQueue.Config(qid, depth, cntlid, step, ioTimeout, maxData,
+                    qid == 0 ? 0 : inCapsule), rdma);
+        };
+    }
+
+    private void keepAlive(FabricQueue admin, List<FabricQueue> io) {
         if (admin.failure() != null) {
             return;
         }
-        admin.submit(Sqe.keepAlive(), TcpQueue.Data.NONE, "Keep Alive").whenComplete((cqe, ex) -> {
+        admin.submit(Sqe.keepAlive(), FabricQueue.Data.NONE, "Keep Alive").whenComplete((cqe, ex) -> {
             NvmeException why = ex != null ? new NvmeConnectionException(target + ": keep-alive failed: " + unwrap(ex).getMessage(), unwrap(ex))
                     : cqe.ok() ? null : new NvmeConnectionException(target + ": keep-alive failed: "
                     + NvmeStatusException.name(false, cqe.sct(), cqe.sc()) + "; call reconnect()");
@@ -180,10 +208,10 @@ public final class Controller implements AutoCloseable {
         });
     }
 
-    private void waitStatus(TcpQueue admin, long timeoutMs, boolean ready) {
+    private void waitStatus(FabricQueue admin, long timeoutMs, boolean ready) {
         long deadline = System.nanoTime() + timeoutMs * 1_000_000;
         while (true) {
-            int csts = call(admin, Sqe.propertyGet(Sqe.PROP_CSTS, false), TcpQueue.Data.NONE, "Property Get CSTS", true).dw0();
+            int csts = call(admin, Sqe.propertyGet(Sqe.PROP_CSTS, false), FabricQueue.Data.NONE, "Property Get CSTS", true).dw0();
             if ((csts & 2) != 0) {
                 throw new NvmeException(target + " " + subsystemNqn + ": the controller reports a fatal status (CSTS.CFS, CSTS=0x"
                         + Integer.toHexString(csts) + ") " + (ready ? "while enabling" : "while shutting down")
@@ -205,12 +233,12 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private static TcpQueue.Data heap(byte[] b, boolean toController) {
-        return new TcpQueue.Data(MemorySegment.ofArray(b), 0, b.length, toController);
+    private static FabricQueue.Data heap(byte[] b, boolean toController) {
+        return new FabricQueue.Data(MemorySegment.ofArray(b), 0, b.length, toController);
     }
 
     /** Sends one command and waits for it, turning an error status into an {@link NvmeStatusException}. */
-    private Cqe call(TcpQueue q, byte[] sqe, TcpQueue.Data data, String what, boolean fabrics) {
+    private Cqe call(FabricQueue q, byte[] sqe, FabricQueue.Data data, String what, boolean fabrics) {
         Cqe cqe = await(q.submit(sqe, data, what), options.connectTimeout(), target + ": " + what);
         if (!cqe.ok()) {
             throw new NvmeStatusException(what, fabrics, cqe.sct(), cqe.sc(), cqe.dnr(), cqe.dw0());
@@ -285,15 +313,20 @@ public final class Controller implements AutoCloseable {
         return live().maxTransfer();
     }
 
-    /** @return whether NVMe/TCP header and data digests are on (as negotiated) */
+    /** @return whether NVMe/TCP header and data digests are on (as negotiated); both false on NVMe/RDMA */
     public boolean[] digests() {
-        TcpQueue a = live().admin();
-        return new boolean[] {a.headerDigest(), a.dataDigest()};
+        return live().admin() instanceof TcpQueue a ? new boolean[] {a.headerDigest(), a.dataDigest()} : new boolean[] {false, false};
     }
 
-    /** @return MAXH2CDATA the admin queue's ICResp announced */
+    /** @return MAXH2CDATA the admin queue's ICResp announced (NVMe/TCP), 0 on NVMe/RDMA */
     public long maxH2CData() {
-        return live().admin().maxH2CData();
+        return live().admin() instanceof TcpQueue a ? a.maxH2CData() : 0;
+    }
+
+    /** @return how many of the caller's buffers are registered with the RDMA device now (0 on NVMe/TCP) */
+    public int rdmaRegistrations() {
+        RdmaResources r = live().rdma();
+        return r == null ? 0 : r.registrations();
     }
 
     /** @return the target this controller is connected to */
@@ -311,7 +344,7 @@ public final class Controller implements AutoCloseable {
         return identity;
     }
 
-    private Cqe admin(byte[] sqe, TcpQueue.Data data, String what) {
+    private Cqe admin(byte[] sqe, FabricQueue.Data data, String what) {
         return call(live().admin(), sqe, data, what, false);
     }
 
@@ -433,7 +466,7 @@ public final class Controller implements AutoCloseable {
             long slba = lba + off / bs;
             int blocks = n / bs;
             String what = (write ? "Write" : "Read") + "(nsid=" + nsid + ", slba=" + slba + ", blocks=" + blocks + ")";
-            parts.add(io(Sqe.readWrite(write, nsid, slba, blocks), new TcpQueue.Data(buffer, off, n, write), what));
+            parts.add(io(Sqe.readWrite(write, nsid, slba, blocks), new FabricQueue.Data(buffer, off, n, write), what));
         }
         return all(parts);
     }
@@ -441,7 +474,7 @@ public final class Controller implements AutoCloseable {
     /** Flushes the volatile write cache of namespace {@code nsid}. */
     public CompletableFuture<Void> flush(long nsid) {
         checkNsid(nsid);
-        return io(Sqe.flush(nsid), TcpQueue.Data.NONE, "Flush(nsid=" + nsid + ")");
+        return io(Sqe.flush(nsid), FabricQueue.Data.NONE, "Flush(nsid=" + nsid + ")");
     }
 
     /** Zeroes {@code blocks} logical blocks from {@code lba} without sending data (Write Zeroes). */
@@ -457,17 +490,17 @@ public final class Controller implements AutoCloseable {
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (long b = 0; b < blocks; b += 65536) {
             int n = (int) Math.min(65536, blocks - b);
-            parts.add(io(Sqe.writeZeroes(nsid, lba + b, n), TcpQueue.Data.NONE, "Write Zeroes(nsid=" + nsid + ", slba=" + (lba + b) + ", blocks=" + n + ")"));
+            parts.add(io(Sqe.writeZeroes(nsid, lba + b, n), FabricQueue.Data.NONE, "Write Zeroes(nsid=" + nsid + ", slba=" + (lba + b) + ", blocks=" + n + ")"));
         }
         return all(parts);
     }
 
-    private CompletableFuture<Void> io(byte[] sqe, TcpQueue.Data data, String what) {
+    private CompletableFuture<Void> io(byte[] sqe, FabricQueue.Data data, String what) {
         Session s = live();
         if (s.io().isEmpty()) {
             throw new IllegalStateException(what + ": a discovery controller has no I/O queues");
         }
-        TcpQueue q = s.io().get(Math.floorMod(nextQueue.getAndIncrement(), s.io().size()));
+        FabricQueue q = s.io().get(Math.floorMod(nextQueue.getAndIncrement(), s.io().size()));
         NvmeException down = q.failure();
         if (down != null) {
             return CompletableFuture.failedFuture(new NvmeConnectionException(what + ": the connection is down (" + down.getMessage()
@@ -521,8 +554,11 @@ public final class Controller implements AutoCloseable {
         if (s.keepAlive() != null) {
             s.keepAlive().cancel(false);
         }
-        s.io().forEach(TcpQueue::close);
+        s.io().forEach(FabricQueue::close);
         s.admin().close();
+        if (s.rdma() != null) {
+            s.rdma().close();
+        }
     }
 
     /** Shuts the controller down (CC.SHN, wait for CSTS.SHST) and closes every connection. Idempotent. */
@@ -540,18 +576,21 @@ public final class Controller implements AutoCloseable {
         if (s.keepAlive() != null) {
             s.keepAlive().cancel(false);
         }
-        s.io().forEach(TcpQueue::close);
+        s.io().forEach(FabricQueue::close);
         RuntimeException failure = null;
         if (s.admin().failure() == null) {
             try {
                 int cc = (int) (1 | (s.cap() >>> 48 & 0xf) << 7 | 6 << 16 | 4 << 20 | 1 << 14);
-                call(s.admin(), Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL), TcpQueue.Data.NONE, "Property Set CC.SHN", true);
+                call(s.admin(), Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL), FabricQueue.Data.NONE, "Property Set CC.SHN", true);
                 waitStatus(s.admin(), 5000, false);
             } catch (NvmeException | CancellationException e) {
                 failure = e;
             }
         }
         s.admin().close();
+        if (s.rdma() != null) {
+            s.rdma().close();
+        }
         if (failure != null && !(failure instanceof NvmeConnectionException)) {
             throw failure;
         }

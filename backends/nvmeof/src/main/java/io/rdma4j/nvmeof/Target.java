@@ -13,7 +13,9 @@ public record Target(Transport transport, String host, int port) {
     /** Transports this host speaks. */
     public enum Transport {
         /** NVMe/TCP. */
-        TCP
+        TCP,
+        /** NVMe/RDMA through RDMA-CM (RoCE, InfiniBand, iWARP, Soft-RoCE). */
+        RDMA
     }
 
     public Target {
@@ -28,6 +30,17 @@ public record Target(Transport transport, String host, int port) {
     /** @return an NVMe/TCP target */
     public static Target tcp(String host, int port) {
         return new Target(Transport.TCP, host, port);
+    }
+
+    /** @return an NVMe/RDMA target (an IPv4 address RDMA-CM resolves to a local RDMA device) */
+    public static Target rdma(String host, int port) {
+        return new Target(Transport.RDMA, host, port);
+    }
+
+    /** Parses {@code HOST[:PORT]} as an NVMe/RDMA target; the port defaults to 4420. */
+    public static Target parseRdma(String hostPort) {
+        Target t = parseTcp(hostPort);
+        return rdma(t.host(), t.port());
     }
 
     /** Parses {@code HOST[:PORT]} or {@code [IPV6]:PORT}; the port defaults to 4420. */

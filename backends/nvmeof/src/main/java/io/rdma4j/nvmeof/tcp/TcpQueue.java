@@ -4,6 +4,7 @@ import io.rdma4j.nvmeof.NvmeConnectionException;
 import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.NvmeProtocolException;
 import io.rdma4j.nvmeof.internal.Cqe;
+import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Sqe;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -34,7 +35,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Anything the target sends that the protocol does not allow closes the connection: outstanding commands fail with
  * an {@link NvmeProtocolException}; a connection that drops fails them with an {@link NvmeConnectionException}.
  */
-public final class TcpQueue implements AutoCloseable {
+public final class TcpQueue implements FabricQueue {
     /** Sockets connect through this; tests wrap the streams to inject faults. */
     @FunctionalInterface
     public interface Connector {
@@ -65,11 +66,6 @@ public final class TcpQueue implements AutoCloseable {
                 throw new IllegalArgumentException("queue depth " + depth + " is outside 1..65535");
             }
         }
-    }
-
-    /** Where a command's data lives and which way it moves. */
-    public record Data(MemorySegment segment, long offset, int length, boolean toController) {
-        public static final Data NONE = new Data(MemorySegment.NULL, 0, 0, false);
     }
 
     private static final ScheduledExecutorService TIMERS = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -201,6 +197,7 @@ public final class TcpQueue implements AutoCloseable {
     }
 
     /** @return whether this queue's threads may touch {@code segment} (a confined arena's memory they may not) */
+    @Override
     public boolean accessible(MemorySegment segment) {
         return segment.isAccessibleBy(readerThread) && segment.isAccessibleBy(writerThread);
     }
@@ -226,6 +223,7 @@ public final class TcpQueue implements AutoCloseable {
     }
 
     /** @return null while the connection works, else why it does not */
+    @Override
     public synchronized NvmeException failure() {
         return failure;
     }
@@ -235,6 +233,7 @@ public final class TcpQueue implements AutoCloseable {
      * @param what names the command in error messages, e.g. {@code Read(nsid=1, slba=0, blocks=8)}
      * @return completes with the completion entry (whatever its status) or exceptionally if the connection fails
      */
+    @Override
     public CompletableFuture<Cqe> submit(byte[] sqe, Data data, String what) {
         if (data.length() > config.maxData()) {
             throw new IllegalArgumentException(what + " moves " + data.length() + " bytes; this queue's commands move at most " + config.maxData());
@@ -463,6 +462,7 @@ public final class TcpQueue implements AutoCloseable {
     }
 
     /** Fails every outstanding and waiting command with {@code why} and closes the connection. Idempotent. */
+    @Override
     public void fail(NvmeException why) {
         java.util.List<Request> victims = new java.util.ArrayList<>();
         synchronized (this) {

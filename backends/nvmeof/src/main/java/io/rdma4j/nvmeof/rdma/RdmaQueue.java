@@ -1,0 +1,598 @@
+package io.rdma4j.nvmeof.rdma;
+
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ADDR_RESOLVED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_DEVICE_REMOVAL;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_DISCONNECTED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ESTABLISHED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_REJECTED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ROUTE_RESOLVED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_PS_TCP;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_LOCAL_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_RECV;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_SEND;
+
+import io.rdma4j.Rdma4jException;
+import io.rdma4j.ibverbs.CompletionQueue;
+import io.rdma4j.ibverbs.Context;
+import io.rdma4j.ibverbs.MemoryRegion;
+import io.rdma4j.ibverbs.ProtectionDomain;
+import io.rdma4j.ibverbs.QpInitAttr;
+import io.rdma4j.ibverbs.QueuePair;
+import io.rdma4j.ibverbs.RecvWr;
+import io.rdma4j.ibverbs.SendWr;
+import io.rdma4j.ibverbs.Verbs;
+import io.rdma4j.ibverbs.VerbsException;
+import io.rdma4j.ibverbs.WorkCompletions;
+import io.rdma4j.ibverbs.cm.CmEvent;
+import io.rdma4j.ibverbs.cm.CmId;
+import io.rdma4j.ibverbs.cm.ConnParam;
+import io.rdma4j.ibverbs.cm.EventChannel;
+import io.rdma4j.nvmeof.NvmeConnectionException;
+import io.rdma4j.nvmeof.NvmeException;
+import io.rdma4j.nvmeof.NvmeProtocolException;
+import io.rdma4j.nvmeof.internal.Cqe;
+import io.rdma4j.nvmeof.internal.FabricQueue;
+import io.rdma4j.nvmeof.internal.Sqe;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One NVMe queue pair over one RDMA-CM connection (NVMe/RDMA): command capsules go out by SEND from registered slots,
+ * completions arrive in pre-posted receives, and a command's data moves by the target's own RDMA READ / WRITE on the
+ * caller's buffer, named by a keyed SGL data block descriptor (address, length, rkey). Small writes within the
+ * controller's in-capsule limit travel in the capsule instead. Heap buffers go through a registered bounce copy.
+ *
+ * <p>A polling thread per queue reaps completions (callbacks run on it: do not block in them) and watches the RDMA-CM
+ * channel, so a target that disconnects fails the outstanding commands with an {@link NvmeConnectionException}.
+ */
+public final class RdmaQueue implements FabricQueue {
+    /**
+     * How a queue is set up.
+     * @param cntlid the controller ID for an I/O queue's connect request (0 for the admin queue)
+     * @param maxData largest data one command moves
+     * @param inCapsuleLimit writes up to this many bytes travel inside the command capsule (0: never)
+     */
+    public record Config(int qid, int depth, int cntlid, Duration connectTimeout, Duration ioTimeout, int maxData, int inCapsuleLimit) {
+        public Config {
+            if (depth < 2 || depth > 1024) {
+                throw new IllegalArgumentException("NVMe/RDMA queue depth " + depth + " is outside 2..1024");
+            }
+            if (maxData < 0 || maxData > 0xffffff) {
+                throw new IllegalArgumentException("a keyed SGL moves at most 16 MiB - 1 per command, not " + maxData);
+            }
+            if (inCapsuleLimit < 0 || inCapsuleLimit > 1 << 20) {
+                throw new IllegalArgumentException("in-capsule limit " + inCapsuleLimit + " is outside 0..1 MiB");
+            }
+        }
+    }
+
+    private static final ScheduledExecutorService TIMERS = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "nvmeof-rdma-timeouts");
+        t.setDaemon(true);
+        return t;
+    });
+    private static final int CQE_SIZE = 16;
+    /** Receive work request ids carry this bit; send ids are the command identifier alone. */
+    private static final long RECV_TAG = 1L << 32;
+
+    private final String name;
+    private final Config config;
+    private final RdmaResources resources;
+    private final EventChannel channel;
+    private final CmId id;
+    private final CompletionQueue cq;
+    private final QueuePair qp;
+    private final Arena arena;
+    private final MemoryRegion capsules;
+    private final MemoryRegion responses;
+    private final int capsuleSize;
+    private final SendWr swr = new SendWr(1);
+    private final RecvWr rwr = new RecvWr(1);
+    private final WorkCompletions wcs;
+    private final Request[] slots;
+    private final ArrayDeque<Integer> freeCids = new ArrayDeque<>();
+    private final ArrayDeque<Request> waiting = new ArrayDeque<>();
+    private final Thread poller;
+    private volatile boolean stopping;
+    private NvmeException failure; // guarded by this
+
+    private static final class Request {
+        final byte[] sqe;
+        final Data data;
+        final String what;
+        final CompletableFuture<Cqe> future = new CompletableFuture<>();
+        byte[] inCapsule = new byte[0];
+        MemorySegment bounce; // heap data staged in registered memory
+        MemoryRegion bounceMr;
+        int cid = -1;
+        boolean sent;
+        Cqe cqe;
+        ScheduledFuture<?> timeout;
+
+        Request(byte[] sqe, Data data, String what) {
+            this.sqe = sqe;
+            this.data = data;
+            this.what = what;
+        }
+    }
+
+    private RdmaQueue(String name, Config config, RdmaResources resources, EventChannel channel, CmId id, CompletionQueue cq, QueuePair qp,
+                      Arena arena, MemoryRegion capsules, MemoryRegion responses, int capsuleSize) {
+        this.name = name;
+        this.config = config;
+        this.resources = resources;
+        this.channel = channel;
+        this.id = id;
+        this.cq = cq;
+        this.qp = qp;
+        this.arena = arena;
+        this.capsules = capsules;
+        this.responses = responses;
+        this.capsuleSize = capsuleSize;
+        this.wcs = new WorkCompletions(32);
+        this.slots = new Request[config.depth()];
+        for (int i = 0; i < config.depth(); i++) {
+            freeCids.add(i);
+        }
+        this.poller = Thread.ofPlatform().daemon().name(name + "-cq").unstarted(this::pollLoop);
+    }
+
+    /** Fails with a message naming the fix when this host cannot do NVMe/RDMA at all (no libraries, no device). */
+    public static void requireRdma(String target) {
+        if (!Verbs.isAvailable() || !Verbs.isRdmaCmAvailable()) {
+            Throwable cause = Verbs.unavailabilityCause();
+            throw new NvmeConnectionException("NVMe/RDMA to " + target + " needs libibverbs and librdmacm, which did not load"
+                    + (cause == null ? "" : " (" + cause.getMessage() + ")") + ": install rdma-core (apt-get install rdma-core ibverbs-providers"
+                    + " librdmacm1), or connect over NVMe/TCP (--tcp, Target.tcp)", cause);
+        }
+        if (Verbs.deviceNames().isEmpty()) {
+            throw new NvmeConnectionException("NVMe/RDMA to " + target + ": this host has no RDMA device (ibv_get_device_list is empty):"
+                    + " add one (a NIC with RDMA, or Soft-RoCE: rdma link add rxe0 type rxe netdev eth0), or connect over NVMe/TCP"
+                    + " (--tcp, Target.tcp)");
+        }
+    }
+
+    /**
+     * Connects through RDMA-CM with the NVMe/RDMA private data. The Fabrics Connect command is the caller's.
+     * @param name for thread names and messages, e.g. {@code rdma://10.0.0.2:4420 qid 1}
+     */
+    public static RdmaQueue open(String host, int port, String name, Config config, RdmaResources resources) {
+        requireRdma(host + ":" + port);
+        InetSocketAddress address = resolve(host, port);
+        long step = Math.max(1000, config.connectTimeout().toMillis());
+        int cmTimeout = (int) Math.min(Integer.MAX_VALUE, step);
+        EventChannel ch = EventChannel.create();
+        List<AutoCloseable> undo = new ArrayList<>();
+        undo.add(ch);
+        try {
+            CmId id = CmId.create(ch, RDMA_PS_TCP);
+            id.resolveAddr(null, address, cmTimeout);
+            expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, step, name, "resolving " + address
+                    + " to a local RDMA device (is the target on a network an RDMA interface here reaches?)");
+            id.resolveRoute(cmTimeout);
+            expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, step, name, "resolving the route to " + address);
+            Context ctx = id.context();
+            ProtectionDomain pd = resources.pd(ctx);
+            int depth = config.depth();
+            CompletionQueue cq = ctx.createCq(2 * depth + 2);
+            undo.add(0, cq);
+            QueuePair qp = id.createQp(pd, QpInitAttr.rc(cq).maxSendWr(depth + 1).maxRecvWr(depth + 1).maxSendSge(1).maxRecvSge(1));
+            Arena arena = Arena.ofShared();
+            undo.add(arena);
+            int capsuleSize = (Sqe.SIZE + config.inCapsuleLimit() + 63) / 64 * 64;
+            MemoryRegion capsules = pd.register(arena.allocate((long) capsuleSize * depth, 4096), IBV_ACCESS_LOCAL_WRITE);
+            undo.add(0, capsules);
+            MemoryRegion responses = pd.register(arena.allocate((long) CQE_SIZE * depth, 4096), IBV_ACCESS_LOCAL_WRITE);
+            undo.add(0, responses);
+            RdmaQueue q = new RdmaQueue(name, config, resources, ch, id, cq, qp, arena, capsules, responses, capsuleSize);
+            undo.add(0, q.wcs);
+            undo.add(0, q.swr);
+            undo.add(0, q.rwr);
+            for (int i = 0; i < depth; i++) {
+                q.postRecv(i);
+            }
+            int rd = Math.clamp(ctx.deviceAttr().maxQpRdAtom(), 1, 255);
+            // the host keeps at most depth commands in flight (HSQSIZE, 0's based) and takes depth completions (HRQSIZE)
+            id.connect(new ConnParam(RdmaCm.connectRequest(config.qid(), depth, depth - 1, config.cntlid()), rd, 1, 7, 7));
+            CmEvent e = ch.poll(step);
+            if (e == null) {
+                throw new NvmeConnectionException(name + ": no answer to the RDMA-CM connect within " + step + " ms (is nvmet-rdma listening at "
+                        + address + "?)");
+            }
+            if (e.type() == RDMA_CM_EVENT_REJECTED) {
+                int sts = RdmaCm.rejectStatus(e.privateData());
+                throw new NvmeConnectionException(name + ": the target rejected the RDMA-CM connect" + (sts >= 0
+                        ? " with " + RdmaCm.rejectStatusName(sts) : " (status " + e.status() + "; is an NVMe/RDMA port listening at " + address + "?)"));
+            }
+            if (e.type() != RDMA_CM_EVENT_ESTABLISHED) {
+                throw new NvmeConnectionException(name + ": RDMA-CM connect to " + address + " ended in " + e.name() + " (status " + e.status()
+                        + ") instead of ESTABLISHED: is an NVMe/RDMA port listening there?");
+            }
+            int crqsize = RdmaCm.acceptedQueueSize(e.privateData());
+            if (crqsize >= 0 && crqsize < depth) {
+                throw new NvmeProtocolException(name + ": the target accepted with a receive queue of " + crqsize + " capsules, fewer than the "
+                        + depth + " this host asked to keep in flight");
+            }
+            q.poller.start();
+            return q;
+        } catch (Rdma4jException e) {
+            closeAll(undo);
+            if (e instanceof NvmeException n) {
+                throw n;
+            }
+            throw new NvmeConnectionException(name + ": cannot connect over NVMe/RDMA to " + address + ": " + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            closeAll(undo);
+            throw e;
+        }
+    }
+
+    private static void expect(EventChannel ch, int type, long ms, String name, String doing) {
+        CmEvent e = ch.poll(ms);
+        if (e == null) {
+            throw new NvmeConnectionException(name + ": no RDMA-CM event within " + ms + " ms while " + doing);
+        }
+        if (e.type() != type) {
+            throw new NvmeConnectionException(name + ": " + e.name() + " (status " + e.status() + ") while " + doing);
+        }
+    }
+
+    private static InetSocketAddress resolve(String host, int port) {
+        InetAddress a;
+        try {
+            a = InetAddress.getByName(host);
+        } catch (UnknownHostException e) {
+            throw new NvmeConnectionException("NVMe/RDMA target host '" + host + "' does not resolve: " + e.getMessage(), e);
+        }
+        if (!(a instanceof Inet4Address)) {
+            throw new NvmeConnectionException("NVMe/RDMA target " + host + " resolves to " + a.getHostAddress()
+                    + "; this host's RDMA-CM binding speaks IPv4: give the target's IPv4 address");
+        }
+        return new InetSocketAddress(a, port);
+    }
+
+    private static void closeAll(List<AutoCloseable> undo) {
+        for (AutoCloseable c : undo) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // unwinding a failed connect: the first failure is the one to report
+            }
+        }
+    }
+
+    // Only the poller thread (and open, before the poller starts) posts receives.
+    private void postRecv(int index) {
+        int rc = qp.postRecv(rwr.wrId(RECV_TAG | index).sge(responses, (long) index * CQE_SIZE, CQE_SIZE));
+        if (rc != 0) {
+            throw new NvmeConnectionException(name + ": ibv_post_recv failed with errno " + rc);
+        }
+    }
+
+    @Override
+    public boolean accessible(MemorySegment segment) {
+        return true; // the NIC moves the data; only the submitting thread touches it (in-capsule and bounce copies)
+    }
+
+    /** @return the queue's configuration */
+    public Config config() {
+        return config;
+    }
+
+    @Override
+    public synchronized NvmeException failure() {
+        return failure;
+    }
+
+    @Override
+    public CompletableFuture<Cqe> submit(byte[] sqe, Data data, String what) {
+        if (data.length() > config.maxData()) {
+            throw new IllegalArgumentException(what + " moves " + data.length() + " bytes; this queue's commands move at most " + config.maxData());
+        }
+        Request r = new Request(sqe, data, what);
+        try {
+            prepare(r);
+        } catch (RuntimeException e) {
+            release(r);
+            r.future.completeExceptionally(e instanceof NvmeException ? e
+                    : new NvmeConnectionException(name + ": cannot register the buffer of " + what + ": " + e.getMessage(), e));
+            return r.future;
+        }
+        synchronized (this) {
+            if (failure != null) {
+                release(r);
+                r.future.completeExceptionally(failure);
+                return r.future;
+            }
+            if (freeCids.isEmpty()) {
+                waiting.add(r);
+                return r.future;
+            }
+            start(r);
+        }
+        return r.future;
+    }
+
+    /** On the submitting thread: stages in-capsule data or describes the buffer by a keyed SGL. */
+    private void prepare(Request r) {
+        Data d = r.data;
+        if (d.length() == 0) {
+            return;
+        }
+        if (d.toController() && d.length() <= config.inCapsuleLimit()) {
+            r.inCapsule = d.segment().asSlice(d.offset(), d.length()).toArray(ValueLayout.JAVA_BYTE);
+            Sqe.inCapsule(r.sqe, d.length());
+            return;
+        }
+        MemorySegment seg = d.segment();
+        if (seg.isNative()) {
+            MemoryRegion mr = resources.region(seg);
+            Sqe.keyed(r.sqe, seg.address() + d.offset(), d.length(), mr.rkey());
+        } else {
+            r.bounce = Arena.ofAuto().allocate(d.length(), 4096); // freed by the GC once the request and its registration are gone
+            if (d.toController()) {
+                MemorySegment.copy(seg, d.offset(), r.bounce, 0, d.length());
+            }
+            r.bounceMr = resources.registerOnce(r.bounce);
+            Sqe.keyed(r.sqe, r.bounce.address(), d.length(), r.bounceMr.rkey());
+        }
+    }
+
+    private static void release(Request r) {
+        if (r.bounceMr != null) {
+            try {
+                r.bounceMr.close();
+            } catch (RuntimeException ignored) {
+                // deregistering a bounce buffer of a failed queue: the protection domain goes with the controller
+            }
+            r.bounceMr = null;
+        }
+    }
+
+    // Called with the lock held.
+    private void start(Request r) {
+        int cid = freeCids.poll();
+        r.cid = cid;
+        slots[cid] = r;
+        Sqe.cid(r.sqe, cid);
+        long off = (long) cid * capsuleSize;
+        MemorySegment slot = capsules.segment();
+        MemorySegment.copy(r.sqe, 0, slot, ValueLayout.JAVA_BYTE, off, Sqe.SIZE);
+        if (r.inCapsule.length > 0) {
+            MemorySegment.copy(r.inCapsule, 0, slot, ValueLayout.JAVA_BYTE, off + Sqe.SIZE, r.inCapsule.length);
+        }
+        if (!config.ioTimeout().isZero()) {
+            long ms = config.ioTimeout().toMillis();
+            r.timeout = TIMERS.schedule(() -> timedOut(r, ms), ms, TimeUnit.MILLISECONDS);
+        }
+        int rc;
+        try {
+            rc = qp.postSend(swr.send(cid, capsules, off, Sqe.SIZE + r.inCapsule.length, IBV_SEND_SIGNALED));
+        } catch (RuntimeException e) {
+            TIMERS.execute(() -> fail(new NvmeConnectionException(name + ": cannot send " + r.what + ": " + e.getMessage(), e)));
+            return;
+        }
+        if (rc != 0) {
+            TIMERS.execute(() -> fail(new NvmeConnectionException(name + ": ibv_post_send of " + r.what + " failed with errno " + rc)));
+        }
+    }
+
+    private void timedOut(Request r, long ms) {
+        synchronized (this) {
+            if (r.future.isDone() || r.cid < 0 || slots[r.cid] != r) {
+                return;
+            }
+        }
+        fail(new NvmeConnectionException(name + ": " + r.what + " got no completion within " + ms
+                + " ms (the I/O timeout); the connection was reset: call Controller.reconnect()"));
+    }
+
+    private void pollLoop() {
+        long idle = 0;
+        try {
+            while (!stopping) {
+                int n = cq.poll(wcs);
+                if (n == 0) {
+                    idle++;
+                    if (idle % 256 == 0 && watchCm()) {
+                        return;
+                    }
+                    if (idle > 64) {
+                        LockSupport.parkNanos(Math.min(1_000_000L, 10_000L * (idle - 64)));
+                    } else {
+                        Thread.onSpinWait();
+                    }
+                    continue;
+                }
+                idle = 0;
+                for (int i = 0; i < n; i++) {
+                    if (!wcs.isSuccess(i)) {
+                        if (stopping) {
+                            return; // flushed by our own teardown
+                        }
+                        int st = wcs.status(i);
+                        boolean recv = (wcs.wrId(i) & RECV_TAG) != 0;
+                        fail(new NvmeConnectionException(name + ": a " + (recv ? "receive" : "send") + " completed with "
+                                + VerbsException.wcStatusName(st) + " (" + VerbsException.wcStatusText(st) + "): the connection is lost;"
+                                + " call Controller.reconnect()"));
+                        return;
+                    }
+                    int opcode = wcs.opcode(i);
+                    int wrId = (int) wcs.wrId(i);
+                    if (opcode == IBV_WC_RECV && (wcs.wrId(i) & RECV_TAG) != 0) {
+                        received(wrId, wcs.byteLen(i));
+                    } else if (opcode == IBV_WC_SEND && (wcs.wrId(i) & RECV_TAG) == 0) {
+                        sent(wrId);
+                    } else {
+                        throw new NvmeProtocolException("unexpected work completion (opcode " + opcode + ", id 0x" + Long.toHexString(wcs.wrId(i)) + ")");
+                    }
+                }
+            }
+        } catch (NvmeProtocolException e) {
+            fail(new NvmeProtocolException(name + ": " + e.getMessage() + "; the connection was closed", e));
+        } catch (RuntimeException e) {
+            if (!stopping) {
+                fail(new NvmeConnectionException(name + ": the completion poller failed: " + e, e));
+            }
+        }
+    }
+
+    /** @return true when the connection went away (the queue has failed) */
+    private boolean watchCm() {
+        CmEvent e = channel.poll(0);
+        if (e == null) {
+            return false;
+        }
+        if (e.type() == RDMA_CM_EVENT_DISCONNECTED || e.type() == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+            fail(new NvmeConnectionException(name + ": the target disconnected (" + e.name() + "); call Controller.reconnect()"));
+            return true;
+        }
+        return false;
+    }
+
+    private void received(int index, int length) {
+        if (index < 0 || index >= config.depth()) {
+            throw new NvmeProtocolException("a receive completed with unknown work request id " + index);
+        }
+        if (length != CQE_SIZE) {
+            throw new NvmeProtocolException("the target sent a " + length + "-byte message; NVMe/RDMA responses are 16-byte completion entries");
+        }
+        byte[] b = responses.segment().asSlice((long) index * CQE_SIZE, CQE_SIZE).toArray(ValueLayout.JAVA_BYTE);
+        postRecv(index);
+        Cqe cqe = Cqe.parse(b);
+        Request r;
+        synchronized (this) {
+            r = cqe.cid() < slots.length ? slots[cqe.cid()] : null;
+            if (r == null || r.cqe != null) {
+                throw new NvmeProtocolException("a completion names command identifier " + cqe.cid() + ", which has no command in flight");
+            }
+            r.cqe = cqe;
+            if (!r.sent) {
+                return; // the capsule slot is reused only once its SEND completed too
+            }
+        }
+        finish(r);
+    }
+
+    private void sent(int cid) {
+        Request r;
+        synchronized (this) {
+            r = cid >= 0 && cid < slots.length ? slots[cid] : null;
+            if (r == null) {
+                return; // the command already failed
+            }
+            r.sent = true;
+            if (r.cqe == null) {
+                return;
+            }
+        }
+        finish(r);
+    }
+
+    private void finish(Request r) {
+        synchronized (this) {
+            if (slots[r.cid] != r) {
+                return;
+            }
+            slots[r.cid] = null;
+            freeCids.add(r.cid);
+            Request next = waiting.poll();
+            if (next != null && failure == null) {
+                start(next);
+            }
+        }
+        if (r.timeout != null) {
+            r.timeout.cancel(false);
+        }
+        if (r.bounce != null && r.cqe.ok() && !r.data.toController()) {
+            MemorySegment.copy(r.bounce, 0, r.data.segment(), r.data.offset(), r.data.length());
+        }
+        release(r);
+        r.future.complete(r.cqe);
+    }
+
+    @Override
+    public void fail(NvmeException why) {
+        List<Request> victims = new ArrayList<>();
+        synchronized (this) {
+            if (failure != null) {
+                return;
+            }
+            failure = why;
+            for (int i = 0; i < slots.length; i++) {
+                if (slots[i] != null) {
+                    victims.add(slots[i]);
+                    slots[i] = null;
+                }
+            }
+            victims.addAll(waiting);
+            waiting.clear();
+        }
+        try {
+            id.disconnect(); // the QP goes to error; the target tears its side down
+        } catch (RuntimeException ignored) {
+            // already disconnected by the target or the device is gone
+        }
+        for (Request r : victims) {
+            release(r);
+            if (r.timeout != null) {
+                r.timeout.cancel(false);
+            }
+            r.future.completeExceptionally(why);
+        }
+    }
+
+    /** Disconnects and releases the queue pair, completion queue and buffers; outstanding commands fail. */
+    @Override
+    public void close() {
+        fail(new NvmeConnectionException(name + ": closed by this host"));
+        stopping = true;
+        if (Thread.currentThread() != poller && poller.isAlive()) {
+            try {
+                poller.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (poller.isAlive()) {
+            return; // a poller stuck in a native call keeps the resources; the controller's PD release frees them
+        }
+        List<AutoCloseable> undo = new ArrayList<>();
+        synchronized (this) {
+            for (Request r : waiting) {
+                release(r);
+            }
+        }
+        undo.add(id);
+        undo.add(cq);
+        undo.add(capsules);
+        undo.add(responses);
+        undo.add(channel);
+        undo.add(swr);
+        undo.add(rwr);
+        undo.add(wcs);
+        undo.add(arena);
+        closeAll(undo);
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaQueue[" + name + ", depth " + config.depth() + "]";
+    }
+}

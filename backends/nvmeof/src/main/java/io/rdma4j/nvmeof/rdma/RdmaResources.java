@@ -1,0 +1,112 @@
+package io.rdma4j.nvmeof.rdma;
+
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_LOCAL_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_REMOTE_READ;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_REMOTE_WRITE;
+
+import io.rdma4j.ibverbs.Context;
+import io.rdma4j.ibverbs.MemoryRegion;
+import io.rdma4j.ibverbs.ProtectionDomain;
+import io.rdma4j.nvmeof.NvmeConnectionException;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What the NVMe/RDMA queues of one controller share: the protection domain their queue pairs live in and the
+ * registrations of the caller's buffers, made once per buffer and reused by every command and queue that moves its
+ * data. A registration whose memory was freed (its arena closed) is dropped and made again for the new memory.
+ */
+public final class RdmaResources implements AutoCloseable {
+    /** What the target may do with registered buffers: RDMA WRITE into reads' buffers, RDMA READ from writes' buffers. */
+    static final int ACCESS = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+    private Context context;
+    private ProtectionDomain pd;
+    /** Registrations by start address; the caller's buffers. */
+    private final TreeMap<Long, MemoryRegion> regions = new TreeMap<>();
+    private final List<MemoryRegion> retired = new ArrayList<>();
+    private boolean closed;
+
+    /** The protection domain on {@code ctx}, allocated by the first queue; every queue of a controller uses one device. */
+    synchronized ProtectionDomain pd(Context ctx) {
+        if (closed) {
+            throw new NvmeConnectionException("the controller's RDMA resources were released: reconnect");
+        }
+        if (pd == null) {
+            context = ctx;
+            pd = ctx.allocPd();
+        } else if (ctx != context) {
+            throw new NvmeConnectionException("RDMA-CM bound this queue to device " + ctx.deviceName() + " but the controller's other queues use "
+                    + context.deviceName() + ": one controller's queues must share a device");
+        }
+        return pd;
+    }
+
+    /**
+     * A registration covering all of {@code segment} (native), made now or reused. The memory must stay alive until
+     * the commands using it complete.
+     */
+    synchronized MemoryRegion region(MemorySegment segment) {
+        if (closed || pd == null) {
+            throw new NvmeConnectionException("the controller's RDMA resources were released: reconnect");
+        }
+        long start = segment.address();
+        long end = start + segment.byteSize();
+        Map.Entry<Long, MemoryRegion> e = regions.floorEntry(start);
+        while (e != null) {
+            MemoryRegion mr = e.getValue();
+            MemorySegment reg = mr.segment();
+            if (mr.isClosed() || !reg.scope().isAlive()) {
+                regions.remove(e.getKey());
+                retire(mr);
+            } else if (mr.address() + mr.length() >= end && reg.scope().equals(segment.scope())) {
+                return mr;
+            }
+            e = regions.lowerEntry(e.getKey());
+        }
+        MemoryRegion mr = pd.register(segment, ACCESS);
+        MemoryRegion old = regions.put(start, mr);
+        if (old != null) {
+            retired.add(old); // commands in flight may still name it: released with the controller
+        }
+        return mr;
+    }
+
+    private void retire(MemoryRegion mr) {
+        try {
+            mr.close();
+        } catch (RuntimeException ex) {
+            retired.add(mr);
+        }
+    }
+
+    /** A registration of {@code segment} that is not cached (bounce buffers); close it after use. */
+    synchronized MemoryRegion registerOnce(MemorySegment segment) {
+        if (closed || pd == null) {
+            throw new NvmeConnectionException("the controller's RDMA resources were released: reconnect");
+        }
+        return pd.register(segment, ACCESS);
+    }
+
+    /** @return how many of the caller's buffers are registered now */
+    public synchronized int registrations() {
+        return regions.size();
+    }
+
+    /** Deregisters every buffer and frees the protection domain; close the queues first. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        regions.clear();
+        retired.clear();
+        if (pd != null) {
+            pd.close(); // closes the registrations made on it
+        }
+    }
+}
