@@ -333,6 +333,8 @@ public final class RdmaQueue implements FabricQueue {
     private void prepare(Request r) {
         Data d = r.data;
         if (d.length() == 0) {
+            // a null keyed descriptor, as Linux sends: nvmet-rdma refuses an all-zero SGL1 (type 0h, subtype 0h)
+            Sqe.keyed(r.sqe, 0, 0, 0);
             return;
         }
         if (d.toController() && d.length() <= config.inCapsuleLimit()) {
