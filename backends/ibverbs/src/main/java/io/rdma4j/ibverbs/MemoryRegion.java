@@ -67,7 +67,10 @@ public final class MemoryRegion extends NativeObject {
         if (len > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException("an SGE covers at most 4 GiB - 1 bytes; asked for " + len);
         }
-        Segments.checkRange(length, offset, len, "SGE over " + what + " (" + length + " bytes)");
+        if (offset < 0 || len < 0 || offset > length - len) {
+            // the message is built only here: this check runs on every post and must not allocate
+            Segments.checkRange(length, offset, len, "SGE over " + what + " (" + length + " bytes)");
+        }
         return address + offset;
     }
 

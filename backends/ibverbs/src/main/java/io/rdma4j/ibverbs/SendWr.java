@@ -263,7 +263,9 @@ public final class SendWr implements AutoCloseable {
                     throw new IllegalArgumentException("SGE " + i + " uses a memory region of another protection domain than " + qp);
                 }
             } else if (sgeInline[i] != null) {
-                Segments.requireAlive(sgeInline[i], "inline data of SGE " + i);
+                if (!sgeInline[i].scope().isAlive()) {
+                    Segments.requireAlive(sgeInline[i], "inline data of SGE " + i);
+                }
                 if ((flags & IBV_SEND_INLINE) == 0) {
                     throw new IllegalArgumentException("SGE " + i + " is unregistered memory: post it with IBV_SEND_INLINE");
                 }
