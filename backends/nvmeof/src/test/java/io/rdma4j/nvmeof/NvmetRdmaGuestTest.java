@@ -2,18 +2,21 @@ package io.rdma4j.nvmeof;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -143,5 +146,46 @@ class NvmetRdmaGuestTest {
                 () -> Controller.connect(target, "nqn.2026-01.io.rdma4j:no-such-subsystem", options()));
         assertEquals(NvmeStatusException.SC_CONNECT_INVALID_PARAMETERS, e.sc(), e.getMessage());
         assertTrue(e.getMessage().contains("Connect Invalid Parameters"), e.getMessage());
+    }
+
+    @Test
+    void targetGoneMidIoFailsOutstandingIoAndReconnectRecovers() throws Exception {
+        Path link = Path.of("/sys/kernel/config/nvmet/ports/2/subsystems", nqn);
+        Path subsystem = Path.of("/sys/kernel/config/nvmet/subsystems", nqn);
+        assertTrue(Files.isSymbolicLink(link), link + " (port 2, rdma) is how the VM exports the subsystem over RDMA");
+        try (Controller c = Controller.connect(target, nqn, options()); Arena arena = Arena.ofShared()) {
+            MemorySegment big = arena.allocate(16L << 20);
+            List<CompletableFuture<Void>> reads = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                reads.add(c.read(1, BASE_LBA, big.asSlice(i * (1L << 20), 1L << 20)));
+            }
+            Files.delete(link); // nvmet drops every controller of the subsystem on that port
+            int failed = 0;
+            try {
+                for (CompletableFuture<Void> f : reads) {
+                    try {
+                        f.get(150, TimeUnit.SECONDS);
+                    } catch (ExecutionException e) {
+                        assertInstanceOf(NvmeException.class, e.getCause(), e.getCause().toString());
+                        failed++;
+                    }
+                }
+            } finally {
+                Files.createSymbolicLink(link, subsystem);
+            }
+            assertTrue(failed > 0, "no read failed although the target went away");
+            for (int i = 0; ; i++) {
+                try {
+                    c.reconnect();
+                    break;
+                } catch (NvmeConnectionException e) {
+                    if (i == 20) {
+                        throw e;
+                    }
+                    Thread.sleep(250); // the port comes back when its listener is re-created
+                }
+            }
+            c.read(1, BASE_LBA, MemorySegment.ofArray(new byte[4096])).get(30, TimeUnit.SECONDS);
+        }
     }
 }
