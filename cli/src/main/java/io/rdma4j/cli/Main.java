@@ -48,6 +48,7 @@ public final class Main {
         System.out.printf("  %-12s %s%n", "test", "run the whole test suite (installs what it needs)");
         System.out.printf("  %-12s %s%n", "build", "build everything without running tests");
         System.out.printf("  %-12s %s%n", "bench", "run the benchmarks in perf/ (./rdma4j bench help)");
+        System.out.printf("  %-12s %s%n", "example", "run a program from examples/: OneSidedWrite, WeightSync, NvmeCheckpoint");
         for (Command c : commands()) {
             System.out.printf("  %-12s %s%n", c.name(), c.summary());
         }

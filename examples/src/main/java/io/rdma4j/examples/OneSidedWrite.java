@@ -38,7 +38,7 @@ public final class OneSidedWrite {
         }
         try (DirectoryServer directory = DirectoryServer.builder().port(0).start()) {
             Process rank1 = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), OneSidedWrite.class.getName(), "1",
+                    "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), OneSidedWrite.class.getName(), "1",
                     directory.target()).inheritIO().start();
             int rc0 = rank(0, directory.target(), "shm");
             if (!rank1.waitFor(60, TimeUnit.SECONDS)) {
