@@ -61,7 +61,7 @@ final class NvmeCommand implements Command {
 
     @Override
     public String summary() {
-        return "NVMe over Fabrics (TCP) host: discover, identify, read, write, checkpoint, restore";
+        return "NVMe over Fabrics (TCP, RDMA) host: discover, identify, read, write, checkpoint, restore";
     }
 
     /** Parsed {@code --name value} options and positional arguments. */
