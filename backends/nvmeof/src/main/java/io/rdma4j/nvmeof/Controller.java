@@ -27,7 +27,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A connected NVMe over Fabrics controller: an admin queue and I/O queues, each its own NVMe/TCP connection.
+ * A connected NVMe over Fabrics controller: an admin queue and I/O queues, each its own NVMe/TCP connection or
+ * NVMe/RDMA (RDMA-CM) connection, as the {@link Target}'s transport says; everything above the queue is shared.
  * {@link #connect} brings the controller up as the NVMe over Fabrics specification lays out (Connect, CAP, CC.EN,
  * CSTS.RDY, Identify, Number of Queues, a Connect per I/O queue); {@link #close} shuts it down with CC.SHN.
  *

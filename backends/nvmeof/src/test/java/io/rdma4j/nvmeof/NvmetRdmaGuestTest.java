@@ -74,6 +74,8 @@ class NvmetRdmaGuestTest {
             assertEquals(512, c.namespace(1).blockSize());
             assertEquals(1L << 30, c.namespace(1).bytes());
             assertEquals(0, c.maxH2CData(), "no ICResp on NVMe/RDMA");
+            // nvmet-rdma's default inline_data_size is a page: the 512- and 4096-byte writes below travel in the capsule
+            assertTrue(c.info().inCapsuleDataBytes() >= 4096, "in-capsule data bytes: " + c.info().inCapsuleDataBytes());
         }
         DiscoveryLog log = Controller.discover(target, options());
         assertTrue(log.entries().stream().anyMatch(e -> e.subsystemNqn().equals(nqn) && e.transportName().equals("rdma")
