@@ -175,6 +175,17 @@ class NvmetRdmaGuestTest {
             } finally {
                 Files.createSymbolicLink(link, subsystem);
             }
+            // the 16 reads can all finish before nvmet drops the port; reads issued after the drop must fail, and clearly
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (failed == 0 && System.nanoTime() < deadline) {
+                try {
+                    c.read(1, BASE_LBA, big.asSlice(0, 4096)).get(150, TimeUnit.SECONDS);
+                    Thread.sleep(100);
+                } catch (ExecutionException e) {
+                    assertInstanceOf(NvmeException.class, e.getCause(), e.getCause().toString());
+                    failed++;
+                }
+            }
             assertTrue(failed > 0, "no read failed although the target went away");
             for (int i = 0; ; i++) {
                 try {
