@@ -25,7 +25,12 @@ public final class Bench {
         }
         for (BenchRun r : runs()) {
             if (r.name().equals(name)) {
-                System.exit(r.run(rest));
+                try {
+                    System.exit(r.run(rest));
+                } catch (IllegalArgumentException e) {
+                    System.err.println("rdma4j bench " + name + ": " + e.getMessage());
+                    System.exit(2);
+                }
             }
         }
         System.out.println("usage: ./rdma4j bench <run> [options]\n");

@@ -35,21 +35,12 @@ final class EngineWriteRun implements BenchRun {
 
     @Override
     public int run(String[] args) throws Exception {
-        List<String> providers = List.of("shm", "tcp");
-        double seconds = 0.4;
-        int window = 64;
-        long[] sizes = SIZES;
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            switch (args[i]) {
-                case "--providers" -> providers = List.of(args[i + 1].split(","));
-                case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
-                case "--window" -> window = Integer.parseInt(args[i + 1]);
-                case "--sizes" -> sizes = java.util.Arrays.stream(args[i + 1].split(",")).mapToLong(Long::parseLong).toArray();
-                default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + " (--providers shm,tcp --seconds 0.4 --window 64 --sizes 4096,1048576,...)");
-            }
-        }
-        long budget = (long) (seconds * 1e9);
+        WriteRunOptions o = WriteRunOptions.parse(args, SIZES);
+        List<String> providers = o.providers();
+        double seconds = o.seconds();
+        int window = o.window();
+        long[] sizes = o.sizes();
+        long budget = o.budgetNanos();
         long bufferSize = 64L << 20;
         System.out.printf("engine-write: %d writes in flight per size, best of %d alternating %.1f s runs, one lane;"
                 + " baseline: the raw fi_write loop of fabric-write, in this run%n", window, ROUNDS, seconds);

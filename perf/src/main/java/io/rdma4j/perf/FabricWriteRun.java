@@ -24,21 +24,12 @@ final class FabricWriteRun implements BenchRun {
 
     @Override
     public int run(String[] args) throws Exception {
-        List<String> providers = List.of("shm", "tcp");
-        double seconds = 0.4;
-        int window = 64;
-        long[] sizes = SIZES;
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            switch (args[i]) {
-                case "--providers" -> providers = List.of(args[i + 1].split(","));
-                case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
-                case "--window" -> window = Integer.parseInt(args[i + 1]);
-                case "--sizes" -> sizes = java.util.Arrays.stream(args[i + 1].split(",")).mapToLong(Long::parseLong).toArray();
-                default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + " (--providers shm,tcp --seconds 0.4 --window 64 --sizes 8,4096,...)");
-            }
-        }
-        long budget = (long) (seconds * 1e9);
+        WriteRunOptions o = WriteRunOptions.parse(args, SIZES);
+        List<String> providers = o.providers();
+        double seconds = o.seconds();
+        int window = o.window();
+        long[] sizes = o.sizes();
+        long budget = o.budgetNanos();
         long bufferSize = 64L << 20;
         System.out.printf("fabric-write: fi_write of each size, %d in flight (fewer when %d of them exceed 64 MiB), %.1f s per point;"
                 + " baseline: memcpy of the same size in this process%n", window, window, seconds);
