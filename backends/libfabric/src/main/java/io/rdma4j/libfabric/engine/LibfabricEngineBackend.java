@@ -529,14 +529,23 @@ public final class LibfabricEngineBackend implements EngineBackend {
         return handle >= 0 && handle < rs.length ? rs[handle] : null;
     }
 
+    /** The peer's AV address for {@code connection}, or -1 after recording on the lane why nothing can be posted. */
+    private static long target(Lane l, int lane, int connection, MemoryRegion mr, int localHandle) {
+        long peer = connection >= 0 && connection < l.connections ? l.peerAddress[connection] : -1;
+        if (mr == null || peer < 0) {
+            l.error = "lane " + lane + ": " + (mr == null ? "registration " + localHandle + " is unknown" : "connection " + connection + " is not connected");
+            return -1;
+        }
+        return peer;
+    }
+
     @Override
     public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
         Lane l = lanes[lane];
         synchronized (l) {
             MemoryRegion mr = region(l, localHandle);
-            long peer = connection >= 0 && connection < l.connections ? l.peerAddress[connection] : -1;
-            if (mr == null || peer < 0) {
-                l.error = "lane " + lane + ": " + (mr == null ? "registration " + localHandle + " is unknown" : "connection " + connection + " is not connected");
+            long peer = target(l, lane, connection, mr, localHandle);
+            if (peer < 0) {
                 return FAILED;
             }
             try {
@@ -553,9 +562,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
         Lane l = lanes[lane];
         synchronized (l) {
             MemoryRegion mr = region(l, localHandle);
-            long peer = connection >= 0 && connection < l.connections ? l.peerAddress[connection] : -1;
-            if (mr == null || peer < 0) {
-                l.error = "lane " + lane + ": " + (mr == null ? "registration " + localHandle + " is unknown" : "connection " + connection + " is not connected");
+            long peer = target(l, lane, connection, mr, localHandle);
+            if (peer < 0) {
                 return FAILED;
             }
             try {
@@ -572,9 +580,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
         Lane l = lanes[lane];
         synchronized (l) {
             MemoryRegion mr = region(l, localHandle);
-            long peer = connection >= 0 && connection < l.connections ? l.peerAddress[connection] : -1;
-            if (mr == null || peer < 0) {
-                l.error = "lane " + lane + ": " + (mr == null ? "registration " + localHandle + " is unknown" : "connection " + connection + " is not connected");
+            long peer = target(l, lane, connection, mr, localHandle);
+            if (peer < 0) {
                 return FAILED;
             }
             try {
