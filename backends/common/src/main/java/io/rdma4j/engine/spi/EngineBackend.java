@@ -49,6 +49,19 @@ public interface EngineBackend extends AutoCloseable {
     BackendRegistration register(MemorySegment segment);
 
     /**
+     * Registers device (GPU) memory on every lane so the NICs read and write it directly (GPUDirect RDMA), for local use
+     * and remote read and write. The registration's {@link BackendRegistration#address()} is the device address.
+     *
+     * @throws io.rdma4j.DeviceRegistrationException when this backend or machine cannot register it (the message says
+     *                                               why and what would make it work); the engine then stages the memory
+     *                                               through registered host memory
+     */
+    default BackendRegistration registerDevice(DeviceMemory memory) {
+        throw new io.rdma4j.DeviceRegistrationException(name() + " cannot register device memory (" + memory.kind() + " at "
+                + memory.pciAddress() + "): it has no GPUDirect path");
+    }
+
+    /**
      * Starts a connection from {@code lane} to one remote lane and returns its handle (>= 0). For connectionless
      * transports the handle only names the peer address slot; for connected ones (RC queue pairs) this creates the
      * queue pair.
