@@ -1,6 +1,7 @@
 package io.rdma4j.cuda;
 
 import io.rdma4j.cuda.ffi.Posix;
+import io.rdma4j.engine.spi.DeviceMemory;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -8,7 +9,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * access)} needs: {@link #offset()} is the buffer's start inside the fd ({@code pointer - aligned base}), {@link #iova()}
  * the buffer's device address. Closing closes the fd; a memory region registered from it stays valid until deregistered.
  */
-public final class DmaBuf implements AutoCloseable {
+public final class DmaBuf implements DeviceMemory.DmaBufHandle {
     private final int fd;
     private final long base;
     private final long exportedLength;
@@ -27,6 +28,7 @@ public final class DmaBuf implements AutoCloseable {
     }
 
     /** @return the dma-buf file descriptor */
+    @Override
     public int fd() {
         return fd;
     }
@@ -42,16 +44,19 @@ public final class DmaBuf implements AutoCloseable {
     }
 
     /** @return where the buffer starts inside the fd */
+    @Override
     public long offset() {
         return offset;
     }
 
     /** @return the buffer's device address, the iova to register */
+    @Override
     public long iova() {
         return iova;
     }
 
     /** @return the buffer's length */
+    @Override
     public long length() {
         return length;
     }

@@ -3,6 +3,7 @@ package io.rdma4j.cuda;
 import io.rdma4j.ClosedException;
 import io.rdma4j.cuda.ffi.CudaDriver;
 import io.rdma4j.cuda.ffi.Posix;
+import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.ffi.Segments;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -14,8 +15,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A range of GPU device memory: the device ordinal, the device address and length, and the GPU's PCI address (which the
  * planner uses to pick nearby NICs). Either owned ({@link CudaContext#allocate}, freed on close) or adopted from another
  * library ({@link CudaContext#adopt}, never freed here). Copies check their bounds in Java before calling the driver.
+ * As {@link DeviceMemory} the transfer engine registers it directly or stages it through host memory; before a NIC
+ * reads it the producing stream ({@link #producedOn}) or else the whole context is synchronized, and after a NIC wrote
+ * it GPUDirect RDMA writes are flushed to the owning context.
  */
-public final class GpuBuffer implements AutoCloseable {
+public final class GpuBuffer implements AutoCloseable, DeviceMemory {
     private final CudaContext context;
     private final long address;
     private final long length;
@@ -24,6 +28,8 @@ public final class GpuBuffer implements AutoCloseable {
     private final long bufferId;
     private final boolean owned;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The CUstream whose work produces this memory, or -1: synchronize the whole context. */
+    private volatile long producerStream = -1;
 
     GpuBuffer(CudaContext context, long address, long length, long allocationBase, long allocationSize, long bufferId, boolean owned) {
         this.context = context;
@@ -35,22 +41,80 @@ public final class GpuBuffer implements AutoCloseable {
         this.owned = owned;
     }
 
+    /** @return {@link DeviceMemory.Kind#CUDA} */
+    @Override
+    public Kind kind() {
+        return Kind.CUDA;
+    }
+
+    /**
+     * Names the stream whose kernels or copies write this memory, so {@link #beforeNicRead()} waits for that stream only
+     * ({@code cuStreamSynchronize}) instead of the whole context ({@code cuCtxSynchronize}).
+     *
+     * @param stream a {@code CUstream} handle from the producing library (0 is the legacy default stream)
+     * @return this buffer
+     */
+    public GpuBuffer producedOn(long stream) {
+        this.producerStream = stream;
+        return this;
+    }
+
+    /** Waits for the producing stream ({@link #producedOn}) or, when none was named, for the whole context. */
+    @Override
+    public void beforeNicRead() {
+        requireOpen();
+        long stream = producerStream;
+        if (stream == -1) {
+            context.synchronize();
+        } else {
+            context.synchronizeStream(stream);
+        }
+    }
+
+    /**
+     * Flushes inbound GPUDirect RDMA writes to the owning context ({@code cuFlushGPUDirectRDMAWrites}) where the device
+     * offers the flush; a device without it (attribute {@code GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS} 0) has nothing to flush.
+     */
+    @Override
+    public void afterNicWrite() {
+        requireOpen();
+        if (context.device().flushGpuDirectRdmaWritesSupported()) {
+            context.flushGpuDirectRdmaWrites(FlushScope.TO_OWNER);
+        }
+    }
+
+    /** Copies {@code target.byteSize()} bytes at {@code offset} into {@code target} ({@code cuMemcpyDtoH}). */
+    @Override
+    public void copyToHost(long offset, MemorySegment target) {
+        copyToHost(offset, target, 0, target.byteSize());
+    }
+
+    /** Copies all of {@code source} into this buffer at {@code offset} ({@code cuMemcpyHtoD}). */
+    @Override
+    public void copyFromHost(MemorySegment source, long offset) {
+        copyFromHost(source, 0, offset, source.byteSize());
+    }
+
     /** @return the GPU's ordinal among visible devices */
+    @Override
     public int deviceOrdinal() {
         return context.device().ordinal();
     }
 
     /** @return the GPU's PCI address, {@code dddd:bb:dd.f} */
+    @Override
     public String pciAddress() {
         return context.device().pciAddress();
     }
 
     /** @return the device address ({@code CUdeviceptr}) of the first byte */
+    @Override
     public long address() {
         return address;
     }
 
     /** @return the length in bytes */
+    @Override
     public long length() {
         return length;
     }
@@ -150,6 +214,7 @@ public final class GpuBuffer implements AutoCloseable {
      * {@code CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD}) for {@code ibv_reg_dmabuf_mr(pd, offset, length, iova = address, fd)}.
      * Start and length are page-aligned and checked against the allocation in Java first. Close the result to close the fd.
      */
+    @Override
     public DmaBuf exportDmaBuf() {
         requireOpen();
         ExportRange range = exportRange();
