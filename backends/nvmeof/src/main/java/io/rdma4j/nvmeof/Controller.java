@@ -188,8 +188,8 @@ public final class Controller implements AutoCloseable {
         String name = target + (qid == 0 ? " admin" : " qid " + qid);
         return switch (target.transport()) {
             case TCP -> TcpQueue.open(address(), name, new TcpQueue.Config(qid, depth, options.headerDigest(), options.dataDigest(), step, ioTimeout,
-                    maxData, inCapsule), connector);
-            case RDMA -> RdmaQueue.open(target.host(), target.port(), name, new RdmaQueue.Config(qid, depth, cntlid, step, ioTimeout, maxData,
+                    maxData, inCapsule), connector == TcpQueue.Connector.PLAIN ? TcpQueue.Connector.leavingFrom(options.sourceAddress()) : connector);
+            case RDMA -> RdmaQueue.open(target.host(), target.port(), options.sourceAddress(), name, new RdmaQueue.Config(qid, depth, cntlid, step, ioTimeout, maxData,
                     qid == 0 ? 0 : inCapsule), rdma);
         };
     }

@@ -173,6 +173,14 @@ public final class RdmaQueue implements FabricQueue {
      * @param name for thread names and messages, e.g. {@code rdma://10.0.0.2:4420 qid 1}
      */
     public static RdmaQueue open(String host, int port, String name, Config config, RdmaResources resources) {
+        return open(host, port, null, name, config, resources);
+    }
+
+    /**
+     * As {@link #open(String, int, String, Config, RdmaResources)}, leaving from {@code source} (a local address of the
+     * RDMA device to use, passed to {@code rdma_resolve_addr}); null lets RDMA-CM route.
+     */
+    public static RdmaQueue open(String host, int port, InetAddress source, String name, Config config, RdmaResources resources) {
         requireRdma(host + ":" + port);
         InetSocketAddress address = resolve(host, port);
         long step = Math.max(1000, config.connectTimeout().toMillis());
@@ -182,7 +190,7 @@ public final class RdmaQueue implements FabricQueue {
         undo.add(ch);
         try {
             CmId id = CmId.create(ch, RDMA_PS_TCP);
-            id.resolveAddr(null, address, cmTimeout);
+            id.resolveAddr(source == null ? null : new InetSocketAddress(source, 0), address, cmTimeout);
             expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, step, name, "resolving " + address
                     + " to a local RDMA device (is the target on a network an RDMA interface here reaches?)");
             id.resolveRoute(cmTimeout);

@@ -41,17 +41,28 @@ public final class TcpQueue implements FabricQueue {
     public interface Connector {
         Socket connect(InetSocketAddress address, Duration timeout) throws IOException;
 
-        Connector PLAIN = (address, timeout) -> {
-            Socket s = new Socket();
-            try {
-                s.setTcpNoDelay(true);
-                s.connect(address, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
-                return s;
-            } catch (IOException e) {
-                s.close();
-                throw e;
-            }
-        };
+        Connector PLAIN = leavingFrom(null);
+
+        /**
+         * @param source local address of the NIC to leave by (the socket is bound to it before connecting); null lets
+         *               the kernel's route choose
+         */
+        static Connector leavingFrom(java.net.InetAddress source) {
+            return (address, timeout) -> {
+                Socket s = new Socket();
+                try {
+                    s.setTcpNoDelay(true);
+                    if (source != null) {
+                        s.bind(new InetSocketAddress(source, 0));
+                    }
+                    s.connect(address, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+                    return s;
+                } catch (IOException e) {
+                    s.close();
+                    throw e;
+                }
+            };
+        }
     }
 
     /**
