@@ -20,11 +20,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * {@code ./rdma4j bench nvme --tcp HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]}: 4 KiB
+ * {@code ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]}: 4 KiB
  * random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB sequential read and write
  * throughput at QD8, through this initiator (each after an uncounted warm-up of {@code --warmup} seconds, default 1); and, with {@code --kernel-dev}, the same workloads in the same run through
- * the kernel's own NVMe/TCP initiator (the block device of {@code nvme connect} to the same subsystem, O_DIRECT, one
- * thread per outstanding I/O) as the baseline. The workloads write: use a scratch namespace.
+ * the kernel's own initiator of the same transport (the block device of {@code nvme connect -t tcp|rdma} to the same
+ * subsystem, O_DIRECT, one thread per outstanding I/O) as the baseline. The workloads write: use a scratch namespace.
  */
 final class NvmeRun implements BenchRun {
     @Override
@@ -34,7 +34,7 @@ final class NvmeRun implements BenchRun {
 
     @Override
     public String summary() {
-        return "NVMe/TCP 4 KiB QD1/QD32 IOPS and latency, 128 KiB / 1 MiB throughput vs the kernel initiator";
+        return "NVMe/TCP or NVMe/RDMA 4 KiB QD1/QD32 IOPS and latency, 128 KiB / 1 MiB throughput vs the kernel initiator";
     }
 
     private record Workload(String name, int size, int qd, boolean write, boolean random) {
@@ -60,26 +60,28 @@ final class NvmeRun implements BenchRun {
 
     @Override
     public int run(String[] args) throws Exception {
-        String tcp = null, nqn = null, dev = null;
+        String nqn = null, dev = null;
+        Target target = null;
         long nsid = 1;
         double seconds = 3;
         double warmup = 1;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
-                case "--tcp" -> tcp = args[i + 1];
+                case "--tcp" -> target = Target.parseTcp(args[i + 1]);
+                case "--rdma" -> target = Target.parseRdma(args[i + 1]);
                 case "--nqn" -> nqn = args[i + 1];
                 case "--nsid" -> nsid = Long.parseLong(args[i + 1]);
                 case "--kernel-dev" -> dev = args[i + 1];
                 case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
                 case "--warmup" -> warmup = Double.parseDouble(args[i + 1]);
                 default -> {
-                    System.err.println("unknown option " + args[i] + "; options: --tcp HOST:PORT --nqn NQN --nsid N --kernel-dev DEV --seconds S --warmup S");
+                    System.err.println("unknown option " + args[i] + "; options: --tcp HOST:PORT | --rdma HOST:PORT --nqn NQN --nsid N --kernel-dev DEV --seconds S --warmup S");
                     return 2;
                 }
             }
         }
-        if (tcp == null || nqn == null) {
-            System.err.println("usage: ./rdma4j bench nvme --tcp HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]");
+        if (target == null || nqn == null) {
+            System.err.println("usage: ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]");
             return 2;
         }
         List<Workload> workloads = List.of(new Workload("4KiB randread QD1", 4096, 1, false, true),
@@ -88,7 +90,7 @@ final class NvmeRun implements BenchRun {
                 new Workload("128KiB write QD8", 131072, 8, true, false), new Workload("1MiB read QD8", 1 << 20, 8, false, false),
                 new Workload("1MiB write QD8", 1 << 20, 8, true, false));
         try (Arena arena = Arena.ofShared();
-             Controller c = Controller.connect(Target.parseTcp(tcp), nqn, ConnectOptions.defaults().withIoQueues(4).withQueueDepth(64))) {
+             Controller c = Controller.connect(target, nqn, ConnectOptions.defaults().withIoQueues(4).withQueueDepth(64))) {
             long bytes = Math.min(c.namespace(nsid).bytes(), 256L << 20);
             int bs = c.namespace(nsid).blockSize();
             MemorySegment buf = arena.allocate(32L << 20, 4096);
@@ -103,7 +105,7 @@ final class NvmeRun implements BenchRun {
             for (int i = 0; i < kbufs.length; i++) {
                 kbufs[i] = ByteBuffer.allocateDirect((1 << 20) + 4096).alignedSlice(4096);
             }
-            System.out.printf("target %s %s namespace %d: %d I/O queues of depth %d, MDTS %d bytes; %.1f s per workload over %d MiB%n", tcp, nqn,
+            System.out.printf("target %s %s namespace %d: %d I/O queues of depth %d, MDTS %d bytes; %.1f s per workload over %d MiB%n", target, nqn,
                     nsid, c.ioQueueCount(), c.queueDepth(), c.maxTransferBytes(), seconds, bytes >> 20);
             for (Workload w : workloads) {
                 measure(w, ours, bytes, warmup, false); // JIT and connection warm-up, not counted
@@ -129,7 +131,7 @@ final class NvmeRun implements BenchRun {
             if (kernel != null) {
                 kernel.close();
             } else {
-                System.out.println("(no --kernel-dev: connect the kernel initiator with nvme connect -t tcp ... and pass its block device for the baseline)");
+                System.out.println("(no --kernel-dev: connect the kernel initiator with nvme connect -t tcp|rdma ... and pass its block device for the baseline)");
             }
         }
         return 0;

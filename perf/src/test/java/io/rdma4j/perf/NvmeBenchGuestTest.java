@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Runs {@code ./rdma4j bench nvme} in the test VM ({@code scripts/testvm test perf}) with its baseline: the kernel's
- * NVMe/TCP initiator connected to the same nvmet subsystem with {@code nvme connect}. The numbers are printed; the
- * guest is an emulator, so they compare the two initiators side by side, not with real hardware.
+ * initiator of the same transport connected to the same nvmet subsystem with {@code nvme connect}: over NVMe/TCP, then
+ * over NVMe/RDMA on Soft-RoCE. The numbers are printed; the guest is an emulator, so they compare the two initiators
+ * side by side, not with real hardware.
  */
 @Tag("testvm")
 class NvmeBenchGuestTest {
@@ -33,14 +34,22 @@ class NvmeBenchGuestTest {
     }
 
     @Test
-    void rdma4jNextToTheKernelInitiator() throws Exception {
-        String tcp = System.getenv("RDMA4J_NVMET_TCP");
+    void rdma4jNextToTheKernelInitiatorOverTcp() throws Exception {
+        bench("tcp", System.getenv("RDMA4J_NVMET_TCP"));
+    }
+
+    @Test
+    void rdma4jNextToTheKernelInitiatorOverRdma() throws Exception {
+        bench("rdma", System.getenv("RDMA4J_NVMET_RDMA"));
+    }
+
+    private static void bench(String transport, String address) throws Exception {
         String nqn = System.getenv("RDMA4J_NVMET_NQN");
-        assertTrue(tcp != null && nqn != null, "run in the test VM: scripts/testvm test perf");
-        Target t = Target.parseTcp(tcp);
+        assertTrue(address != null && nqn != null, "run in the test VM: scripts/testvm test --nvmet NvmeBenchGuestTest");
+        Target t = transport.equals("tcp") ? Target.parseTcp(address) : Target.parseRdma(address);
         List<String> before = nvmeBlockDevices();
-        run("modprobe", "nvme-tcp");
-        run("nvme", "connect", "-t", "tcp", "-a", t.host(), "-s", String.valueOf(t.port()), "-n", nqn);
+        run("modprobe", "nvme-" + transport);
+        run("nvme", "connect", "-t", transport, "-a", t.host(), "-s", String.valueOf(t.port()), "-n", nqn);
         try {
             String dev = null;
             for (int i = 0; i < 100 && dev == null; i++) {
@@ -50,7 +59,7 @@ class NvmeBenchGuestTest {
                 }
             }
             assertTrue(dev != null && Files.exists(Path.of("/dev", dev)), "nvme connect made no block device for namespace 1");
-            int rc = new NvmeRun().run(new String[] {"--tcp", tcp, "--nqn", nqn, "--nsid", "1", "--kernel-dev", "/dev/" + dev, "--seconds", "2"});
+            int rc = new NvmeRun().run(new String[] {"--" + transport, address, "--nqn", nqn, "--nsid", "1", "--kernel-dev", "/dev/" + dev, "--seconds", "2"});
             assertEquals(0, rc);
         } finally {
             run("nvme", "disconnect", "-n", nqn);
