@@ -1,0 +1,35 @@
+package io.rdma4j.engine.spi;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One namespace of a {@link BlockStore}, addressed in bytes (multiples of {@link #blockSize()}). The futures
+ * complete exceptionally with the provider's error, whose message names the command, the target and the status (for
+ * NVMe, e.g. {@code LBA Out of Range}); they complete on the provider's threads, so callbacks must not block.
+ */
+public interface BlockNamespace {
+    /** @return the namespace ID */
+    long nsid();
+
+    /** @return bytes per logical block */
+    int blockSize();
+
+    /** @return size in bytes */
+    long capacityBytes();
+
+    /** @return one line naming the target, subsystem and namespace, e.g. {@code tcp://10.0.0.2:4420/nqn... nsid 1} */
+    String describe();
+
+    /**
+     * Writes {@code data} (a multiple of the block size, in bounds: the caller checked) at {@code byteOffset}.
+     * The segment must stay valid until the future completes.
+     */
+    CompletableFuture<Void> write(long byteOffset, MemorySegment data);
+
+    /** Reads {@code into.byteSize()} bytes at {@code byteOffset} into {@code into}. */
+    CompletableFuture<Void> read(long byteOffset, MemorySegment into);
+
+    /** Makes completed writes durable (NVMe Flush). */
+    CompletableFuture<Void> flush();
+}
