@@ -5,6 +5,7 @@ import static io.rdma4j.ibverbs.ffi.VerbsH.*;
 import io.rdma4j.engine.spi.BackendConfig;
 import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
+import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.LaneDescriptor;
 import io.rdma4j.ibverbs.CompletionQueue;
@@ -179,8 +180,35 @@ final class IbverbsEngineBackend implements EngineBackend {
             }
             throw e;
         }
+        return add(segment.address(), segment.byteSize(), mrs);
+    }
+
+    /**
+     * Registers GPU memory on every device's protection domain through {@link ProtectionDomain#registerDevice}: dma-buf
+     * first, then {@code ibv_reg_mr} on the device address (nvidia_peermem); the one error naming both paths otherwise.
+     */
+    @Override
+    public synchronized BackendRegistration registerDevice(DeviceMemory memory) {
+        ensureOpen();
+        MemoryRegion[] mrs = new MemoryRegion[devices.size()];
+        try {
+            for (Device d : devices) {
+                mrs[d.index] = d.pd.registerDevice(memory, ACCESS);
+            }
+        } catch (RuntimeException e) {
+            for (MemoryRegion m : mrs) {
+                if (m != null) {
+                    m.close();
+                }
+            }
+            throw e;
+        }
+        return add(memory.address(), memory.length(), mrs);
+    }
+
+    private Registration add(long address, long length, MemoryRegion[] mrs) {
         int handle = registrations.indexOf(null);
-        Registration r = new Registration(handle < 0 ? registrations.size() : handle, segment, mrs);
+        Registration r = new Registration(handle < 0 ? registrations.size() : handle, address, length, mrs);
         if (handle < 0) {
             registrations.add(r);
         } else {
@@ -191,13 +219,15 @@ final class IbverbsEngineBackend implements EngineBackend {
 
     private final class Registration implements BackendRegistration {
         final int handle;
-        final MemorySegment segment;
+        final long address;
+        final long length;
         final MemoryRegion[] mrs;
         volatile boolean closed;
 
-        Registration(int handle, MemorySegment segment, MemoryRegion[] mrs) {
+        Registration(int handle, long address, long length, MemoryRegion[] mrs) {
             this.handle = handle;
-            this.segment = segment;
+            this.address = address;
+            this.length = length;
             this.mrs = mrs;
         }
 
@@ -208,17 +238,17 @@ final class IbverbsEngineBackend implements EngineBackend {
 
         @Override
         public long address() {
-            return segment.address();
+            return address;
         }
 
         @Override
         public long length() {
-            return segment.byteSize();
+            return length;
         }
 
         @Override
         public long remoteAddress(int lane) {
-            return segment.address();
+            return address;
         }
 
         @Override

@@ -383,6 +383,10 @@ public final class VerbsH {
     public static final int IBV_ACCESS_ON_DEMAND = 1 << 6;
     public static final int IBV_ACCESS_HUGETLB = 1 << 7;
     public static final int IBV_ACCESS_RELAXED_ORDERING = 1 << 20;
+    /** {@code IBV_ACCESS_OPTIONAL_FIRST}: flags from here up are optional (a device that lacks one ignores it). */
+    public static final int IBV_ACCESS_OPTIONAL_FIRST = 1 << 20;
+    /** {@code IBV_ACCESS_OPTIONAL_RANGE}: bits 20..29. */
+    public static final int IBV_ACCESS_OPTIONAL_RANGE = 0x3FF0_0000;
 
     // ---- enum ibv_mtu
     public static final int IBV_MTU_256 = 1;
