@@ -97,6 +97,42 @@ public interface TransferEngine extends AutoCloseable {
     /** @return the plan of a write, without moving a byte */
     Plan explain(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length);
 
+    /**
+     * Opens remote block storage as a volume: connects to every namespace's target through the NIC nearest
+     * {@link VolumeSpec#near()} and stripes them (RAID-0). Needs a block-store provider on the class path
+     * ({@code rdma4j-nvmeof}). Closed with the engine if not before.
+     */
+    StorageVolume openVolume(VolumeSpec spec);
+
+    /** Writes all of {@code source} to the start of {@code target}. */
+    default Transfer write(LocalBuffer source, VolumeExtent target) {
+        return write(source, 0, target, 0, source.length(), TransferOptions.DEFAULT);
+    }
+
+    /**
+     * Writes {@code length} bytes (whole blocks) from {@code source} at {@code sourceOffset} to {@code target} at
+     * {@code targetOffset}: stripe-unit pieces go to their namespaces, several in flight on each and every namespace at
+     * once; the pieces are slices of the source (no copy). Deadlines apply; a notification tag does not (storage has no
+     * peer). Bad arguments throw before any I/O; a failure names the namespace's target and the NVMe status.
+     */
+    Transfer write(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length, TransferOptions options);
+
+    /** Reads all of {@code source} into the start of {@code target}. */
+    default Transfer read(LocalBuffer target, VolumeExtent source) {
+        return read(target, 0, source, 0, source.length(), TransferOptions.DEFAULT);
+    }
+
+    /** Reads {@code length} bytes of {@code source} at {@code sourceOffset} into {@code target} at {@code targetOffset}. */
+    Transfer read(LocalBuffer target, long targetOffset, VolumeExtent source, long sourceOffset, long length, TransferOptions options);
+
+    /** @return the plan of a write of all of {@code source} to {@code target}: namespaces, NICs and why */
+    default Plan explain(LocalBuffer source, VolumeExtent target) {
+        return explain(source, 0, target, 0, source.length());
+    }
+
+    /** @return the plan of a write to a volume, without moving a byte */
+    Plan explain(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length);
+
     /** @return counters per local lane */
     List<LaneStats> laneStats();
 

@@ -12,6 +12,7 @@ import io.rdma4j.engine.Peer;
 import io.rdma4j.engine.PeerLostException;
 import io.rdma4j.engine.Plan;
 import io.rdma4j.engine.RemoteBuffer;
+import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.Transfer;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferException;
@@ -20,6 +21,8 @@ import io.rdma4j.engine.TransferRequest;
 import io.rdma4j.engine.TransferTimeoutException;
 import io.rdma4j.engine.UnknownBufferException;
 import io.rdma4j.engine.UnknownPeerException;
+import io.rdma4j.engine.VolumeExtent;
+import io.rdma4j.engine.VolumeSpec;
 import io.rdma4j.engine.spi.BackendConfig;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.EngineBackendProvider;
@@ -105,6 +108,7 @@ public final class EngineCore implements TransferEngine {
     private final long maxCooldownNanos;
     private volatile Throwable lastProgressError;
     private volatile boolean closed;
+    private final Volumes volumes;
 
     /** What we gave one initiator: connections from our lanes and its inbox. */
     private record Inbound(String initiator, long generation, int[] lanes, int[] connections, InChannel inbox, String inboxName) {
@@ -124,6 +128,7 @@ public final class EngineCore implements TransferEngine {
         this.maxCooldownNanos = config.maxCooldown().toNanos();
         this.levels = TopologyLevels.create(config.topology(), laneDescriptors);
         this.registrations = new RegistrationCache(backend, 1024, Duration.ofSeconds(30));
+        this.volumes = new Volumes(name, config.topology(), config.chunkBytes());
         if (laneDescriptors.isEmpty() || laneDescriptors.size() > NotificationRecord.MAX_LANES) {
             throw new BackendUnavailableException("backend " + backend.name() + " offers " + laneDescriptors.size() + " lanes; the engine drives 1.."
                     + NotificationRecord.MAX_LANES + " (lower lanesPerNic or filter NICs)", null);
@@ -639,6 +644,32 @@ public final class EngineCore implements TransferEngine {
         return planner.toPlan(a, length, levels.source() + "; " + planner.describe(all, best, length, a.size()));
     }
 
+    // ------------------------------------------------------------------ volumes (remote block storage)
+
+    @Override
+    public StorageVolume openVolume(VolumeSpec spec) {
+        ensureOpen();
+        return volumes.open(spec);
+    }
+
+    @Override
+    public Transfer write(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length, TransferOptions options) {
+        ensureOpen();
+        return volumes.launch(true, local(source, "write source"), sourceOffset, target, targetOffset, length, options);
+    }
+
+    @Override
+    public Transfer read(LocalBuffer target, long targetOffset, VolumeExtent source, long sourceOffset, long length, TransferOptions options) {
+        ensureOpen();
+        return volumes.launch(false, local(target, "read target"), targetOffset, source, sourceOffset, length, options);
+    }
+
+    @Override
+    public Plan explain(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length) {
+        ensureOpen();
+        return volumes.explain(local(source, "explain source"), sourceOffset, target, targetOffset, length);
+    }
+
     // ------------------------------------------------------------------ connections
 
     private void ensureConnected(PeerLink link) {
@@ -1148,6 +1179,7 @@ public final class EngineCore implements TransferEngine {
         for (TransferImpl t : List.copyOf(active)) {
             t.fail(new TransferException("engine " + name + " closed with the transfer in flight (" + t.bytesCompleted() + " of " + t.total + " bytes done)"));
         }
+        volumes.close();
         Rendezvous.Watch w = watch;
         if (w != null) {
             w.close();

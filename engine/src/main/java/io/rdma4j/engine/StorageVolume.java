@@ -1,0 +1,47 @@
+package io.rdma4j.engine;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Remote block storage the engine writes to and reads from ({@link TransferEngine#write(LocalBuffer, long, VolumeExtent,
+ * long, long, TransferOptions)}): one namespace, or several striped RAID-0 in {@link #stripeUnit()} pieces, each
+ * reached through the NIC the engine chose for the memory it serves. Namespaces of unequal size are striped in zones
+ * (as Linux md's RAID-0 does): all of them up to the smallest one's size, then the larger ones, so every byte is used
+ * except each namespace's tail below one stripe unit.
+ */
+public interface StorageVolume extends AutoCloseable {
+    /** @return a short name for messages: the first namespace and how many more */
+    String name();
+
+    /** @return bytes per logical block of the volume: the largest block size of its namespaces */
+    int blockSize();
+
+    /** @return usable bytes */
+    long capacityBytes();
+
+    /** @return the stripe unit in bytes */
+    long stripeUnit();
+
+    /** @return one line per namespace: where it is, its size and block size, the NIC used to reach it and why */
+    List<String> describe();
+
+    /**
+     * @return {@code length} bytes from logical block {@code startLba}
+     * @throws IllegalArgumentException when the range is not whole blocks or runs past {@link #capacityBytes()}
+     * @throws io.rdma4j.ClosedException when the volume is closed
+     */
+    VolumeExtent extent(long startLba, long length);
+
+    /** @return the whole volume as one extent */
+    default VolumeExtent all() {
+        return extent(0, capacityBytes());
+    }
+
+    /** Makes every completed write durable on every namespace (NVMe Flush). */
+    CompletableFuture<Void> flush();
+
+    /** Fails transfers still in flight and disconnects. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,222 @@
+package io.rdma4j.engine.internal;
+
+import io.rdma4j.engine.Transfer;
+import io.rdma4j.engine.TransferException;
+import io.rdma4j.engine.TransferResult;
+import io.rdma4j.engine.TransferTimeoutException;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A write to or read from a volume: its pieces, per namespace in ascending order, are issued up to that namespace's
+ * window at a time, every namespace at once; a completion frees a slot and the dispatcher issues the next piece (never
+ * the completing thread, which is a queue's reader and must not block on a send). Pieces are slices of the caller's
+ * segment: no copy here.
+ */
+final class VolumeTransfer implements Transfer {
+    private final VolumeImpl volume;
+    private final boolean write;
+    private final MemorySegment memory;
+    private final long memoryOffset;
+    private final long volumeOffset;
+    private final long total;
+    private final StripeMap.Pieces pieces;
+    private final Executor dispatcher;
+    private final int[] next;
+    private final int[] inflight;
+    private final AtomicBoolean[] scheduled;
+    private final Runnable[] pumps;
+    private final AtomicLong completed = new AtomicLong();
+    private final CompletableFuture<TransferResult> future = new CompletableFuture<>();
+    private final long startNanos = System.nanoTime();
+    private volatile boolean terminal;
+    volatile ScheduledFuture<?> deadlineTask;
+
+    VolumeTransfer(VolumeImpl volume, boolean write, MemorySegment memory, long memoryOffset, long volumeOffset, long length, Executor dispatcher) {
+        this.volume = volume;
+        this.write = write;
+        this.memory = memory;
+        this.memoryOffset = memoryOffset;
+        this.volumeOffset = volumeOffset;
+        this.total = length;
+        this.dispatcher = dispatcher;
+        this.pieces = volume.map.split(volumeOffset, length, volume.maxPiece);
+        int n = volume.namespaces.length;
+        this.next = new int[n];
+        this.inflight = new int[n];
+        this.scheduled = new AtomicBoolean[n];
+        this.pumps = new Runnable[n];
+        for (int m = 0; m < n; m++) {
+            int member = m;
+            scheduled[m] = new AtomicBoolean();
+            pumps[m] = () -> {
+                scheduled[member].set(false);
+                pump(member);
+            };
+        }
+    }
+
+    void start() {
+        for (int m = 0; m < pumps.length; m++) {
+            if (pieces.count(m) > 0) {
+                schedule(m);
+            }
+        }
+    }
+
+    private void schedule(int m) {
+        if (!terminal && scheduled[m].compareAndSet(false, true)) {
+            try {
+                dispatcher.execute(pumps[m]);
+            } catch (RuntimeException e) {
+                fail(new TransferException(what() + ": the volume's dispatcher stopped (" + e + ")", e));
+            }
+        }
+    }
+
+    /** Issues pieces of namespace {@code m} until its window is full or none is left. */
+    private void pump(int m) {
+        while (true) {
+            int i;
+            synchronized (this) {
+                if (terminal || next[m] >= pieces.count(m) || inflight[m] >= volume.window[m]) {
+                    return;
+                }
+                i = next[m]++;
+                inflight[m]++;
+            }
+            issue(m, i);
+        }
+    }
+
+    private void issue(int m, int i) {
+        long len = pieces.length[m][i];
+        MemorySegment slice = memory.asSlice(memoryOffset + pieces.rangeOffset[m][i], len);
+        CompletableFuture<Void> f;
+        try {
+            f = write ? volume.namespaces[m].write(pieces.memberOffset[m][i], slice) : volume.namespaces[m].read(pieces.memberOffset[m][i], slice);
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        f.whenComplete((v, t) -> done(m, i, t));
+    }
+
+    private void done(int m, int i, Throwable t) {
+        synchronized (this) {
+            inflight[m]--;
+        }
+        if (t != null) {
+            Throwable c = unwrap(t);
+            long r = pieces.rangeOffset[m][i];
+            fail(new TransferException(what() + " failed at " + volume.namespaces[m].describe() + " (volume bytes " + (volumeOffset + r) + ".."
+                    + (volumeOffset + r + pieces.length[m][i]) + ", namespace byte " + pieces.memberOffset[m][i] + ", via "
+                    + volume.nics[m].label() + "): " + c.getMessage(), c));
+            return;
+        }
+        if (completed.addAndGet(pieces.length[m][i]) == total) {
+            complete();
+        } else {
+            schedule(m);
+        }
+    }
+
+    private String what() {
+        return (write ? "write of " : "read of ") + total + " bytes " + (write ? "to" : "from") + " volume " + volume.name;
+    }
+
+    private void complete() {
+        synchronized (this) {
+            if (terminal) {
+                return;
+            }
+            terminal = true;
+        }
+        finish();
+        List<Integer> used = new ArrayList<>();
+        for (int m = 0; m < pumps.length; m++) {
+            if (pieces.count(m) > 0) {
+                used.add(m);
+            }
+        }
+        future.complete(new TransferResult(total, used, System.nanoTime() - startNanos, 0));
+    }
+
+    /** Fails the transfer once (no further piece is issued; those in flight finish on their own). */
+    boolean fail(Throwable cause) {
+        synchronized (this) {
+            if (terminal) {
+                return false;
+            }
+            terminal = true;
+        }
+        finish();
+        future.completeExceptionally(cause);
+        return true;
+    }
+
+    private void finish() {
+        ScheduledFuture<?> d = deadlineTask;
+        if (d != null) {
+            d.cancel(false);
+        }
+        volume.active.remove(this);
+    }
+
+    void deadlinePassed(java.time.Duration deadline) {
+        fail(new TransferTimeoutException(what() + " did not finish within " + deadline.toMillis() + " ms (" + completed.get() + " bytes done);"
+                + " pieces not yet issued were dropped"));
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    @Override
+    public CompletableFuture<TransferResult> future() {
+        return future;
+    }
+
+    @Override
+    public long bytesCompleted() {
+        return completed.get();
+    }
+
+    @Override
+    public long bytesTotal() {
+        return total;
+    }
+
+    @Override
+    public boolean cancel() {
+        return fail(new CancellationException(what() + " cancelled (" + completed.get() + " bytes done)"));
+    }
+
+    @Override
+    public TransferResult join() {
+        try {
+            return future.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw e;
+        }
+    }
+
+    /** @return pieces per namespace, for plans */
+    StripeMap.Pieces pieces() {
+        return pieces;
+    }
+}

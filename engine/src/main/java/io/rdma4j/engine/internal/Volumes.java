@@ -1,0 +1,268 @@
+package io.rdma4j.engine.internal;
+
+import io.rdma4j.BackendUnavailableException;
+import io.rdma4j.ClosedException;
+import io.rdma4j.Rdma4jException;
+import io.rdma4j.engine.LocalBuffer;
+import io.rdma4j.engine.Plan;
+import io.rdma4j.engine.PlanLane;
+import io.rdma4j.engine.StorageVolume;
+import io.rdma4j.engine.Transfer;
+import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.engine.VolumeExtent;
+import io.rdma4j.engine.VolumeSpec;
+import io.rdma4j.engine.spi.BlockNamespace;
+import io.rdma4j.engine.spi.BlockStore;
+import io.rdma4j.engine.spi.BlockStoreProvider;
+import io.rdma4j.engine.spi.BlockTarget;
+import io.rdma4j.ffi.Segments;
+import io.rdma4j.topology.Topology;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The engine's storage volumes: opening (provider, NIC choice, connections), checking and launching transfers, plans.
+ * One dispatcher thread per engine issues pieces and runs deadlines; the I/O itself runs on the providers' threads.
+ */
+final class Volumes implements AutoCloseable {
+    private final String engineName;
+    private final Path topologyPath;
+    private final long chunkBytes;
+    private final Set<VolumeImpl> open = ConcurrentHashMap.newKeySet();
+    private volatile ScheduledExecutorService dispatcher;
+    private volatile Thread dispatcherThread;
+    private Topology topology;
+    private String topologyProblem;
+    private boolean topologyLoaded;
+    private volatile boolean closed;
+
+    Volumes(String engineName, Path topologyPath, long chunkBytes) {
+        this.engineName = engineName;
+        this.topologyPath = topologyPath;
+        this.chunkBytes = chunkBytes;
+    }
+
+    private synchronized ScheduledExecutorService dispatcher() {
+        if (dispatcher == null) {
+            dispatcher = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = Thread.ofPlatform().daemon(true).name("rdma4j-volumes-" + engineName).unstarted(r);
+                dispatcherThread = t;
+                return t;
+            });
+            dispatcher.execute(() -> { }); // start the thread, so buffers can be checked against it
+        }
+        return dispatcher;
+    }
+
+    private synchronized Topology topology() {
+        if (!topologyLoaded) {
+            topologyLoaded = true;
+            try {
+                topology = TopologyLevels.load(topologyPath);
+            } catch (RuntimeException e) {
+                topologyProblem = e.getMessage();
+            }
+        }
+        return topology;
+    }
+
+    StorageVolume open(VolumeSpec spec) {
+        if (closed) {
+            throw new ClosedException("transfer engine " + engineName);
+        }
+        if (spec == null) {
+            throw new IllegalArgumentException("volume spec is null: VolumeSpec.of(\"tcp://HOST:4420/NQN/NSID\")");
+        }
+        Map<BlockTarget, List<Integer>> byTarget = new LinkedHashMap<>();
+        for (int i = 0; i < spec.namespaces().size(); i++) {
+            VolumeSpec.Namespace n = spec.namespaces().get(i);
+            byTarget.computeIfAbsent(new BlockTarget(n.transport(), n.host(), n.port(), n.subsystemNqn()), k -> new ArrayList<>()).add(i);
+        }
+        int count = spec.namespaces().size();
+        BlockNamespace[] namespaces = new BlockNamespace[count];
+        BlockStore[] storeOf = new BlockStore[count];
+        NicChooser.Choice[] nics = new NicChooser.Choice[count];
+        List<BlockStore> stores = new ArrayList<>();
+        try {
+            for (Map.Entry<BlockTarget, List<Integer>> e : byTarget.entrySet()) {
+                BlockTarget target = e.getKey();
+                BlockStoreProvider provider = provider(target.transport());
+                NicChooser.Choice nic = choose(spec, target);
+                BlockStore store;
+                try {
+                    store = provider.connect(target, spec.options(), nic.source());
+                } catch (Rdma4jException ex) {
+                    throw new Rdma4jException("opening volume: connecting to " + target + " via " + nic.label() + " (" + nic.reason() + ") failed: "
+                            + ex.getMessage(), ex);
+                }
+                stores.add(store);
+                for (int i : e.getValue()) {
+                    namespaces[i] = store.namespace(spec.namespaces().get(i).nsid());
+                    storeOf[i] = store;
+                    nics[i] = nic;
+                }
+            }
+            VolumeImpl v = new VolumeImpl(this, spec, stores, namespaces, storeOf, nics, Math.max(spec.stripeUnit(), chunkBytes));
+            open.add(v);
+            if (closed) {
+                v.close();
+                throw new ClosedException("transfer engine " + engineName);
+            }
+            return v;
+        } catch (RuntimeException ex) {
+            for (BlockStore s : stores) {
+                try {
+                    s.close();
+                } catch (RuntimeException suppressed) {
+                    ex.addSuppressed(suppressed);
+                }
+            }
+            throw ex;
+        }
+    }
+
+    private NicChooser.Choice choose(VolumeSpec spec, BlockTarget target) {
+        if (spec.sourceAddress() != null) {
+            return new NicChooser.Choice("given", "-", spec.sourceAddress(), "-", "source address " + spec.sourceAddress().getHostAddress()
+                    + " given by VolumeSpec.withSourceAddress");
+        }
+        InetAddress address;
+        try {
+            address = InetAddress.getByName(target.host());
+        } catch (UnknownHostException e) {
+            address = null;
+        }
+        Topology t = topology();
+        return NicChooser.choose(t, topologyProblem, spec.near(), address, NicChooser.Interfaces.LIVE);
+    }
+
+    private static BlockStoreProvider provider(String transport) {
+        List<String> why = new ArrayList<>();
+        for (BlockStoreProvider p : ServiceLoader.load(BlockStoreProvider.class, Volumes.class.getClassLoader())) {
+            if (!p.transports().contains(transport)) {
+                continue;
+            }
+            String cause = p.unavailabilityCause(transport);
+            if (cause == null) {
+                return p;
+            }
+            why.add(p.name() + ": " + cause);
+        }
+        if (why.isEmpty()) {
+            throw new BackendUnavailableException("no block-store provider for transport '" + transport + "' on the class path: add"
+                    + " rdma4j-nvmeof as a dependency", null);
+        }
+        throw new BackendUnavailableException("transport '" + transport + "' cannot be used here: " + String.join("; ", why), null);
+    }
+
+    void closed(VolumeImpl v) {
+        open.remove(v);
+    }
+
+    /** Checks everything, then launches; nothing is issued when a check fails. */
+    Transfer launch(boolean write, BufferImpls.Local local, long memoryOffset, VolumeExtent extent, long extentOffset, long length, TransferOptions options) {
+        VolumeImpl v = check(write, local, memoryOffset, extent, extentOffset, length, options);
+        ScheduledExecutorService d = dispatcher();
+        if (!local.segment.isAccessibleBy(dispatcherThread)) {
+            throw new IllegalArgumentException((write ? "source" : "target") + " memory belongs to a confined arena, so the engine's threads cannot"
+                    + " move it: allocate it from Arena.ofShared() (or Arena.global())");
+        }
+        VolumeTransfer t = new VolumeTransfer(v, write, local.segment, memoryOffset, extent.byteOffset() + extentOffset, length, d);
+        v.active.add(t);
+        if (options != null && options.deadline() != null) {
+            t.deadlineTask = d.schedule(() -> t.deadlinePassed(options.deadline()), options.deadline().toNanos(), TimeUnit.NANOSECONDS);
+        }
+        if (v.isClosed()) {
+            t.fail(new ClosedException("volume " + v.name));
+        } else {
+            t.start();
+        }
+        return t;
+    }
+
+    private VolumeImpl check(boolean write, BufferImpls.Local local, long memoryOffset, VolumeExtent extent, long extentOffset, long length,
+                             TransferOptions options) {
+        if (closed) {
+            throw new ClosedException("transfer engine " + engineName);
+        }
+        String side = write ? "write to" : "read from";
+        if (extent == null) {
+            throw new IllegalArgumentException(side + " a volume: the extent is null (volume.extent(startLba, length))");
+        }
+        if (!(extent.volume() instanceof VolumeImpl v) || v.owner != this) {
+            throw new IllegalArgumentException(extent + " is not of a volume this engine (" + engineName + ") opened: use engine.openVolume(spec).extent(...)");
+        }
+        v.ensureOpen();
+        if (options != null && options.notifies()) {
+            throw new IllegalArgumentException("a " + (write ? "write to" : "read from") + " a volume cannot carry a notification tag: storage has no"
+                    + " peer to notify; drop withTag(...) and wait on the transfer's future");
+        }
+        int bs = v.blockSize;
+        if (length <= 0 || length % bs != 0) {
+            throw new IllegalArgumentException(side + " volume " + v.name + ": length " + length + " is not a positive multiple of its " + bs
+                    + "-byte blocks: round it up to " + Math.max(bs, (Math.max(length, 0) + bs - 1) / bs * bs) + " (pad the buffer)");
+        }
+        if (extentOffset < 0 || extentOffset % bs != 0) {
+            throw new IllegalArgumentException(side + " volume " + v.name + ": offset " + extentOffset + " in the extent is negative or not a multiple of "
+                    + bs + "-byte blocks");
+        }
+        if (extentOffset > extent.length() - length) {
+            throw new IllegalArgumentException(side + " volume " + v.name + ": " + length + " bytes at offset " + extentOffset + " run past the end of "
+                    + extent + ": make the extent longer or the transfer shorter");
+        }
+        Segments.checkRange(local.segment, memoryOffset, length, (write ? "source " : "target ") + local);
+        if (!write && local.segment.isReadOnly()) {
+            throw new IllegalArgumentException("read target " + local + " is read-only: register a writable segment");
+        }
+        return v;
+    }
+
+    Plan explain(BufferImpls.Local local, long memoryOffset, VolumeExtent extent, long extentOffset, long length) {
+        VolumeImpl v = check(true, local, memoryOffset, extent, extentOffset, length, null);
+        StripeMap.Pieces p = v.map.split(extent.byteOffset() + extentOffset, length, v.maxPiece);
+        List<PlanLane> lanes = new ArrayList<>();
+        StringBuilder why = new StringBuilder();
+        why.append(length).append(" bytes of volume ").append(v.name).append(": ").append(v.namespaces.length).append(" namespace(s) striped in ")
+                .append(v.map.unit() >> 10).append(" KiB units, pieces of up to ").append(v.maxPiece >> 10).append(" KiB kept in flight per namespace");
+        if (!local.location.equals(v.spec.near())) {
+            why.append("; NICs were chosen for ").append(v.spec.near()).append(" when the volume was opened, not for this buffer's ")
+                    .append(local.location).append(" (open it with VolumeSpec.near(...) to rank for that memory)");
+        }
+        for (int m = 0; m < v.namespaces.length; m++) {
+            NicChooser.Choice c = v.nics[m];
+            if (p.count(m) > 0) {
+                lanes.add(new PlanLane(m, c.label(), m, v.namespaces[m].describe(), c.level(), "-", p.bytes(m), p.count(m)));
+            }
+            why.append("; ").append(v.namespaces[m].describe()).append(" (window ").append(v.window[m]).append("): via ").append(c.label())
+                    .append(": ").append(c.reason());
+        }
+        return new Plan(lanes, length, why.toString());
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (VolumeImpl v : List.copyOf(open)) {
+            try {
+                v.close();
+            } catch (RuntimeException e) {
+                // the engine is closing: a controller that fails its shutdown is gone either way
+            }
+        }
+        ScheduledExecutorService d = dispatcher;
+        if (d != null) {
+            d.shutdownNow();
+        }
+    }
+}
