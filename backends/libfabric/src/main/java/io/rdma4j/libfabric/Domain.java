@@ -121,6 +121,10 @@ public final class Domain extends FabricResource {
         if (segment.byteSize() == 0) {
             throw new IllegalArgumentException("cannot register an empty segment");
         }
+        return new MemoryRegion(this, segment, access, requestedKey());
+    }
+
+    private long requestedKey() {
         long requestedKey = 0;
         if (!info.providerKeys()) {
             requestedKey = nextKey.getAndIncrement();
@@ -129,6 +133,64 @@ public final class Domain extends FabricResource {
                         + ": deregister regions or open another domain");
             }
         }
-        return new MemoryRegion(this, segment, access, requestedKey);
+        return requestedKey;
+    }
+
+    /** {@code fi_mr_regattr} of host memory ({@code iface = FI_HMEM_SYSTEM}), otherwise as {@link #register(MemorySegment, long)}. */
+    public MemoryRegion registerAttr(MemorySegment segment, long access) {
+        Segments.requireNative(segment, "segment to register");
+        if (segment.byteSize() == 0) {
+            throw new IllegalArgumentException("cannot register an empty segment");
+        }
+        return new MemoryRegion(this, segment, segment.address(), segment.byteSize(), access, requestedKey(), FiDomainH.FI_HMEM_SYSTEM, 0);
+    }
+
+    /**
+     * The raw {@code fi_mr_regattr} of {@code [address, address + length)} in memory of {@code iface} on device
+     * {@code device} (the CUDA ordinal for {@code FI_HMEM_CUDA}). Only the arguments are checked: the provider answers
+     * whether it can register such memory. {@link #registerCuda} checks the domain's capabilities first.
+     */
+    public MemoryRegion registerAttr(long address, long length, long access, int iface, int device) {
+        if (address == 0 || length <= 0) {
+            throw new IllegalArgumentException("fi_mr_regattr needs a non-NULL address and length > 0; got address=0x" + Long.toHexString(address)
+                    + " length=" + length);
+        }
+        if (iface < FiDomainH.FI_HMEM_SYSTEM || iface > FiDomainH.FI_HMEM_SYNAPSEAI) {
+            throw new IllegalArgumentException("iface " + iface + " is not an enum fi_hmem_iface value of libfabric 1.17 (0..5)");
+        }
+        if (iface == FiDomainH.FI_HMEM_SYSTEM) {
+            throw new IllegalArgumentException("host memory registers from a MemorySegment: use registerAttr(segment, access)");
+        }
+        if (device < 0) {
+            throw new IllegalArgumentException("device id must be >= 0, got " + device);
+        }
+        return new MemoryRegion(this, null, address, length, access, requestedKey(), iface, device);
+    }
+
+    /**
+     * Registers CUDA device memory ({@code fi_mr_regattr} with {@code FI_HMEM_CUDA} and the device ordinal) after checking
+     * that this domain's provider offers {@code FI_HMEM}; without it, one error says so and names what would work,
+     * including the dma-buf path ({@code FI_MR_DMABUF}) when the runtime libfabric is too old for it.
+     */
+    public MemoryRegion registerCuda(long address, long length, int device, long access) {
+        String why = hmemUnsupported("CUDA");
+        if (why != null) {
+            throw new io.rdma4j.DeviceRegistrationException(why);
+        }
+        return registerAttr(address, length, access, FiDomainH.FI_HMEM_CUDA, device);
+    }
+
+    /** @return why this domain cannot register {@code kind} device memory, or null when its provider offers FI_HMEM */
+    public String hmemUnsupported(String kind) {
+        if ((info.caps() & FI_HMEM) != 0) {
+            return null;
+        }
+        int v = Libfabric.version();
+        String version = (v >>> 16) + "." + (v & 0xffff);
+        return "libfabric provider " + info.provider() + " (libfabric " + version + ") does not offer FI_HMEM (its fi_info caps lack it), so it "
+                + "cannot register " + kind + " device memory: use a provider and a libfabric built with " + kind + " support (efa, "
+                + "verbs;ofi_rxm, shm with FI_HMEM in `fi_info -c FI_HMEM`)"
+                + (Integer.compareUnsigned(v, FiDomainH.FI_VERSION_1_20) < 0 ? "; dma-buf registration (FI_MR_DMABUF) needs libfabric 1.20 or "
+                + "newer, and this process loaded " + version : "");
     }
 }

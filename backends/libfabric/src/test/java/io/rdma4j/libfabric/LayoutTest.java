@@ -60,6 +60,14 @@ class LayoutTest {
             }
         }
         check.constant("FI_VERSION(1, 17)", FabricH.FI_VERSION_1_17);
+        // enum fi_hmem_iface (fi_domain.h), the iface of fi_mr_regattr, and the version that brings FI_MR_DMABUF
+        for (Field f : FiDomainH.class.getFields()) {
+            if (f.getName().startsWith("FI_HMEM_") && f.getType() == int.class) {
+                check.constant(f.getName(), f.getInt(null));
+                constants++;
+            }
+        }
+        check.constant("FI_VERSION(1, 20)", FiDomainH.FI_VERSION_1_20);
         assertEquals(List.of(), check.run());
         assertEquals(true, constants > 60, "constants checked: " + constants);
     }

@@ -87,6 +87,8 @@ public final class Fi {
      */
     public static final MethodHandle MR_REG = OpsTable.indirect(FunctionDescriptor.of(JAVA_INT,
             JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG));
+    /** {@code int (*regattr)(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags, struct fid_mr **mr);} */
+    public static final MethodHandle MR_REGATTR = OpsTable.indirect(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS));
     /** {@code int (*insert)(struct fid_av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags, void *context);} */
     public static final MethodHandle AV_INSERT = OpsTable.indirect(FunctionDescriptor.of(JAVA_INT,
             JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG));

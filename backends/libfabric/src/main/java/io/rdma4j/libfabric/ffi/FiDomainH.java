@@ -112,4 +112,25 @@ public final class FiDomainH {
     public static final long OPS_DOMAIN_CQ_OPEN = offset(FI_OPS_DOMAIN, "cq_open");
     public static final long OPS_DOMAIN_ENDPOINT = offset(FI_OPS_DOMAIN, "endpoint");
     public static final long OPS_MR_REG = offset(FI_OPS_MR, "reg");
+    public static final long OPS_MR_REGATTR = offset(FI_OPS_MR, "regattr");
+    public static final long MR_ATTR_IOV = offset(FI_MR_ATTR, "mr_iov");
+    public static final long MR_ATTR_IOV_COUNT = offset(FI_MR_ATTR, "iov_count");
+    public static final long MR_ATTR_ACCESS = offset(FI_MR_ATTR, "access");
+    public static final long MR_ATTR_OFFSET = offset(FI_MR_ATTR, "offset");
+    public static final long MR_ATTR_REQUESTED_KEY = offset(FI_MR_ATTR, "requested_key");
+    public static final long MR_ATTR_IFACE = offset(FI_MR_ATTR, "iface");
+    public static final long MR_ATTR_DEVICE = offset(FI_MR_ATTR, "device");
+    public static final long IOVEC_BASE = offset(IOVEC, "iov_base");
+    public static final long IOVEC_LEN = offset(IOVEC, "iov_len");
+
+    // ---- enum fi_hmem_iface (fi_domain.h): the iface of struct fi_mr_attr
+    public static final int FI_HMEM_SYSTEM = 0;
+    public static final int FI_HMEM_CUDA = 1;
+    public static final int FI_HMEM_ROCR = 2;
+    public static final int FI_HMEM_ZE = 3;
+    public static final int FI_HMEM_NEURON = 4;
+    public static final int FI_HMEM_SYNAPSEAI = 5;
+
+    /** {@code FI_VERSION(1, 20)}: the first libfabric whose fi_mr_regattr takes a dma-buf ({@code FI_MR_DMABUF}). */
+    public static final int FI_VERSION_1_20 = (1 << 16) | 20;
 }
