@@ -74,7 +74,7 @@ public final class StripeMap {
 
     /** @return the namespace holding volume byte {@code offset} (0 <= offset < capacity) */
     public int member(long offset) {
-        long u = offset / unit;
+        long u = offset < 0 ? -1 : offset / unit;
         int z = zone(u);
         long rel = u - zoneVolumeStart[z];
         return zoneMembers[z][(int) (rel % zoneMembers[z].length)];
@@ -82,7 +82,7 @@ public final class StripeMap {
 
     /** @return where volume byte {@code offset} lives in its namespace */
     public long memberOffset(long offset) {
-        long u = offset / unit;
+        long u = offset < 0 ? -1 : offset / unit;
         int z = zone(u);
         long rel = u - zoneVolumeStart[z];
         return (zoneMemberStart[z] + rel / zoneMembers[z].length) * unit + offset % unit;
