@@ -163,6 +163,11 @@ public final class MemoryRegion extends FabricResource {
         return remote;
     }
 
+    /** @return the registered memory's start address (host or device) */
+    public long address() {
+        return address;
+    }
+
     public long byteSize() {
         return length;
     }

@@ -4,6 +4,7 @@ import io.rdma4j.BackendUnavailableException;
 import io.rdma4j.engine.spi.BackendConfig;
 import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
+import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.LaneDescriptor;
 import io.rdma4j.libfabric.AddressVector;
@@ -113,13 +114,15 @@ public final class LibfabricEngineBackend implements EngineBackend {
     /** A registration on every lane. */
     private final class Registration implements BackendRegistration {
         final int handle;
-        final MemorySegment segment;
+        final long address;
+        final long length;
         final MemoryRegion[] regions;
         volatile boolean open = true;
 
-        Registration(int handle, MemorySegment segment, MemoryRegion[] regions) {
+        Registration(int handle, long address, long length, MemoryRegion[] regions) {
             this.handle = handle;
-            this.segment = segment;
+            this.address = address;
+            this.length = length;
             this.regions = regions;
         }
 
@@ -130,12 +133,12 @@ public final class LibfabricEngineBackend implements EngineBackend {
 
         @Override
         public long address() {
-            return segment.address();
+            return address;
         }
 
         @Override
         public long length() {
-            return segment.byteSize();
+            return length;
         }
 
         @Override
@@ -426,13 +429,37 @@ public final class LibfabricEngineBackend implements EngineBackend {
     public BackendRegistration register(MemorySegment segment) {
         checkOpen();
         io.rdma4j.ffi.Segments.requireNative(segment, "segment to register");
+        return registerOnEveryLane(segment.address(), segment.byteSize(), l -> l.domain.register(segment));
+    }
+
+    /**
+     * CUDA memory through {@code fi_mr_regattr} with {@code FI_HMEM_CUDA} and the device ordinal on every lane's domain,
+     * when the provider offers {@code FI_HMEM}; otherwise the domain's error saying why (the engine then stages).
+     */
+    @Override
+    public BackendRegistration registerDevice(DeviceMemory memory) {
+        checkOpen();
+        if (memory.kind() != DeviceMemory.Kind.CUDA) {
+            throw new io.rdma4j.DeviceRegistrationException("libfabric backend registers CUDA memory only, not " + memory.kind());
+        }
+        for (Lane l : lanes) {
+            String why = l.domain.hmemUnsupported("CUDA");
+            if (why != null) {
+                throw new io.rdma4j.DeviceRegistrationException(why);
+            }
+        }
+        return registerOnEveryLane(memory.address(), memory.length(),
+                l -> l.domain.registerCuda(memory.address(), memory.length(), memory.deviceOrdinal(), Domain.ACCESS_ALL));
+    }
+
+    private BackendRegistration registerOnEveryLane(long address, long length, java.util.function.Function<Lane, MemoryRegion> register) {
         int handle = nextHandle.getAndIncrement();
         MemoryRegion[] regions = new MemoryRegion[lanes.length];
         try {
             for (int i = 0; i < lanes.length; i++) {
                 Lane l = lanes[i];
                 synchronized (l) {
-                    regions[i] = l.domain.register(segment);
+                    regions[i] = register.apply(l);
                     if (handle >= l.regions.length) {
                         l.regions = Arrays.copyOf(l.regions, Math.max(handle + 1, l.regions.length * 2));
                     }
@@ -450,7 +477,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
             }
             throw e;
         }
-        Registration r = new Registration(handle, segment, regions);
+        Registration r = new Registration(handle, address, length, regions);
         registrations.put(handle, r);
         return r;
     }
@@ -549,7 +576,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 return FAILED;
             }
             try {
-                return status(l, l.ep.write(mr, localAddress - mr.segment().address(), length, peer, l.remote(remoteKey), remoteAddress, context), "fi_write");
+                return status(l, l.ep.write(mr, localAddress - mr.address(), length, peer, l.remote(remoteKey), remoteAddress, context), "fi_write");
             } catch (RuntimeException e) {
                 return misuse(l, e);
             }
@@ -567,7 +594,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 return FAILED;
             }
             try {
-                return status(l, l.ep.writeData(mr, localAddress - mr.segment().address(), length, immediate & 0xFFFFFFFFL & immediateMask, peer,
+                return status(l, l.ep.writeData(mr, localAddress - mr.address(), length, immediate & 0xFFFFFFFFL & immediateMask, peer,
                         l.remote(remoteKey), remoteAddress, context), "fi_writedata");
             } catch (RuntimeException e) {
                 return misuse(l, e);
@@ -585,7 +612,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 return FAILED;
             }
             try {
-                return status(l, l.ep.read(mr, localAddress - mr.segment().address(), length, peer, l.remote(remoteKey), remoteAddress, context), "fi_read");
+                return status(l, l.ep.read(mr, localAddress - mr.address(), length, peer, l.remote(remoteKey), remoteAddress, context), "fi_read");
             } catch (RuntimeException e) {
                 return misuse(l, e);
             }
