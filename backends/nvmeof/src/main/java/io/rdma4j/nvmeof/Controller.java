@@ -18,6 +18,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,6 +28,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A connected NVMe over Fabrics controller: an admin queue and I/O queues, each its own NVMe/TCP connection or
@@ -37,6 +41,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link NvmeConnectionException} / {@link NvmeProtocolException} (the connection failed; {@link #reconnect()}).
  * Transfers larger than the controller's MDTS are split and the pieces issued at once, spread over all I/O queues.
  * Futures complete on a queue's reader thread: do not block in their callbacks.
+ *
+ * <p>Asynchronous events: after bring-up the controller keeps Asynchronous Event Requests outstanding on the admin
+ * queue (as many as Identify Controller's AERL allows, at most {@value #MAX_ASYNC_EVENT_REQUESTS}); they are exempt
+ * from the I/O timeout. Each event is cleared by reading the log page it names (Changed Namespace List for namespace
+ * changes), handed to {@link #onAsyncEvent} listeners and {@link #pollAsyncEvent}, and the request is sent again.
+ * {@link #reconnect()} arms new requests; {@link #close()} ends them with the connection.
  */
 public final class Controller implements AutoCloseable {
     /** The well-known NQN of a discovery controller. */
@@ -48,6 +58,18 @@ public final class Controller implements AutoCloseable {
     private static final int ADMIN_IN_CAPSULE = 8192;
     /** Upper bound on one command's transfer even where MDTS allows more: bounds per-PDU buffers. */
     private static final long MAX_COMMAND_BYTES = 4L << 20;
+    /** At most this many Asynchronous Event Requests outstanding, whatever AERL allows. */
+    public static final int MAX_ASYNC_EVENT_REQUESTS = 4;
+    /** Events kept for {@link #pollAsyncEvent} before the oldest is dropped. */
+    private static final int EVENT_BACKLOG = 64;
+    /** OAES notices this host asks for: Namespace Attribute (8), Firmware Activation (9), ANA Change (11). */
+    private static final int AEN_NOTICES = 1 << 8 | 1 << 9 | 1 << 11;
+    /** Listeners run here, never on a queue's reader thread, so they may call the controller (which waits on it). */
+    private static final ExecutorService EVENTS = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "nvmeof-async-events");
+        t.setDaemon(true);
+        return t;
+    });
     private static final ScheduledExecutorService KEEP_ALIVE = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "nvmeof-keep-alive");
         t.setDaemon(true);
@@ -62,12 +84,14 @@ public final class Controller implements AutoCloseable {
     private final boolean discovery;
     private final Map<Long, NamespaceInfo> namespaces = new ConcurrentHashMap<>();
     private final AtomicInteger nextQueue = new AtomicInteger();
+    private final List<Consumer<AsyncEvent>> eventListeners = new CopyOnWriteArrayList<>();
+    private final LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>(EVENT_BACKLOG);
     private volatile Session session;
     private boolean closed;
 
     /** Everything one bring-up created; {@link #reconnect()} replaces it whole. */
     private record Session(FabricQueue admin, List<FabricQueue> io, RdmaResources rdma, int cntlid, long cap, int version, ControllerInfo info, long maxTransfer,
-                           int depth, ScheduledFuture<?> keepAlive) {
+                           int depth, ScheduledFuture<?> keepAlive, int asyncEventRequests) {
     }
 
     private Controller(Target target, String subsystemNqn, ConnectOptions options, TcpQueue.Connector connector, boolean discovery) {
@@ -146,7 +170,7 @@ public final class Controller implements AutoCloseable {
             ControllerInfo info = ControllerInfo.parse(id);
             long maxTransfer = Math.min(info.maxTransferBytes(pageSize), MAX_COMMAND_BYTES);
             if (discovery) {
-                return new Session(admin, List.of(), rdma, cntlid, cap, version, info, Math.min(maxTransfer, ADMIN_MAX_DATA), 0, null);
+                return new Session(admin, List.of(), rdma, cntlid, cap, version, info, Math.min(maxTransfer, ADMIN_MAX_DATA), 0, null, 0);
             }
             int want = options.ioQueues();
             int granted = call(admin, Sqe.setFeatures(Sqe.FID_NUMBER_OF_QUEUES, (want - 1) | (want - 1) << 16), FabricQueue.Data.NONE,
@@ -168,7 +192,8 @@ public final class Controller implements AutoCloseable {
                 long period = Math.max(100, kato / 2);
                 ka = KEEP_ALIVE.scheduleAtFixedRate(() -> keepAlive(admin, io), period, period, TimeUnit.MILLISECONDS);
             }
-            return new Session(admin, List.copyOf(io), rdma, cntlid, cap, version, info, maxTransfer, depth, ka);
+            int aers = armAsyncEvents(admin, List.copyOf(io), info);
+            return new Session(admin, List.copyOf(io), rdma, cntlid, cap, version, info, maxTransfer, depth, ka, aers);
         } catch (RuntimeException e) {
             io.forEach(FabricQueue::close);
             admin.close();
@@ -192,6 +217,123 @@ public final class Controller implements AutoCloseable {
             case RDMA -> RdmaQueue.open(target.host(), target.port(), options.sourceAddress(), name, new RdmaQueue.Config(qid, depth, cntlid, step, ioTimeout, maxData,
                     qid == 0 ? 0 : inCapsule), rdma);
         };
+    }
+
+    /**
+     * Enables the notices the controller offers (OAES) and sends min(AERL + 1, {@value #MAX_ASYNC_EVENT_REQUESTS})
+     * Asynchronous Event Requests.
+     * @return how many were sent
+     */
+    private int armAsyncEvents(FabricQueue admin, List<FabricQueue> io, ControllerInfo info) {
+        int notices = info.oaes() & AEN_NOTICES;
+        if (notices != 0) {
+            // A controller that refuses the configuration keeps its default one, whose events still arrive: not fatal.
+            await(admin.submit(Sqe.setFeatures(Sqe.FID_ASYNC_EVENT_CONFIG, notices), FabricQueue.Data.NONE,
+                    "Set Features Asynchronous Event Configuration"), options.connectTimeout(), target + ": Set Features Asynchronous Event Configuration");
+        }
+        int n = Math.min(info.aerl() + 1, MAX_ASYNC_EVENT_REQUESTS);
+        for (int i = 0; i < n; i++) {
+            asyncEventRequest(admin, io);
+        }
+        return n;
+    }
+
+    /** Sends one Asynchronous Event Request; its completion reads the named log page, reports the event and re-arms. */
+    private void asyncEventRequest(FabricQueue admin, List<FabricQueue> io) {
+        admin.submitUntimed(Sqe.asyncEventRequest(), "Asynchronous Event Request").whenComplete((cqe, ex) -> {
+            if (ex != null || admin.failure() != null || !cqe.ok()) {
+                // The connection closed or failed (a reconnect arms new requests), or the controller ended this request
+                // with an error status (Asynchronous Event Request Limit Exceeded, aborted at shutdown): not re-armed.
+                return;
+            }
+            int dw0 = cqe.dw0();
+            int type = dw0 & 0x7;
+            int info = dw0 >>> 8 & 0xff;
+            int logPage = dw0 >>> 16 & 0xff;
+            if (!AsyncEvent.definedType(type) || logPage == 0) {
+                NvmeProtocolException why = new NvmeProtocolException(target + ": the controller completed an Asynchronous Event Request with "
+                        + (AsyncEvent.definedType(type) ? "log page identifier 0 (reserved)" : "reserved event type " + type)
+                        + String.format(" (DW0 0x%08x); the connection was closed: call reconnect()", dw0));
+                io.forEach(q -> q.fail(why));
+                admin.fail(why);
+                return;
+            }
+            readEventLog(admin, io, type, info, logPage);
+        });
+    }
+
+    /** Reads (and so clears) the log page an event names, then reports the event and sends a new request. */
+    private void readEventLog(FabricQueue admin, List<FabricQueue> io, int type, int info, int logPage) {
+        byte[] log = new byte[logPage == Sqe.LID_CHANGED_NAMESPACES ? 4096 : logPage == Sqe.LID_ERROR ? 64 : 512];
+        String what = String.format("Get Log Page(0x%02x, clearing an asynchronous event)", logPage);
+        admin.submit(Sqe.getLogPage(logPage, Sqe.NSID_ALL, 0, log.length), heap(log, false), what).whenComplete((cqe, ex) -> {
+            if (ex != null || admin.failure() != null) {
+                return;
+            }
+            List<Long> changed = new ArrayList<>();
+            boolean more = false;
+            if (cqe.ok() && logPage == Sqe.LID_CHANGED_NAMESPACES) {
+                more = Le.u32(log, 0) == Sqe.NSID_ALL;
+                for (int i = 0; i < 1024 && !more; i++) {
+                    long nsid = Le.u32(log, i * 4);
+                    if (nsid == 0) {
+                        break;
+                    }
+                    changed.add(nsid);
+                }
+            }
+            AsyncEvent e = new AsyncEvent(type, info, logPage, changed, more);
+            if (e.namespaceAttributeChanged()) {
+                if (more) {
+                    namespaces.clear();
+                } else {
+                    changed.forEach(namespaces::remove);
+                }
+            }
+            deliver(e);
+            asyncEventRequest(admin, io);
+        });
+    }
+
+    private void deliver(AsyncEvent e) {
+        while (!events.offer(e)) {
+            events.poll(); // the backlog is full: the oldest event goes
+        }
+        EVENTS.execute(() -> {
+            for (Consumer<AsyncEvent> l : eventListeners) {
+                try {
+                    l.accept(e);
+                } catch (RuntimeException x) {
+                    Thread t = Thread.currentThread();
+                    t.getUncaughtExceptionHandler().uncaughtException(t, x); // one failing listener does not silence the others
+                }
+            }
+        });
+    }
+
+    /**
+     * Calls {@code listener} with every asynchronous event from now on, on a dedicated thread (it may call this
+     * controller). Events arrive until {@link #close()}, across {@link #reconnect()}.
+     * @return closing it removes the listener
+     */
+    public AutoCloseable onAsyncEvent(Consumer<AsyncEvent> listener) {
+        java.util.Objects.requireNonNull(listener, "listener");
+        eventListeners.add(listener);
+        return () -> eventListeners.remove(listener);
+    }
+
+    /**
+     * Takes the oldest asynchronous event not yet taken (the last {@value #EVENT_BACKLOG} are kept), waiting up to
+     * {@code timeout} for one.
+     * @return the event, or null when none arrived in time
+     */
+    public AsyncEvent pollAsyncEvent(Duration timeout) throws InterruptedException {
+        return events.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** @return how many Asynchronous Event Requests bring-up sent (min(AERL + 1, {@value #MAX_ASYNC_EVENT_REQUESTS}); 0 on discovery) */
+    public int asyncEventRequests() {
+        return live().asyncEventRequests();
     }
 
     private void keepAlive(FabricQueue admin, List<FabricQueue> io) {
@@ -466,8 +608,8 @@ public final class Controller implements AutoCloseable {
             int n = (int) Math.min(chunk, len - off);
             long slba = lba + off / bs;
             int blocks = n / bs;
-            String what = (write ? "Write" : "Read") + "(nsid=" + nsid + ", slba=" + slba + ", blocks=" + blocks + ")";
-            parts.add(io(Sqe.readWrite(write, nsid, slba, blocks), new FabricQueue.Data(buffer, off, n, write), what));
+            // no description: the queue and io() name the command from its bytes only when it fails
+            parts.add(io(Sqe.readWrite(write, nsid, slba, blocks), new FabricQueue.Data(buffer, off, n, write), null));
         }
         return all(parts);
     }
@@ -496,20 +638,21 @@ public final class Controller implements AutoCloseable {
         return all(parts);
     }
 
+    /** @param what names the command; null: named from its bytes ({@link Sqe#describe}) only if it fails */
     private CompletableFuture<Void> io(byte[] sqe, FabricQueue.Data data, String what) {
         Session s = live();
         if (s.io().isEmpty()) {
-            throw new IllegalStateException(what + ": a discovery controller has no I/O queues");
+            throw new IllegalStateException((what != null ? what : Sqe.describe(sqe)) + ": a discovery controller has no I/O queues");
         }
         FabricQueue q = s.io().get(Math.floorMod(nextQueue.getAndIncrement(), s.io().size()));
         NvmeException down = q.failure();
         if (down != null) {
-            return CompletableFuture.failedFuture(new NvmeConnectionException(what + ": the connection is down (" + down.getMessage()
-                    + "); call reconnect()", down));
+            return CompletableFuture.failedFuture(new NvmeConnectionException((what != null ? what : Sqe.describe(sqe))
+                    + ": the connection is down (" + down.getMessage() + "); call reconnect()", down));
         }
         return q.submit(sqe, data, what).thenApply(cqe -> {
             if (!cqe.ok()) {
-                throw new NvmeStatusException(what, false, cqe.sct(), cqe.sc(), cqe.dnr(), cqe.dw0());
+                throw new NvmeStatusException(what != null ? what : Sqe.describe(sqe), false, cqe.sct(), cqe.sc(), cqe.dnr(), cqe.dw0());
             }
             return null;
         });

@@ -22,10 +22,12 @@ import io.rdma4j.nvmeof.internal.Le;
  * @param ioccsz I/O queue command capsule supported size in 16-byte units (includes the 64-byte SQE)
  * @param iorcsz I/O queue response capsule supported size in 16-byte units
  * @param icdoff in-capsule data offset in 16-byte units
+ * @param aerl asynchronous event request limit, 0-based (AERL): the controller takes aerl + 1 outstanding requests
+ * @param oaes optional asynchronous events supported (OAES); bit 8 = Namespace Attribute Notices
  */
 public record ControllerInfo(int vendorId, String serial, String model, String firmware, int mdts, int cntlid, int version, int kas,
                              int maxcmd, long namespaces, int oncs, int vwc, int sgls, String subsystemNqn, long ioccsz, long iorcsz,
-                             int icdoff) {
+                             int icdoff, int aerl, int oaes) {
     /** Identify data is 4096 bytes. */
     public static final int SIZE = 4096;
 
@@ -35,7 +37,8 @@ public record ControllerInfo(int vendorId, String serial, String model, String f
         }
         return new ControllerInfo(Le.u16(d, 0), Le.ascii(d, 4, 20), Le.ascii(d, 24, 40), Le.ascii(d, 64, 8), Le.u8(d, 77), Le.u16(d, 78),
                 Le.i32(d, 80), Le.u16(d, 320), Le.u16(d, 514), Le.u32(d, 516), Le.u16(d, 520), Le.u8(d, 525), Le.i32(d, 536),
-                Le.ascii(d, 768, 256), Le.u32(d, 1792), Le.u32(d, 1796), Le.u16(d, 1800));
+                Le.ascii(d, 768, 256), Le.u32(d, 1792), Le.u32(d, 1796), Le.u16(d, 1800), Le.u8(d, 259),
+                Le.i32(d, 92));
     }
 
     /** @return the largest transfer one command may move, given the controller's minimum page size; Long.MAX_VALUE if unlimited */

@@ -44,6 +44,15 @@ final class ScriptedTarget implements AutoCloseable {
     volatile int grantQueues = 8;
     volatile int mqes0 = 127;
     volatile boolean answerReads = true;
+    /** Identify Controller AERL (0-based) and OAES. */
+    volatile int aerl = 3;
+    volatile int oaes = 1 << 8;
+    /** What the Changed Namespace List log (04h) holds; reading it (RAE 0) clears it. */
+    volatile List<Long> changedNamespaces = List.of();
+    /** Every Get Log Page seen: CDW10 (LID, RAE bit 15, NUMDL). */
+    final List<Integer> logReads = new CopyOnWriteArrayList<>();
+    volatile int asyncEventConfig = -1;
+    private volatile Conn admin;
     volatile Fault fault = (q, p, b) -> b;
     final AtomicInteger keepAlives = new AtomicInteger();
     final AtomicInteger shutdowns = new AtomicInteger();
@@ -101,6 +110,8 @@ final class ScriptedTarget implements AutoCloseable {
         final Map<Integer, byte[]> pendingWrites = new HashMap<>();
         final Map<Integer, byte[]> pendingSqe = new HashMap<>();
         final Map<Integer, Integer> received = new HashMap<>();
+        /** Asynchronous Event Requests held (by CID), completed by {@link #fireAsyncEvent}. */
+        final java.util.Deque<Integer> heldAers = new java.util.concurrent.ConcurrentLinkedDeque<>();
 
         Conn(Socket s) throws IOException {
             this.s = s;
@@ -122,6 +133,22 @@ final class ScriptedTarget implements AutoCloseable {
             inFlight--;
             send(new Pdu.CapsuleResp(new Cqe(dw0, 0, 0, Math.max(qid, 0), cid, sct << 9 | sc << 1).encode()));
         }
+    }
+
+    /** @return Asynchronous Event Requests outstanding on the current admin connection */
+    int heldAsyncEventRequests() {
+        Conn c = admin;
+        return c == null ? 0 : c.heldAers.size();
+    }
+
+    /** Completes the oldest held Asynchronous Event Request with {@code dw0} (type, information, log page). */
+    void fireAsyncEvent(int dw0) throws IOException {
+        Conn c = admin;
+        Integer cid = c == null ? null : c.heldAers.poll();
+        if (cid == null) {
+            throw new IllegalStateException("no Asynchronous Event Request is outstanding");
+        }
+        c.send(new Pdu.CapsuleResp(new Cqe(dw0, 0, 0, 0, cid, 0).encode()));
     }
 
     private long cap() {
@@ -191,6 +218,9 @@ final class ScriptedTarget implements AutoCloseable {
                         }
                         hostNqns.add(Le.ascii(d, 512, 256));
                         c.qid = Le.u16(sqe, 42);
+                        if (c.qid == 0) {
+                            admin = c;
+                        }
                         c.complete(cid, 7, 0, 0);
                     }
                     case Sqe.FCTYPE_PROPERTY_GET -> {
@@ -218,6 +248,8 @@ final class ScriptedTarget implements AutoCloseable {
                     Le.putAscii(d, 24, 40, "rdma4j scripted peer", "mn");
                     d[77] = (byte) mdts;
                     Le.put16(d, 78, 7);
+                    Le.put32(d, 92, oaes);
+                    d[259] = (byte) aerl;
                     Le.put16(d, 320, 1);
                     Le.put32(d, 516, 1);
                     Le.put16(d, 520, 0x8);
@@ -233,12 +265,33 @@ final class ScriptedTarget implements AutoCloseable {
                 }
                 dataIn(c, cid, d);
             }
-            case Sqe.OPC_SET_FEATURES -> c.complete(cid, (grantQueues - 1) << 16 | (grantQueues - 1), 0, 0);
+            case Sqe.OPC_SET_FEATURES -> {
+                if ((Sqe.cdw(sqe, 10) & 0xff) == Sqe.FID_ASYNC_EVENT_CONFIG) {
+                    asyncEventConfig = Sqe.cdw(sqe, 11);
+                    c.complete(cid, asyncEventConfig, 0, 0);
+                } else {
+                    c.complete(cid, (grantQueues - 1) << 16 | (grantQueues - 1), 0, 0);
+                }
+            }
+            case Sqe.OPC_ASYNC_EVENT -> c.heldAers.add(cid);
             case Sqe.OPC_KEEP_ALIVE -> {
                 keepAlives.incrementAndGet();
                 c.complete(cid, 0, 0, 0);
             }
             case Sqe.OPC_GET_LOG_PAGE -> {
+                logReads.add(Sqe.cdw(sqe, 10));
+                if ((Sqe.cdw(sqe, 10) & 0xff) == Sqe.LID_CHANGED_NAMESPACES) {
+                    byte[] d = new byte[4096];
+                    List<Long> changed = changedNamespaces;
+                    for (int i = 0; i < changed.size(); i++) {
+                        Le.put32(d, i * 4, (int) (long) changed.get(i));
+                    }
+                    if ((Sqe.cdw(sqe, 10) & 0x8000) == 0) {
+                        changedNamespaces = List.of();
+                    }
+                    dataIn(c, cid, d);
+                    return cc;
+                }
                 byte[] log = new byte[3 * 1024];
                 Le.put64(log, 0, 42);
                 Le.put64(log, 8, 2);

@@ -16,10 +16,17 @@ public interface FabricQueue extends AutoCloseable {
 
     /**
      * Sends a command. The CID and (for data) SGL1 are filled in here.
-     * @param what names the command in error messages, e.g. {@code Read(nsid=1, slba=0, blocks=8)}
+     * @param what names the command in error messages, e.g. {@code Read(nsid=1, slba=0, blocks=8)}; null: the queue
+     *             names it from the command's bytes ({@link Sqe#describe}) if it ever needs to
      * @return completes with the completion entry (whatever its status) or exceptionally if the connection fails
      */
     CompletableFuture<Cqe> submit(byte[] sqe, Data data, String what);
+
+    /**
+     * Sends a command without data that may stay outstanding as long as the controller likes (an Asynchronous Event
+     * Request): the I/O timeout does not apply to it. It fails, like every command, when the connection does.
+     */
+    CompletableFuture<Cqe> submitUntimed(byte[] sqe, String what);
 
     /** @return null while the connection works, else why it does not */
     NvmeException failure();

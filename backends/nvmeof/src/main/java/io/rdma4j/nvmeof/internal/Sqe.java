@@ -28,7 +28,9 @@ public final class Sqe {
     /** Identify CNS values. */
     public static final int CNS_NAMESPACE = 0x00, CNS_CONTROLLER = 0x01, CNS_ACTIVE_NS_LIST = 0x02, CNS_NS_DESCRIPTORS = 0x03;
     /** Log page identifiers. */
-    public static final int LID_DISCOVERY = 0x70;
+    public static final int LID_ERROR = 0x01, LID_CHANGED_NAMESPACES = 0x04, LID_DISCOVERY = 0x70;
+    /** The broadcast NSID: every namespace, or the controller as a whole. */
+    public static final long NSID_ALL = 0xffffffffL;
     /** SGL descriptor identifiers (type in bits 7:4, subtype in 3:0). */
     public static final int SGL_DATA_BLOCK_OFFSET = 0x01, SGL_TRANSPORT_DATA_BLOCK = 0x5a, SGL_KEYED_DATA_BLOCK = 0x40;
     /** FLAGS byte: PSDT = 01b, SGLs for the data. */
@@ -206,6 +208,23 @@ public final class Sqe {
         byte[] b = base(OPC_ASYNC_EVENT, 0);
         transportData(b, 0);
         return b;
+    }
+
+    /**
+     * Names a command for an error message, from its bytes: {@code Read(nsid=1, slba=8, blocks=8)} for I/O, else the
+     * opcode. The data path passes no description and builds this only when something fails.
+     */
+    public static String describe(byte[] sqe) {
+        int op = opcode(sqe);
+        long nsid = nsid(sqe);
+        long slba = Le.i64(sqe, 40);
+        int blocks = (cdw(sqe, 12) & 0xffff) + 1;
+        return switch (op) {
+            case OPC_READ, OPC_WRITE, OPC_WRITE_ZEROES -> (op == OPC_READ ? "Read" : op == OPC_WRITE ? "Write" : "Write Zeroes") + "(nsid=" + nsid
+                    + ", slba=" + slba + ", blocks=" + blocks + ")";
+            case OPC_FLUSH -> "Flush(nsid=" + nsid + ")";
+            default -> String.format("command opcode 0x%02x (nsid=%d)", op, nsid);
+        };
     }
 
     /** Read or Write of {@code blocks} logical blocks (1..65536) from {@code slba}; the caller sets SGL1. */

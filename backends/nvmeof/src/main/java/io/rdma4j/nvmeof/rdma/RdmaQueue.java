@@ -106,7 +106,10 @@ public final class RdmaQueue implements FabricQueue {
     private final RecvWr rwr = new RecvWr(1);
     private final WorkCompletions wcs;
     private final Request[] slots;
-    private final ArrayDeque<Integer> freeCids = new ArrayDeque<>();
+    private final int[] freeCids;
+    private int freeCount; // guarded by this
+    private final long ioTimeoutNanos;
+    private ScheduledFuture<?> timeoutScan;
     private final ArrayDeque<Request> waiting = new ArrayDeque<>();
     private final Thread poller;
     private volatile boolean stopping;
@@ -116,19 +119,25 @@ public final class RdmaQueue implements FabricQueue {
         final byte[] sqe;
         final Data data;
         final String what;
+        final boolean timed;
         final CompletableFuture<Cqe> future = new CompletableFuture<>();
-        byte[] inCapsule = new byte[0];
+        int inCapsule; // bytes of data copied into the capsule slot
         MemorySegment bounce; // heap data staged in registered memory
         MemoryRegion bounceMr;
         int cid = -1;
         boolean sent;
         Cqe cqe;
-        ScheduledFuture<?> timeout;
+        long deadline = Long.MAX_VALUE;
 
-        Request(byte[] sqe, Data data, String what) {
+        Request(byte[] sqe, Data data, String what, boolean timed) {
             this.sqe = sqe;
             this.data = data;
             this.what = what;
+            this.timed = timed;
+        }
+
+        String what() {
+            return what != null ? what : Sqe.describe(sqe);
         }
     }
 
@@ -147,9 +156,12 @@ public final class RdmaQueue implements FabricQueue {
         this.capsuleSize = capsuleSize;
         this.wcs = new WorkCompletions(32);
         this.slots = new Request[config.depth()];
+        this.freeCids = new int[config.depth()];
         for (int i = 0; i < config.depth(); i++) {
-            freeCids.add(i);
+            freeCids[config.depth() - 1 - i] = i;
         }
+        this.freeCount = config.depth();
+        this.ioTimeoutNanos = config.ioTimeout().toNanos();
         this.poller = Thread.ofPlatform().daemon().name(name + "-cq").unstarted(this::pollLoop);
     }
 
@@ -238,6 +250,10 @@ public final class RdmaQueue implements FabricQueue {
                         + depth + " this host asked to keep in flight");
             }
             q.poller.start();
+            if (q.ioTimeoutNanos > 0) {
+                long period = Math.max(10, config.ioTimeout().toMillis() / 8);
+                q.timeoutScan = TIMERS.scheduleAtFixedRate(q::scanTimeouts, period, period, TimeUnit.MILLISECONDS);
+            }
             return q;
         } catch (Rdma4jException e) {
             closeAll(undo);
@@ -310,16 +326,26 @@ public final class RdmaQueue implements FabricQueue {
 
     @Override
     public CompletableFuture<Cqe> submit(byte[] sqe, Data data, String what) {
+        return submit(sqe, data, what, true);
+    }
+
+    @Override
+    public CompletableFuture<Cqe> submitUntimed(byte[] sqe, String what) {
+        return submit(sqe, Data.NONE, what, false);
+    }
+
+    private CompletableFuture<Cqe> submit(byte[] sqe, Data data, String what, boolean timed) {
         if (data.length() > config.maxData()) {
-            throw new IllegalArgumentException(what + " moves " + data.length() + " bytes; this queue's commands move at most " + config.maxData());
+            throw new IllegalArgumentException((what != null ? what : Sqe.describe(sqe)) + " moves " + data.length()
+                    + " bytes; this queue's commands move at most " + config.maxData());
         }
-        Request r = new Request(sqe, data, what);
+        Request r = new Request(sqe, data, what, timed);
         try {
             prepare(r);
         } catch (RuntimeException e) {
             release(r);
             r.future.completeExceptionally(e instanceof NvmeException ? e
-                    : new NvmeConnectionException(name + ": cannot register the buffer of " + what + ": " + e.getMessage(), e));
+                    : new NvmeConnectionException(name + ": cannot register the buffer of " + r.what() + ": " + e.getMessage(), e));
             return r.future;
         }
         synchronized (this) {
@@ -328,7 +354,7 @@ public final class RdmaQueue implements FabricQueue {
                 r.future.completeExceptionally(failure);
                 return r.future;
             }
-            if (freeCids.isEmpty()) {
+            if (freeCount == 0) {
                 waiting.add(r);
                 return r.future;
             }
@@ -346,7 +372,7 @@ public final class RdmaQueue implements FabricQueue {
             return;
         }
         if (d.toController() && d.length() <= config.inCapsuleLimit()) {
-            r.inCapsule = d.segment().asSlice(d.offset(), d.length()).toArray(ValueLayout.JAVA_BYTE);
+            r.inCapsule = d.length(); // copied into the capsule slot once the command has one
             Sqe.inCapsule(r.sqe, d.length());
             return;
         }
@@ -377,40 +403,50 @@ public final class RdmaQueue implements FabricQueue {
 
     // Called with the lock held.
     private void start(Request r) {
-        int cid = freeCids.poll();
+        int cid = freeCids[--freeCount];
         r.cid = cid;
         slots[cid] = r;
         Sqe.cid(r.sqe, cid);
         long off = (long) cid * capsuleSize;
         MemorySegment slot = capsules.segment();
         MemorySegment.copy(r.sqe, 0, slot, ValueLayout.JAVA_BYTE, off, Sqe.SIZE);
-        if (r.inCapsule.length > 0) {
-            MemorySegment.copy(r.inCapsule, 0, slot, ValueLayout.JAVA_BYTE, off + Sqe.SIZE, r.inCapsule.length);
+        if (r.inCapsule > 0) {
+            MemorySegment.copy(r.data.segment(), r.data.offset(), slot, off + Sqe.SIZE, r.inCapsule);
         }
-        if (!config.ioTimeout().isZero()) {
-            long ms = config.ioTimeout().toMillis();
-            r.timeout = TIMERS.schedule(() -> timedOut(r, ms), ms, TimeUnit.MILLISECONDS);
+        if (r.timed && ioTimeoutNanos > 0) {
+            r.deadline = System.nanoTime() + ioTimeoutNanos;
         }
         int rc;
         try {
-            rc = qp.postSend(swr.send(cid, capsules, off, Sqe.SIZE + r.inCapsule.length, IBV_SEND_SIGNALED));
+            rc = qp.postSend(swr.send(cid, capsules, off, Sqe.SIZE + r.inCapsule, IBV_SEND_SIGNALED));
         } catch (RuntimeException e) {
-            TIMERS.execute(() -> fail(new NvmeConnectionException(name + ": cannot send " + r.what + ": " + e.getMessage(), e)));
+            TIMERS.execute(() -> fail(new NvmeConnectionException(name + ": cannot send " + r.what() + ": " + e.getMessage(), e)));
             return;
         }
         if (rc != 0) {
-            TIMERS.execute(() -> fail(new NvmeConnectionException(name + ": ibv_post_send of " + r.what + " failed with errno " + rc)));
+            TIMERS.execute(() -> fail(new NvmeConnectionException(name + ": ibv_post_send of " + r.what() + " failed with errno " + rc)));
         }
     }
 
-    private void timedOut(Request r, long ms) {
+    /** One periodic scan per queue instead of a timer per command: the I/O path schedules nothing. */
+    private void scanTimeouts() {
+        long now = System.nanoTime();
+        Request late = null;
         synchronized (this) {
-            if (r.future.isDone() || r.cid < 0 || slots[r.cid] != r) {
+            if (failure != null) {
                 return;
             }
+            for (Request r : slots) {
+                if (r != null && r.timed && now - r.deadline > 0) {
+                    late = r;
+                    break;
+                }
+            }
         }
-        fail(new NvmeConnectionException(name + ": " + r.what + " got no completion within " + ms
-                + " ms (the I/O timeout); the connection was reset: call Controller.reconnect()"));
+        if (late != null) {
+            fail(new NvmeConnectionException(name + ": " + late.what() + " got no completion within " + config.ioTimeout().toMillis()
+                    + " ms (the I/O timeout); the connection was reset: call Controller.reconnect()"));
+        }
     }
 
     private void pollLoop() {
@@ -483,9 +519,8 @@ public final class RdmaQueue implements FabricQueue {
         if (length != CQE_SIZE) {
             throw new NvmeProtocolException("the target sent a " + length + "-byte message; NVMe/RDMA responses are 16-byte completion entries");
         }
-        byte[] b = responses.segment().asSlice((long) index * CQE_SIZE, CQE_SIZE).toArray(ValueLayout.JAVA_BYTE);
+        Cqe cqe = Cqe.parse(responses.segment(), (long) index * CQE_SIZE);
         postRecv(index);
-        Cqe cqe = Cqe.parse(b);
         Request r;
         synchronized (this) {
             r = cqe.cid() < slots.length ? slots[cqe.cid()] : null;
@@ -521,14 +556,11 @@ public final class RdmaQueue implements FabricQueue {
                 return;
             }
             slots[r.cid] = null;
-            freeCids.add(r.cid);
+            freeCids[freeCount++] = r.cid;
             Request next = waiting.poll();
             if (next != null && failure == null) {
                 start(next);
             }
-        }
-        if (r.timeout != null) {
-            r.timeout.cancel(false);
         }
         if (r.bounce != null && r.cqe.ok() && !r.data.toController()) {
             MemorySegment.copy(r.bounce, 0, r.data.segment(), r.data.offset(), r.data.length());
@@ -559,11 +591,11 @@ public final class RdmaQueue implements FabricQueue {
         } catch (RuntimeException ignored) {
             // already disconnected by the target or the device is gone
         }
+        if (timeoutScan != null) {
+            timeoutScan.cancel(false);
+        }
         for (Request r : victims) {
             release(r);
-            if (r.timeout != null) {
-                r.timeout.cancel(false);
-            }
             r.future.completeExceptionally(why);
         }
     }
