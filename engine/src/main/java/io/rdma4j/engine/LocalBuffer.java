@@ -1,15 +1,25 @@
 package io.rdma4j.engine;
 
+import io.rdma4j.engine.spi.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 
 /**
  * Memory registered with the engine. Registrations are cached: registering a range inside one already registered
  * reuses it. {@link #close()} releases this handle; the memory is deregistered once no handle and no transfer uses it
- * and the cache evicts it. Host memory today; GPU memory will come through the same type.
+ * and the cache evicts it. Host memory, or device (GPU) memory registered with
+ * {@link TransferEngine#register(DeviceMemory)}.
  */
 public interface LocalBuffer extends AutoCloseable {
-    /** @return the registered memory */
+    /**
+     * @return the registered memory
+     * @throws UnsupportedOperationException for device memory, which the CPU cannot address (see {@link #device()})
+     */
     MemorySegment segment();
+
+    /** @return the device (GPU) memory this buffer registers ({@link TransferEngine#register(DeviceMemory)}), or null for host memory */
+    default DeviceMemory device() {
+        return null;
+    }
 
     /** @return its length in bytes */
     long length();

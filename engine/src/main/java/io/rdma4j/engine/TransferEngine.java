@@ -2,6 +2,7 @@ package io.rdma4j.engine;
 
 import io.rdma4j.engine.internal.EngineConfig;
 import io.rdma4j.engine.internal.EngineCore;
+import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.rendezvous.Security;
 import java.lang.foreign.MemorySegment;
@@ -42,6 +43,17 @@ public interface TransferEngine extends AutoCloseable {
 
     /** Registers memory at a known location (drives lane ranking). */
     LocalBuffer register(MemorySegment segment, MemoryLocation location);
+
+    /**
+     * Registers device (GPU) memory, e.g. rdma4j-cuda's {@code GpuBuffer}. The buffer's location is the device's PCI
+     * address, so transfers use the NICs nearest that GPU. The backend registers it directly (GPUDirect RDMA) where it
+     * can; otherwise the engine stages it through a registered host copy of the same size (device to host before a
+     * write is posted, host to device after a read completed, before its future completes). Writes from it wait for the
+     * device's producing work first; reads into it and notifications naming it complete only once the device sees the
+     * bytes. Publishing it makes its current contents readable by peers (publish again after the device changed it
+     * when the engine stages it); a peer's write into it reaches the device when its notification arrives.
+     */
+    LocalBuffer register(DeviceMemory memory);
 
     /** Makes {@code buffer} reachable by peers under {@code name}. */
     void publish(String name, LocalBuffer buffer, Access access);

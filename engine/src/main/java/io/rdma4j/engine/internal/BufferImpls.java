@@ -20,18 +20,35 @@ final class BufferImpls {
         final RegistrationCache.Entry entry;
         final boolean reused;
         final AtomicBoolean closed = new AtomicBoolean();
+        /** Set for device memory: how the NIC reaches it (directly, or through {@link #segment} as a host staging copy). */
+        final DeviceBuffers.Binding device;
 
         Local(EngineCore engine, MemorySegment segment, MemoryLocation location, RegistrationCache.Entry entry, boolean reused) {
+            this(engine, segment, location, entry, reused, null);
+        }
+
+        Local(EngineCore engine, MemorySegment segment, MemoryLocation location, RegistrationCache.Entry entry, boolean reused,
+              DeviceBuffers.Binding device) {
             this.engine = engine;
             this.segment = segment;
             this.location = location;
             this.entry = entry;
             this.reused = reused;
+            this.device = device;
         }
 
         @Override
         public MemorySegment segment() {
+            if (device != null) {
+                throw new UnsupportedOperationException(this + " is device memory, which the CPU cannot address: use device() and the device's "
+                        + "own copies (GpuBuffer.copyToHost/copyFromHost)");
+            }
             return segment;
+        }
+
+        @Override
+        public io.rdma4j.engine.spi.DeviceMemory device() {
+            return device == null ? null : device.memory();
         }
 
         @Override
@@ -67,6 +84,10 @@ final class BufferImpls {
 
         @Override
         public String toString() {
+            if (device != null) {
+                return "LocalBuffer[" + segment.byteSize() + " bytes of " + device.memory().kind() + " memory at 0x"
+                        + Long.toHexString(device.memory().address()) + ", " + location + ", " + device.path() + "]";
+            }
             return "LocalBuffer[" + segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address()) + ", " + location + "]";
         }
     }

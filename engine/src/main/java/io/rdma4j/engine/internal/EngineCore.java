@@ -24,6 +24,7 @@ import io.rdma4j.engine.UnknownPeerException;
 import io.rdma4j.engine.VolumeExtent;
 import io.rdma4j.engine.VolumeSpec;
 import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.EngineBackendProvider;
 import io.rdma4j.engine.spi.LaneDescriptor;
@@ -328,6 +329,12 @@ public final class EngineCore implements TransferEngine {
     }
 
     @Override
+    public LocalBuffer register(DeviceMemory memory) {
+        ensureOpen();
+        return DeviceBuffers.register(this, backend, registrations, memory);
+    }
+
+    @Override
     public void publish(String bufferName, LocalBuffer buffer, Access access) {
         ensureOpen();
         BufferImpls.Local local = local(buffer, "buffer to publish");
@@ -337,6 +344,7 @@ public final class EngineCore implements TransferEngine {
         if (access == null) {
             throw new IllegalArgumentException("access is null: pass Access.anyPeer()");
         }
+        DeviceBuffers.beforePublish(local);
         long gen = nextBufferGeneration.getAndIncrement();
         registrations.retain(local.entry);
         Published p = new Published(bufferName, local, gen, access);
@@ -358,7 +366,8 @@ public final class EngineCore implements TransferEngine {
         }
         MemoryLocation loc = p.buffer().location;
         Locality locality = loc.gpuAddress() != null ? new Locality(loc.numaNode(), -1, loc.gpuAddress()) : Locality.host(loc.numaNode());
-        return new BufferInfo(wire, "", p.buffer().length(), MemoryKind.HOST, locality, p.generation(), keys, Set.copyOf(p.access().peers()));
+        MemoryKind kind = p.buffer().device != null ? MemoryKind.CUDA : MemoryKind.HOST;
+        return new BufferInfo(wire, "", p.buffer().length(), kind, locality, p.generation(), keys, Set.copyOf(p.access().peers()));
     }
 
     static String wireName(String owner, String buffer) {
@@ -438,7 +447,8 @@ public final class EngineCore implements TransferEngine {
     @Override
     public Transfer write(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length, TransferOptions options) {
         Prepared p = prepare(Op.WRITE, source, sourceOffset, target, targetOffset, length, options);
-        return launch(p);
+        beforeDevice(List.of(p));
+        return afterDevice(p, launch(p));
     }
 
     @Override
@@ -447,7 +457,8 @@ public final class EngineCore implements TransferEngine {
             throw new IllegalArgumentException("a read cannot carry a notification tag: the peer's memory is only read; write to it to notify");
         }
         Prepared p = prepare(Op.READ, target, targetOffset, source, sourceOffset, length, options);
-        return launch(p);
+        beforeDevice(List.of(p));
+        return afterDevice(p, launch(p));
     }
 
     @Override
@@ -470,11 +481,45 @@ public final class EngineCore implements TransferEngine {
                 throw e;
             }
         }
+        beforeDevice(prepared);
         List<Transfer> out = new ArrayList<>(prepared.size());
         for (Prepared p : prepared) {
-            out.add(launch(p));
+            out.add(afterDevice(p, launch(p)));
         }
         return out;
+    }
+
+    /**
+     * Device memory's side of launching (see {@link DeviceBuffers}): writes from it wait for its producer and fill their
+     * staging range before anything of the batch is posted; reads into it hold one more reference for the copy back.
+     */
+    private void beforeDevice(List<Prepared> batch) {
+        int done = 0;
+        try {
+            for (Prepared p : batch) {
+                if (p.local.device != null) {
+                    if (p.op == Op.WRITE) {
+                        DeviceBuffers.beforeWrite(p.local, p.localOffset, p.length);
+                    } else {
+                        registrations.retain(p.local.entry);
+                    }
+                }
+                done++;
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < batch.size(); i++) {
+                Prepared p = batch.get(i);
+                registrations.release(p.local.entry);
+                if (i < done && p.local.device != null && p.op == Op.READ) {
+                    registrations.release(p.local.entry);
+                }
+            }
+            throw e;
+        }
+    }
+
+    private Transfer afterDevice(Prepared p, Transfer t) {
+        return p.local.device != null && p.op == Op.READ ? DeviceBuffers.afterRead(p.local, p.localOffset, p.length, t, registrations) : t;
     }
 
     private record Prepared(byte op, BufferImpls.Local local, long localOffset, BufferImpls.Remote remote, long remoteOffset, long length,
@@ -492,6 +537,13 @@ public final class EngineCore implements TransferEngine {
             throw new IllegalStateException(what + " was closed: register the memory again");
         }
         Segments.requireAlive(l.segment, what);
+        return l;
+    }
+
+    private static BufferImpls.Local hostOnly(BufferImpls.Local l, String what) {
+        if (l.device != null) {
+            throw new IllegalArgumentException(what + " " + l + " is device memory, which volumes do not take yet: copy it through a host buffer");
+        }
         return l;
     }
 
@@ -532,6 +584,7 @@ public final class EngineCore implements TransferEngine {
         }
         List<Planner.Candidate> best = Planner.best(all);
         Planner.Assignment a = planner.assign(best, length, rotation.getAndIncrement());
+        DeviceBuffers.check(l, op, o);
         registrations.retain(l.entry);
         return new Prepared(op, l, localOffset, r, remoteOffset, length, o, link, all, a);
     }
@@ -655,13 +708,13 @@ public final class EngineCore implements TransferEngine {
     @Override
     public Transfer write(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length, TransferOptions options) {
         ensureOpen();
-        return volumes.launch(true, local(source, "write source"), sourceOffset, target, targetOffset, length, options);
+        return volumes.launch(true, hostOnly(local(source, "write source"), "volume write source"), sourceOffset, target, targetOffset, length, options);
     }
 
     @Override
     public Transfer read(LocalBuffer target, long targetOffset, VolumeExtent source, long sourceOffset, long length, TransferOptions options) {
         ensureOpen();
-        return volumes.launch(false, local(target, "read target"), targetOffset, source, sourceOffset, length, options);
+        return volumes.launch(false, hostOnly(local(target, "read target"), "volume read target"), targetOffset, source, sourceOffset, length, options);
     }
 
     @Override
@@ -1025,6 +1078,17 @@ public final class EngineCore implements TransferEngine {
         }
         Published p = publishedByGeneration.get(r.generation());
         String bufferName = p == null ? null : p.name();
+        if (p != null && p.buffer().device != null) {
+            // the written range goes to the device (copy or flush) before the user sees the notification: off this thread
+            Thread.ofVirtual().start(() -> {
+                try {
+                    notes.add(DeviceBuffers.deliver(ch.peer, r.tag(), bufferName, p.buffer(), r.offset(), r.length(), r.crc(), r.crcValue()));
+                } catch (RuntimeException e) {
+                    progressError(e);
+                }
+            });
+            return;
+        }
         if (!r.crc()) {
             notes.add(new Notification(ch.peer, r.tag(), bufferName, r.offset(), r.length(), Notification.Checksum.NOT_REQUESTED));
             return;

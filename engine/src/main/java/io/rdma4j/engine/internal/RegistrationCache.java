@@ -26,6 +26,8 @@ public final class RegistrationCache implements AutoCloseable {
         final long registrationNanos;
         int refs;
         boolean deregistered;
+        /** Runs once the registration is closed (frees a staging buffer); null for cached host registrations. */
+        Runnable afterDeregister;
 
         Entry(BackendRegistration registration, MemorySegment segment, long registrationNanos) {
             this.registration = registration;
@@ -116,6 +118,28 @@ public final class RegistrationCache implements AutoCloseable {
 
     private final List<Entry> orphans = new ArrayList<>();
 
+    /**
+     * Takes a registration made outside the cache (device memory, a staging buffer) with one reference; it is never
+     * reused by {@link #acquire} and is deregistered, then {@code afterDeregister} runs, as soon as its last reference is
+     * released (or the cache closes).
+     */
+    public synchronized Entry adopt(BackendRegistration registration, long registrationNanos, Runnable afterDeregister) {
+        if (closed) {
+            registration.close();
+            if (afterDeregister != null) {
+                afterDeregister.run();
+            }
+            throw new IllegalStateException("registration cache is closed");
+        }
+        Entry e = new Entry(registration, MemorySegment.NULL, registrationNanos);
+        e.refs = 1;
+        e.afterDeregister = afterDeregister;
+        orphans.add(e);
+        registrations.incrementAndGet();
+        totalRegistrationNanos.addAndGet(registrationNanos);
+        return e;
+    }
+
     /** Adds a reference to an entry already held (a transfer or a publication using it). */
     public synchronized void retain(Entry e) {
         if (e.refs <= 0 || e.deregistered) {
@@ -150,7 +174,13 @@ public final class RegistrationCache implements AutoCloseable {
         if (!e.deregistered) {
             e.deregistered = true;
             deregistrations.incrementAndGet();
-            e.registration.close();
+            try {
+                e.registration.close();
+            } finally {
+                if (e.afterDeregister != null) {
+                    e.afterDeregister.run();
+                }
+            }
         }
     }
 
