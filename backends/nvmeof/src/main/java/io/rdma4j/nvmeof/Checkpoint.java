@@ -48,6 +48,63 @@ public final class Checkpoint {
         }
     }
 
+    /**
+     * Where a checkpoint lives: whole logical blocks, written and read asynchronously. {@link #of(Controller, long)} is
+     * one namespace of a controller; an engine volume's extent (striped over several targets) adapts the same way.
+     */
+    public interface Blocks {
+        /** @return bytes per block */
+        int blockSize();
+
+        /** @return blocks available */
+        long blocks();
+
+        /** Writes {@code data} (whole blocks) at block {@code lba}. */
+        CompletableFuture<Void> write(long lba, MemorySegment data);
+
+        /** Reads {@code into.byteSize()} bytes (whole blocks) at block {@code lba}. */
+        CompletableFuture<Void> read(long lba, MemorySegment into);
+
+        /** Makes completed writes durable. */
+        CompletableFuture<Void> flush();
+
+        /** @return namespace {@code nsid} of {@code c} */
+        static Blocks of(Controller c, long nsid) {
+            NamespaceInfo ns = c.namespace(nsid);
+            return new Blocks() {
+                @Override
+                public int blockSize() {
+                    return ns.blockSize();
+                }
+
+                @Override
+                public long blocks() {
+                    return ns.blocks();
+                }
+
+                @Override
+                public CompletableFuture<Void> write(long lba, MemorySegment data) {
+                    return c.write(nsid, lba, data);
+                }
+
+                @Override
+                public CompletableFuture<Void> read(long lba, MemorySegment into) {
+                    return c.read(nsid, lba, into);
+                }
+
+                @Override
+                public CompletableFuture<Void> flush() {
+                    return c.flush(nsid);
+                }
+
+                @Override
+                public String toString() {
+                    return "namespace " + nsid;
+                }
+            };
+        }
+    }
+
     /** CRC32C of a segment of any size. */
     public static int crc32c(MemorySegment s) {
         CRC32C c = new CRC32C();
@@ -62,7 +119,15 @@ public final class Checkpoint {
      * @param buffers names to contents, in the order to lay them out
      */
     public static Manifest write(Controller c, long nsid, long lba, SequencedMap<String, MemorySegment> buffers) {
-        int bs = c.namespace(nsid).blockSize();
+        return write(Blocks.of(c, nsid), lba, buffers);
+    }
+
+    /**
+     * Writes every buffer, flushes, then writes and flushes the manifest, to any {@link Blocks}.
+     * @param buffers names to contents, in the order to lay them out
+     */
+    public static Manifest write(Blocks c, long lba, SequencedMap<String, MemorySegment> buffers) {
+        int bs = c.blockSize();
         if (MANIFEST_BYTES % bs != 0) {
             throw new IllegalArgumentException("block size " + bs + " does not divide the 64 KiB manifest area");
         }
@@ -76,14 +141,14 @@ public final class Checkpoint {
         }
         Manifest m = new Manifest(List.copyOf(entries), off);
         byte[] manifest = encode(m);
-        long capacity = c.namespace(nsid).blocks();
+        long capacity = c.blocks();
         if (lba < 0 || lba + m.blocks(bs) > capacity) {
-            throw new IllegalArgumentException("the checkpoint needs " + m.blocks(bs) + " blocks from LBA " + lba + " but namespace " + nsid
+            throw new IllegalArgumentException("the checkpoint needs " + m.blocks(bs) + " blocks from LBA " + lba + " but " + c
                     + " has " + capacity);
         }
         // 1. Invalidate whatever manifest is there, so a crash from here on leaves none.
-        await(c.write(nsid, lba, MemorySegment.ofArray(new byte[bs])));
-        await(c.flush(nsid));
+        await(c.write(lba, MemorySegment.ofArray(new byte[bs])));
+        await(c.flush());
         // 2. The data, all at once: the controller spreads it over its queues.
         long dataLba = lba + MANIFEST_BYTES / bs;
         List<CompletableFuture<Void>> writes = new ArrayList<>();
@@ -92,21 +157,21 @@ public final class Checkpoint {
             Entry e = entries.get(i++);
             long whole = e.length() / bs * bs;
             if (whole > 0) {
-                writes.add(c.write(nsid, dataLba + e.offset() / bs, s.asSlice(0, whole)));
+                writes.add(c.write(dataLba + e.offset() / bs, s.asSlice(0, whole)));
             }
             if (whole < e.length()) {
                 byte[] tail = new byte[bs];
                 MemorySegment.copy(s, ValueLayout.JAVA_BYTE, whole, tail, 0, (int) (e.length() - whole));
-                writes.add(c.write(nsid, dataLba + (e.offset() + whole) / bs, MemorySegment.ofArray(tail)));
+                writes.add(c.write(dataLba + (e.offset() + whole) / bs, MemorySegment.ofArray(tail)));
             }
         }
         for (CompletableFuture<Void> w : writes) {
             await(w);
         }
-        await(c.flush(nsid));
+        await(c.flush());
         // 3. The manifest, last.
-        await(c.write(nsid, lba, MemorySegment.ofArray(manifest)));
-        await(c.flush(nsid));
+        await(c.write(lba, MemorySegment.ofArray(manifest)));
+        await(c.flush());
         return m;
     }
 
@@ -115,9 +180,14 @@ public final class Checkpoint {
      * @throws NvmeException naming why when there is no complete checkpoint there
      */
     public static Manifest readManifest(Controller c, long nsid, long lba) {
+        return readManifest(Blocks.of(c, nsid), lba);
+    }
+
+    /** Reads and checks the manifest at {@code lba} of {@code c}. */
+    public static Manifest readManifest(Blocks c, long lba) {
         byte[] b = new byte[MANIFEST_BYTES];
-        await(c.read(nsid, lba, MemorySegment.ofArray(b)));
-        return decode(b, "namespace " + nsid + " LBA " + lba);
+        await(c.read(lba, MemorySegment.ofArray(b)));
+        return decode(b, c + " LBA " + lba);
     }
 
     /**
@@ -125,7 +195,12 @@ public final class Checkpoint {
      * @throws NvmeException when an entry's CRC32C does not match
      */
     public static void restore(Controller c, long nsid, long lba, Manifest m, Function<Entry, MemorySegment> sink) {
-        int bs = c.namespace(nsid).blockSize();
+        restore(Blocks.of(c, nsid), lba, m, sink);
+    }
+
+    /** Reads every entry from {@code c} into the segment {@code sink} gives for it and verifies its CRC32C. */
+    public static void restore(Blocks c, long lba, Manifest m, Function<Entry, MemorySegment> sink) {
+        int bs = c.blockSize();
         long dataLba = lba + MANIFEST_BYTES / bs;
         List<CompletableFuture<Void>> reads = new ArrayList<>();
         List<MemorySegment> targets = new ArrayList<>();
@@ -138,12 +213,12 @@ public final class Checkpoint {
             targets.add(s);
             long whole = e.length() / bs * bs;
             if (whole > 0) {
-                reads.add(c.read(nsid, dataLba + e.offset() / bs, s.asSlice(0, whole)));
+                reads.add(c.read(dataLba + e.offset() / bs, s.asSlice(0, whole)));
             }
             byte[] tail = whole < e.length() ? new byte[bs] : null;
             tails.add(tail);
             if (tail != null) {
-                reads.add(c.read(nsid, dataLba + (e.offset() + whole) / bs, MemorySegment.ofArray(tail)));
+                reads.add(c.read(dataLba + (e.offset() + whole) / bs, MemorySegment.ofArray(tail)));
             }
         }
         for (CompletableFuture<Void> r : reads) {

@@ -15,16 +15,17 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 
 /**
  * The engine's way to NVMe over Fabrics: connects a {@link Controller} per target. Options (all optional, as strings):
  * {@code ioQueues}, {@code queueDepth}, {@code keepAliveMs}, {@code connectTimeoutMs}, {@code ioTimeoutMs},
  * {@code headerDigest}, {@code dataDigest} (true/false), {@code identityDir} (where the host NQN and ID persist;
- * default {@code ~/.config/rdma4j}).
+ * default {@code ~/.config/rdma4j}), {@code hostNqn} and {@code hostId} (override the persisted ones).
  */
 public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
     static final Set<String> OPTIONS = new TreeSet<>(Set.of("ioQueues", "queueDepth", "keepAliveMs", "connectTimeoutMs", "ioTimeoutMs",
-            "headerDigest", "dataDigest", "identityDir"));
+            "headerDigest", "dataDigest", "identityDir", "hostNqn", "hostId"));
 
     @Override
     public String name() {
@@ -66,6 +67,8 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
     /** Parses the engine's string options into connect options; unknown keys and bad values throw, naming the fix. */
     static ConnectOptions options(Map<String, String> options) {
         ConnectOptions o = ConnectOptions.defaults();
+        String hostNqn = null;
+        String hostId = null;
         for (Map.Entry<String, String> e : options.entrySet()) {
             String k = e.getKey();
             String v = e.getValue();
@@ -78,8 +81,26 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
                 case "headerDigest" -> o.withDigests(bool(k, v), o.dataDigest());
                 case "dataDigest" -> o.withDigests(o.headerDigest(), bool(k, v));
                 case "identityDir" -> o.withIdentity(HostIdentity.persistent(Path.of(v)));
+                case "hostNqn" -> {
+                    hostNqn = v;
+                    yield o;
+                }
+                case "hostId" -> {
+                    hostId = v;
+                    yield o;
+                }
                 default -> throw new IllegalArgumentException("unknown NVMe-oF volume option '" + k + "': the known ones are " + OPTIONS);
             };
+        }
+        if (hostNqn != null || hostId != null) {
+            HostIdentity base = o.resolvedIdentity();
+            UUID id;
+            try {
+                id = hostId != null ? UUID.fromString(hostId) : base.id();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("NVMe-oF volume option hostId=" + hostId + " is not a UUID");
+            }
+            o = o.withIdentity(new HostIdentity(hostNqn != null ? hostNqn : base.nqn(), id));
         }
         return o;
     }
