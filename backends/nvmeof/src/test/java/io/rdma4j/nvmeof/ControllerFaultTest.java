@@ -75,6 +75,22 @@ class ControllerFaultTest {
     }
 
     @Test
+    void backToBackR2TWritesReuseTheirCommandSlots() throws Exception {
+        // A command's slot is free once its completion arrived, which may be before the writer thread is done with the
+        // R2T it answered: the next write on that slot must still get its data sent.
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared();
+             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withIoQueues(1).withQueueDepth(2))) {
+            for (int i = 0; i < 300; i++) {
+                MemorySegment data = random(arena, 16384, i);
+                long lba = (i % 32) * 32L;
+                c.write(1, lba, data).get(10, TimeUnit.SECONDS);
+                assertArrayEquals(data.toArray(ValueLayout.JAVA_BYTE), java.util.Arrays.copyOfRange(t.storage, (int) lba * 512, (int) lba * 512 + 16384),
+                        "write " + i);
+            }
+        }
+    }
+
+    @Test
     void keepsUpToQueueDepthInFlightOnEveryQueue() throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(4 << 20); Arena arena = Arena.ofShared();
              Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {

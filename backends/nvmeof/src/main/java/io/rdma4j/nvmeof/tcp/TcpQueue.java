@@ -98,7 +98,7 @@ public final class TcpQueue implements FabricQueue {
     private static final int HEADER_ROOM = 256;
     /** Every PDU a host receives after the ICResp has HLEN 24: reading this much at a PDU boundary never reads data. */
     private static final int RX_HLEN = 24;
-    /** R2Ts one command may have queued: MAXR2T is 1 (ICReq MAXR2T 0), plus one that races the writer finishing the last. */
+    /** R2Ts one command may have waiting for the writer: MAXR2T is 1 (ICReq MAXR2T 0); more is a target's error. */
     private static final int R2T_QUEUE = 4;
     private static final int JOB_CAPSULE = 1, JOB_H2C = 2, JOB_TERM = 3, JOB_CLOSE = 4;
 
@@ -821,6 +821,9 @@ public final class TcpQueue implements FabricQueue {
                 off = s.r2tOffset[s.r2tHead];
                 end = off + s.r2tLength[s.r2tHead];
                 v = s.view;
+                // Taken off the slot now: once the last byte is out, the command may complete and its slot be reused.
+                s.r2tHead = (s.r2tHead + 1) % R2T_QUEUE;
+                s.r2tCount--;
             }
             boolean dd = txSettings.dataDigest();
             while (off < end) {
@@ -841,10 +844,6 @@ public final class TcpQueue implements FabricQueue {
                 }
                 writeFully(gather, dd ? 3 : 2);
                 off += n;
-            }
-            synchronized (TcpQueue.this) {
-                s.r2tHead = (s.r2tHead + 1) % R2T_QUEUE;
-                s.r2tCount--;
             }
         }
 
