@@ -218,6 +218,50 @@ class NvmetGuestTest {
         }
     }
 
+    @Test
+    void namespaceChangeArrivesAsAnAsyncEventWithTheChangedList() throws Exception {
+        try (Controller c = Controller.connect(target, nqn, options())) {
+            namespaceChangeArrivesAsAnAsyncEvent(c, nqn);
+        }
+    }
+
+    /**
+     * Disables and re-enables namespace 2 through nvmet's configfs; each change must arrive as a Notice: Namespace
+     * Attribute Changed whose Changed Namespace List (log 04h, read by the host) names namespace 2. The second change
+     * arrives only if the host re-armed its requests after the first. Shared with the NVMe/RDMA guest test.
+     */
+    static void namespaceChangeArrivesAsAnAsyncEvent(Controller c, String nqn) throws Exception {
+        Path enable = Path.of("/sys/kernel/config/nvmet/subsystems", nqn, "namespaces", "2", "enable");
+        assertTrue(Files.exists(enable), enable + " is how the VM configures namespace 2");
+        assertEquals(Math.min(4, c.info().aerl() + 1), c.asyncEventRequests());
+        List<AsyncEvent> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (AutoCloseable l = c.onAsyncEvent(heard::add)) {
+            AsyncEvent gone;
+            try {
+                Files.writeString(enable, "0");
+                gone = c.pollAsyncEvent(Duration.ofSeconds(60));
+                assertTrue(gone != null, "no asynchronous event within 60 s of disabling namespace 2");
+                assertTrue(gone.namespaceAttributeChanged(), gone.toString());
+                assertEquals(AsyncEvent.LOG_CHANGED_NAMESPACE_LIST, gone.logPage());
+                assertEquals(List.of(2L), gone.changedNamespaces());
+                assertEquals(List.of(1L), c.activeNamespaces());
+            } finally {
+                Files.writeString(enable, "1");
+            }
+            AsyncEvent back = c.pollAsyncEvent(Duration.ofSeconds(60));
+            assertTrue(back != null, "no event when namespace 2 came back: were the requests re-armed?");
+            assertTrue(back.namespaceAttributeChanged(), back.toString());
+            assertEquals(List.of(2L), back.changedNamespaces());
+            assertEquals(List.of(1L, 2L), c.activeNamespaces());
+            assertEquals(256L << 20, c.namespace(2).bytes(), "namespace 2 is identified afresh");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (heard.size() < 2 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(List.of(gone, back), heard, "listeners hear what polling sees");
+        }
+    }
+
     private static void reconnectWithRetry(Controller c) throws InterruptedException {
         for (int i = 0; ; i++) {
             try {

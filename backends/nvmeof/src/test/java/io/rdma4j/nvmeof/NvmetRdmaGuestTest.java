@@ -151,6 +151,13 @@ class NvmetRdmaGuestTest {
     }
 
     @Test
+    void namespaceChangeArrivesAsAnAsyncEventOverRdma() throws Exception {
+        try (Controller c = Controller.connect(target, nqn, options())) {
+            NvmetGuestTest.namespaceChangeArrivesAsAnAsyncEvent(c, nqn);
+        }
+    }
+
+    @Test
     void targetGoneMidIoFailsOutstandingIoAndReconnectRecovers() throws Exception {
         Path link = Path.of("/sys/kernel/config/nvmet/ports/2/subsystems", nqn);
         Path subsystem = Path.of("/sys/kernel/config/nvmet/subsystems", nqn);

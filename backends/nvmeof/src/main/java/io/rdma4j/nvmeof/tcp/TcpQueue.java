@@ -337,7 +337,9 @@ public final class TcpQueue implements FabricQueue {
             }
             s = start(sqe, data, what, timed, future);
             if (Thread.currentThread() == readerThread || jobCount > 0) {
-                enqueue(JOB_CAPSULE, s.cid);
+                if (!enqueue(JOB_CAPSULE, s.cid)) {
+                    failLater(jobsFull());
+                }
                 return future;
             }
             s.capsuleSent = true;
@@ -404,15 +406,30 @@ public final class TcpQueue implements FabricQueue {
     }
 
     // Called with the lock held.
-    private void enqueue(int kind, int cid) {
+    /**
+     * @return false when the ring is full, which only a target answering commands it was never sent can cause (each
+     *         slot has at most one capsule and {@value #R2T_QUEUE} R2T jobs otherwise)
+     */
+    private boolean enqueue(int kind, int cid) {
         if (jobCount == jobs.length) {
-            throw new IllegalStateException(name + ": the writer's job ring is full (" + jobs.length + " jobs); this is a bug");
+            return false;
         }
         jobs[(jobHead + jobCount) % jobs.length] = kind << 16 | cid;
         jobCount++;
+        wakeWriter();
+        return true;
+    }
+
+    // Called with the lock held.
+    private void wakeWriter() {
         if (writerParked) {
             LockSupport.unpark(writerThread);
         }
+    }
+
+    private NvmeProtocolException jobsFull() {
+        return new NvmeProtocolException("the target answers commands faster than this host sent them (" + jobs.length
+                + " sends pending); it completed a command before receiving it");
     }
 
     /**
@@ -424,7 +441,9 @@ public final class TcpQueue implements FabricQueue {
             synchronized (this) {
                 if (failure == null) {
                     s.capsuleSent = false;
-                    enqueue(JOB_CAPSULE, s.cid);
+                    if (!enqueue(JOB_CAPSULE, s.cid)) {
+                        failLater(jobsFull());
+                    }
                 }
             }
             return;
@@ -471,6 +490,11 @@ public final class TcpQueue implements FabricQueue {
         }
     }
 
+    /** Fails the queue from another thread: the caller holds the lock, which {@link #fail} must not be called under. */
+    private void failLater(NvmeException why) {
+        TIMERS.execute(() -> fail(why));
+    }
+
     private void scanTimeouts() {
         long now = System.nanoTime();
         String late = null;
@@ -498,7 +522,9 @@ public final class TcpQueue implements FabricQueue {
             Waiting next = waiting.poll();
             if (next != null && failure == null) {
                 Slot n = start(next.sqe(), next.data(), next.what(), next.timed(), next.future());
-                enqueue(JOB_CAPSULE, n.cid);
+                if (!enqueue(JOB_CAPSULE, n.cid)) {
+                    throw jobsFull(); // on the reader thread: closes the connection
+                }
             }
         }
         f.complete(cqe);
@@ -540,7 +566,7 @@ public final class TcpQueue implements FabricQueue {
     private void terminate(int fes) {
         synchronized (this) {
             termFes = fes;
-            enqueue(JOB_TERM, 0);
+            enqueue(JOB_TERM, 0); // with the ring full the connection closes without telling the target why
         }
     }
 
@@ -668,7 +694,9 @@ public final class TcpQueue implements FabricQueue {
                         s.r2tOffset[i] = r2to;
                         s.r2tLength[i] = r2tl;
                         s.r2tCount++;
-                        enqueue(JOB_H2C, s.cid);
+                        if (!enqueue(JOB_H2C, s.cid)) {
+                            throw jobsFull();
+                        }
                     }
                 }
                 case Pdu.C2H_TERM_REQ -> {
@@ -768,6 +796,9 @@ public final class TcpQueue implements FabricQueue {
         private int take() {
             while (true) {
                 synchronized (TcpQueue.this) {
+                    if (jobCount == 0 && failure != null) {
+                        return JOB_CLOSE << 16;
+                    }
                     if (jobCount > 0) {
                         int job = jobs[jobHead];
                         jobHead = (jobHead + 1) % jobs.length;
@@ -886,8 +917,8 @@ public final class TcpQueue implements FabricQueue {
                 victims.add(w.future());
             }
             waiting.clear();
-            // A queued TermReq goes out first; the writer stops at it or here.
-            enqueue(JOB_CLOSE, 0);
+            // A queued TermReq goes out first; the writer stops at it or once its jobs are done.
+            wakeWriter();
         }
         if (timeoutScan != null) {
             timeoutScan.cancel(false);
