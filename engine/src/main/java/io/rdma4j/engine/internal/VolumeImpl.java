@@ -63,7 +63,8 @@ final class VolumeImpl implements StorageVolume {
                     sharing++;
                 }
             }
-            long commandsPerPiece = Math.max(1, (maxPiece + storeOf[i].maxTransferBytes() - 1) / storeOf[i].maxTransferBytes());
+            long perCommand = Math.max(4096, storeOf[i].maxTransferBytes());
+            long commandsPerPiece = (maxPiece + perCommand - 1) / perCommand;
             window[i] = (int) Math.max(2, storeOf[i].ioSlots() / sharing / commandsPerPiece);
         }
     }
