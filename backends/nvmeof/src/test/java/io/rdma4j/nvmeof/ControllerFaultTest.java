@@ -202,6 +202,45 @@ class ControllerFaultTest {
     }
 
     @Test
+    void badHeaderDigestIsAProtocolErrorTheTargetIsToldOf() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withDigests(true, true))) {
+            t.fault = (q, p, b) -> {
+                if (p instanceof Pdu.C2HData && q > 0) {
+                    b[9] ^= 0x01; // a header bit (the CCCID), the header digest kept
+                }
+                return b;
+            };
+            Throwable e = failure(c.read(1, 0, MemorySegment.ofArray(new byte[4096])));
+            assertInstanceOf(NvmeProtocolException.class, e);
+            assertTrue(e.getMessage().contains("C2HData header digest mismatch"), e.getMessage());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (t.hostTermReqs.get() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(1, t.hostTermReqs.get(), "an H2CTermReq (Header Digest Error) goes to the target");
+        }
+    }
+
+    @Test
+    void hostilePduLengthIsRefusedBeforeAnyDataIsRead() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+            t.fault = (q, p, b) -> {
+                if (p instanceof Pdu.C2HData && q > 0) {
+                    io.rdma4j.nvmeof.internal.Le.put32(b, 4, Integer.MAX_VALUE); // PLEN claims 2 GiB of data
+                }
+                return b;
+            };
+            java.util.Arrays.fill(t.storage, 0, 4096, (byte) 0x5a);
+            MemorySegment buf = MemorySegment.ofArray(new byte[4096]);
+            Throwable e = failure(c.read(1, 0, buf));
+            assertInstanceOf(NvmeProtocolException.class, e);
+            assertTrue(e.getMessage().contains("this connection allows at most"), e.getMessage());
+            assertEquals(-1, buf.mismatch(MemorySegment.ofArray(new byte[4096])), "nothing was read into the buffer");
+        }
+    }
+
+    @Test
     void terminationByTheTargetNamesItsReason() throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             t.fault = (q, p, b) -> p instanceof Pdu.C2HData && q > 0
