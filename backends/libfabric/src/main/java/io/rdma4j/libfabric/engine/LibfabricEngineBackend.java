@@ -448,8 +448,14 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 throw new io.rdma4j.DeviceRegistrationException(why);
             }
         }
-        return registerOnEveryLane(memory.address(), memory.length(),
-                l -> l.domain.registerCuda(memory.address(), memory.length(), memory.deviceOrdinal(), Domain.ACCESS_ALL));
+        try {
+            return registerOnEveryLane(memory.address(), memory.length(),
+                    l -> l.domain.registerCuda(memory.address(), memory.length(), memory.deviceOrdinal(), Domain.ACCESS_ALL));
+        } catch (FabricException e) {
+            // FI_HMEM is offered but this memory is not registrable (libfabric's CUDA support not initialized, a foreign
+            // pointer): the engine can still stage it
+            throw new io.rdma4j.DeviceRegistrationException(e.getMessage(), e);
+        }
     }
 
     private BackendRegistration registerOnEveryLane(long address, long length, java.util.function.Function<Lane, MemoryRegion> register) {
