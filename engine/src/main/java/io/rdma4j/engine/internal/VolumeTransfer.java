@@ -65,10 +65,11 @@ final class VolumeTransfer implements Transfer {
         }
     }
 
+    /** Issues the first window of every namespace from the caller's thread (never a queue's reader); refills go through the dispatcher. */
     void start() {
         for (int m = 0; m < pumps.length; m++) {
             if (pieces.count(m) > 0) {
-                schedule(m);
+                pump(m);
             }
         }
     }

@@ -113,7 +113,13 @@ final class Volumes implements AutoCloseable {
                     nics[i] = nic;
                 }
             }
-            VolumeImpl v = new VolumeImpl(this, spec, stores, namespaces, storeOf, nics, Math.max(spec.stripeUnit(), chunkBytes));
+            // Adjacent units of one namespace (a volume of one, or a zone of one) merge into pieces as large as one command
+            // carries: fewer, larger commands, as a direct Controller call would issue.
+            long perCommand = Long.MAX_VALUE;
+            for (BlockStore s : stores) {
+                perCommand = Math.min(perCommand, Math.max(4096, s.maxTransferBytes()));
+            }
+            VolumeImpl v = new VolumeImpl(this, spec, stores, namespaces, storeOf, nics, Math.max(spec.stripeUnit(), Math.max(chunkBytes, perCommand)));
             open.add(v);
             if (closed) {
                 v.close();
