@@ -148,6 +148,54 @@ class DmabufGuestTest {
         }
     }
 
+    /**
+     * The engine backend's {@code registerDevice} on rxe0: every lane's domain goes dma-buf first, falls back to
+     * {@code ibv_reg_mr}, and a write posted from the device registration lands in the peer's memory; with an unpinnable
+     * address the backend throws the one error, which is what makes the engine stage instead.
+     */
+    @Test
+    void engineBackendRegistersDeviceMemoryAndWritesFromIt() throws Throwable {
+        var provider = new io.rdma4j.ibverbs.engine.IbverbsEngineProvider();
+        var cfg = new io.rdma4j.engine.spi.BackendConfig(null, 1, 16, java.util.Map.of("device", Rxe.DEVICE));
+        try (var a = provider.open(cfg); var b = provider.open(cfg)) {
+            int ca = a.prepareConnection(0);
+            int cb = b.prepareConnection(0);
+            a.connect(0, ca, b.endpointInfo(0, cb));
+            b.connect(0, cb, a.endpointInfo(0, ca));
+            MemorySegment source = arena.allocate(SIZE, 4096);
+            for (int i = 0; i < SIZE / 4; i++) {
+                source.setAtIndex(ValueLayout.JAVA_INT, i, i ^ 0x2468ACE);
+            }
+            HostDeviceMemory device = new HostDeviceMemory(source.address(), SIZE, dmabuf());
+            var rs = a.registerDevice(device);
+            assertEquals(source.address(), rs.address());
+            assertEquals(1, device.exports, "the dma-buf path is tried first");
+            MemorySegment target = arena.allocate(SIZE, 4096);
+            var rd = b.register(target);
+            var out = new io.rdma4j.engine.spi.Completions(4);
+            assertEquals(0, a.postWrite(0, ca, rs.handle(), source.address(), SIZE, rd.remoteAddress(0), rd.remoteKey(0), 5));
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            int got = 0;
+            while (got == 0) {
+                got = a.poll(0, out);
+                assertTrue(System.nanoTime() < deadline, "no completion for the write from device memory");
+            }
+            assertEquals(0, out.status[0], out.errorText[0]);
+            assertEquals(5, out.context[0]);
+            assertEquals(-1, target.mismatch(source), "the write from the device registration did not land");
+            rs.close();
+
+            long reserved = mmapNoAccess(SIZE);
+            try {
+                var e = assertThrows(DeviceRegistrationException.class,
+                        () -> a.registerDevice(new HostDeviceMemory(reserved, SIZE, dmabuf())));
+                assertTrue(e.getMessage().contains("ibv_reg_dmabuf_mr") && e.getMessage().contains("nvidia_peermem"), e.getMessage());
+            } finally {
+                munmap(reserved, SIZE);
+            }
+        }
+    }
+
     private static final Linker LINKER = Linker.nativeLinker();
     private static final MethodHandle MMAP = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("mmap"), FunctionDescriptor.of(
             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
