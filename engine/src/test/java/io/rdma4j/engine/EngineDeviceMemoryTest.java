@@ -102,6 +102,42 @@ class EngineDeviceMemoryTest {
     }
 
     @Test
+    void aBatchStagesEveryDeviceSourceBeforePostingAny() {
+        RecordingDeviceMemory one = device(MIB, 21);
+        RecordingDeviceMemory two = device(MIB, 22);
+        try (LocalBuffer s1 = staged.register(one); LocalBuffer s2 = staged.register(two)) {
+            RemoteBuffer dst = staged.peer(host.name()).buffer("landing");
+            stagedBackend.firstWritePost.set(-1);
+            List<Transfer> ts = staged.writeAll(List.of(new TransferRequest(s1, 0, dst, 0, MIB, TransferOptions.tag(811)),
+                    new TransferRequest(s2, 0, dst, MIB, MIB, TransferOptions.tag(812))));
+            ts.forEach(Transfer::join);
+            assertNotNull(awaitTag(811));
+            assertNotNull(awaitTag(812));
+            assertEquals(-1, TestEngines.mismatch(one.memory, 0, hostMem, 0, MIB));
+            assertEquals(-1, TestEngines.mismatch(two.memory, 0, hostMem, MIB, MIB));
+            assertTrue(Math.max(one.first("copyToHost"), two.first("copyToHost")) < stagedBackend.firstWritePost.get(),
+                    one.events + " " + two.events + " post " + stagedBackend.firstWritePost);
+        }
+    }
+
+    @Test
+    void aFailingStagingCopyPostsNothingAndTheBufferStaysUsable() {
+        RecordingDeviceMemory dev = device(MIB, 23);
+        try (LocalBuffer src = staged.register(dev)) {
+            RemoteBuffer dst = staged.peer(host.name()).buffer("landing");
+            stagedBackend.firstWritePost.set(-1);
+            dev.failCopies = true;
+            var e = assertThrows(IllegalStateException.class, () -> staged.write(src, dst, TransferOptions.tag(821)));
+            assertTrue(e.getMessage().contains("injected"), e.getMessage());
+            assertEquals(-1, stagedBackend.firstWritePost.get(), "a write was posted although its staging copy failed");
+            dev.failCopies = false;
+            staged.write(src, dst, TransferOptions.tag(822)).join();
+            assertNotNull(awaitTag(822));
+            assertEquals(-1, TestEngines.mismatch(dev.memory, 0, hostMem, 0, MIB));
+        }
+    }
+
+    @Test
     void stagedReadReachesTheDeviceBeforeTheFutureCompletes() {
         long len = 2 * MIB + 99;
         TestEngines.fill(hostMem.asSlice(5 * MIB, len), 3);

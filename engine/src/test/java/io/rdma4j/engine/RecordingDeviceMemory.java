@@ -21,6 +21,8 @@ final class RecordingDeviceMemory implements DeviceMemory {
     final String pci;
     final AtomicLong sequence;
     final List<Event> events = new CopyOnWriteArrayList<>();
+    /** When set, copies fail as a device error would (fault injection). */
+    volatile boolean failCopies;
 
     RecordingDeviceMemory(MemorySegment memory, String pci, AtomicLong sequence) {
         this.memory = memory;
@@ -65,6 +67,9 @@ final class RecordingDeviceMemory implements DeviceMemory {
 
     @Override
     public void copyToHost(long offset, MemorySegment target) {
+        if (failCopies) {
+            throw new IllegalStateException("injected device copy failure");
+        }
         MemorySegment.copy(memory, offset, target, 0, target.byteSize());
         events.add(new Event("copyToHost", sequence.incrementAndGet(), offset, target.byteSize()));
     }
