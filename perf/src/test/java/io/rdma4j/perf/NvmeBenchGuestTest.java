@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
  * Runs {@code ./rdma4j bench nvme} in the test VM ({@code scripts/testvm test perf}) with its baseline: the kernel's
  * initiator of the same transport connected to the same nvmet subsystem with {@code nvme connect}: over NVMe/TCP, then
  * over NVMe/RDMA on Soft-RoCE. The numbers are printed; the guest is an emulator, so they compare the two initiators
- * side by side, not with real hardware.
+ * side by side, not with real hardware. Under TCG the JIT warms up slowly: {@code RDMA4J_TESTVM_JAVA_OPTS=
+ * -Drdma4j.bench.nvme.warmup=4} (and {@code .seconds}) lengthen both initiators' warm-up and runs alike.
  */
 @Tag("testvm")
 class NvmeBenchGuestTest {
@@ -59,7 +60,8 @@ class NvmeBenchGuestTest {
                 }
             }
             assertTrue(dev != null && Files.exists(Path.of("/dev", dev)), "nvme connect made no block device for namespace 1");
-            int rc = new NvmeRun().run(new String[] {"--" + transport, address, "--nqn", nqn, "--nsid", "1", "--kernel-dev", "/dev/" + dev, "--seconds", "2"});
+            int rc = new NvmeRun().run(new String[] {"--" + transport, address, "--nqn", nqn, "--nsid", "1", "--kernel-dev", "/dev/" + dev, "--seconds",
+                    System.getProperty("rdma4j.bench.nvme.seconds", "2"), "--warmup", System.getProperty("rdma4j.bench.nvme.warmup", "1")});
             assertEquals(0, rc);
         } finally {
             run("nvme", "disconnect", "-n", nqn);
