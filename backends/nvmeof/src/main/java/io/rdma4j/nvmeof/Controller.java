@@ -603,6 +603,9 @@ public final class Controller implements AutoCloseable {
             throw new IllegalArgumentException("LBA " + lba + " is negative");
         }
         long chunk = Math.min(live().maxTransfer(), 65536L * bs) / bs * bs;
+        if (len <= chunk) { // one command: no list, no combined future
+            return io(Sqe.readWrite(write, nsid, lba, (int) (len / bs)), new FabricQueue.Data(buffer, 0, (int) len, write), null);
+        }
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (long off = 0; off < len; off += chunk) {
             int n = (int) Math.min(chunk, len - off);
@@ -650,12 +653,19 @@ public final class Controller implements AutoCloseable {
             return CompletableFuture.failedFuture(new NvmeConnectionException((what != null ? what : Sqe.describe(sqe))
                     + ": the connection is down (" + down.getMessage() + "); call reconnect()", down));
         }
-        return q.submit(sqe, data, what).thenApply(cqe -> {
-            if (!cqe.ok()) {
-                throw new NvmeStatusException(what != null ? what : Sqe.describe(sqe), false, cqe.sct(), cqe.sc(), cqe.dnr(), cqe.dw0());
+        // Completes with the failure itself (never wrapped in a CompletionException), like a split transfer's all().
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        q.submit(sqe, data, what).whenComplete((cqe, t) -> {
+            if (t != null) {
+                result.completeExceptionally(unwrap(t));
+            } else if (!cqe.ok()) {
+                result.completeExceptionally(new NvmeStatusException(what != null ? what : Sqe.describe(sqe), false, cqe.sct(), cqe.sc(),
+                        cqe.dnr(), cqe.dw0()));
+            } else {
+                result.complete(null);
             }
-            return null;
         });
+        return result;
     }
 
     /** Completes when every part has; fails with the first part's failure, unwrapped. */
