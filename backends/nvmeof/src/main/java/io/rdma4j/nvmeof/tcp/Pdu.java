@@ -5,7 +5,9 @@ import java.util.HexFormat;
 
 /**
  * One NVMe/TCP PDU (NVMe/TCP Transport Specification, section 3.6). Data-bearing PDUs hold their data as a byte array;
- * digests, padding and the common header's lengths are the codec's business ({@link PduCodec}).
+ * digests, padding and the common header's lengths are the codec's business ({@link PduCodec}). These records are the
+ * cold path (the ICReq/ICResp exchange, tests, captures); {@link TcpQueue}'s data path builds and parses the same
+ * headers with {@link PduCodec}'s buffer primitives and never copies data into a record.
  */
 public sealed interface Pdu {
     /** PDU types (common header byte 0). */

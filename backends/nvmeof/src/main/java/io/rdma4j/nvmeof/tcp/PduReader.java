@@ -8,6 +8,7 @@ import java.io.InputStream;
 /**
  * Reads PDUs one at a time from a byte stream. The common header is validated before the rest is read, so a hostile
  * PLEN never sizes an allocation beyond the connection's limit; a stream that ends inside a PDU is a truncated PDU.
+ * It allocates each PDU: {@link TcpQueue} uses it for the ICResp only and parses every later PDU in place.
  */
 public final class PduReader {
     private final InputStream in;
