@@ -193,7 +193,7 @@ final class DeviceBuffers {
     static Notification deliver(String peer, long tag, String bufferName, BufferImpls.Local l, long offset, long length, boolean crc, int crcValue) {
         boolean inside = offset >= 0 && length >= 0 && offset <= l.device.memory().length() - length;
         Notification.Checksum verdict = crc ? Notification.Checksum.MISMATCH : Notification.Checksum.NOT_REQUESTED;
-        if (inside && !l.isClosed()) {
+        if (inside && !l.entry.deregistered) {
             landed(l, offset, length);
             if (crc) {
                 CRC32C c = new CRC32C();
