@@ -41,4 +41,24 @@ class RegistrationCacheTest {
             fresh.close();
         }
     }
+
+    @Test
+    void deviceRegistrationsAreNeverReusedAndGoWithTheirLastReference() {
+        try (Arena arena = Arena.ofShared(); TransferEngine e = TestEngines.tcp("cache-dev", 1).build()) {
+            RegistrationCache cache = ((EngineCore) e).registrationCache();
+            RecordingDeviceMemory dev = new RecordingDeviceMemory(TestEngines.allocate(arena, 1 << 20), "0000:3b:00.0",
+                    new java.util.concurrent.atomic.AtomicLong());
+            long before = cache.deregistrations();
+            LocalBuffer a = e.register(dev);
+            LocalBuffer b = e.register(dev);
+            assertFalse(a.reused() || b.reused(), "device registrations are not shared through the cache");
+            e.publish("dev", a, Access.anyPeer());
+            a.close();
+            assertEquals(before, cache.deregistrations(), "the publication still holds it");
+            e.unpublish("dev");
+            assertEquals(before + 1, cache.deregistrations(), "deregistered with its last reference, not left idle");
+            b.close();
+            assertEquals(before + 2, cache.deregistrations());
+        }
+    }
 }
