@@ -153,8 +153,9 @@ public final class EngineCore implements TransferEngine {
         }
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon(true).name("rdma4j-timer-" + name).unstarted(r));
         boolean embedded = config.directory() == null;
-        // a generous call deadline: the first call over TCP pays for channel set-up on a loaded machine
-        this.rendezvous = embedded ? Rendezvous.embedded() : Rendezvous.connect(config.directory(), config.security(), Duration.ofSeconds(15));
+        // a generous call deadline: the first call over TCP pays for channel set-up on a loaded machine, and the first call
+        // to the embedded directory for loading gRPC (over 5 s in an emulated guest on a busy host)
+        this.rendezvous = Rendezvous.connect(embedded ? Rendezvous.embeddedTarget() : config.directory(), config.security(), Duration.ofSeconds(15));
         HandshakeServer.Builder hs = HandshakeServer.builder(name, generation, new Handler()).security(config.security());
         if (embedded || config.directory().startsWith("inproc:")) {
             hs.inProcess("rdma4j-handshake-" + name + "-" + generation);
