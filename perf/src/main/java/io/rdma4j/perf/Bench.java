@@ -13,7 +13,7 @@ public final class Bench {
     }
 
     static List<BenchRun> runs() {
-        return List.of(new RendezvousRun(), new FabricWriteRun(), new NvmeRun(), new IbverbsWriteRun(), new EngineWriteRun());
+        return List.of(new RendezvousRun(), new FabricWriteRun(), new NvmeRun(), new IbverbsWriteRun(), new EngineWriteRun(), new NvmeVolumeRun());
     }
 
     public static void main(String[] args) throws Exception {
