@@ -23,6 +23,14 @@ class PlannerTest {
     }
 
     @Test
+    void aGpusOwnNicIsNotDilutedByASocketNicWhenThePeerSideIsNodeAnyway() {
+        // lanes 0 and 2 sit on the GPU's PCIe switch (PIX), lane 1 on the same socket (NODE); the peer's NICs are NODE
+        List<Candidate> best = Planner.best(List.of(c(0, Level.PIX, Level.NODE, 100), c(1, Level.NODE, Level.NODE, 100),
+                c(2, Level.PIX, Level.NODE, 100)));
+        assertEquals(List.of(0, 2), best.stream().map(Candidate::localLane).toList());
+    }
+
+    @Test
     void smallTransfersGoOnOneLaneRotating() {
         Planner p = new Planner(1 << 20, 128 << 10);
         List<Candidate> best = List.of(c(0, Level.PIX, Level.PIX, 100), c(1, Level.PIX, Level.PIX, 100));

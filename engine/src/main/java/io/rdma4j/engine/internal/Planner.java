@@ -11,7 +11,9 @@ import java.util.List;
  * offline {@code explain} on topology files.
  *
  * <p>Candidates are (local lane, remote lane) pairs already paired rail to rail. The pairs whose worse level (local NIC
- * to source memory, remote NIC to destination memory) is the best available are kept; a transfer below the small
+ * to source memory, remote NIC to destination memory) is the best available are kept, and among those only the ones
+ * whose local level, then remote level, is also the best: a GPU's own PIX NIC is not diluted by a NODE NIC of the same
+ * socket just because the peer side is NODE anyway (the NCCL rule: GPU memory leaves through its own NIC). A transfer below the small
  * threshold goes on one of them (rotating), a larger one is cut into chunks and striped over all of them, each pair
  * getting a contiguous run of chunks in proportion to its bandwidth weight.
  */
@@ -53,15 +55,15 @@ public final class Planner {
         return smallThreshold;
     }
 
-    /** @return the candidates at the best worse-level, best first (ties keep their rail order), or empty */
+    /** @return the candidates at the best (worse, local, remote) levels, in rail order, or empty */
     public static List<Candidate> best(List<Candidate> candidates) {
         if (candidates.isEmpty()) {
             return List.of();
         }
         List<Candidate> sorted = new ArrayList<>(candidates);
         sorted.sort(Comparator.comparing(Candidate::worst).thenComparing(Candidate::localLevel).thenComparing(Candidate::remoteLevel));
-        Level top = sorted.getFirst().worst();
-        sorted.removeIf(c -> c.worst() != top);
+        Candidate top = sorted.getFirst();
+        sorted.removeIf(c -> c.worst() != top.worst() || c.localLevel() != top.localLevel() || c.remoteLevel() != top.remoteLevel());
         return sorted;
     }
 
