@@ -1,5 +1,8 @@
 package io.rdma4j.cli;
 
+import io.rdma4j.engine.StorageVolume;
+import io.rdma4j.engine.TransferEngine;
+import io.rdma4j.engine.VolumeSpec;
 import io.rdma4j.nvmeof.Checkpoint;
 import io.rdma4j.nvmeof.ConnectOptions;
 import io.rdma4j.nvmeof.Controller;
@@ -40,6 +43,9 @@ final class NvmeCommand implements Command {
               read       --tcp HOST:PORT --nqn NQN --nsid N --lba L --length BYTES --out FILE
               checkpoint --tcp HOST:PORT --nqn NQN --nsid N [--lba L] FILE...   files as named buffers, manifest written last
               restore    --tcp HOST:PORT --nqn NQN --nsid N [--lba L] --out DIR  restores and verifies every CRC32C
+              checkpoint|restore --volume NS[,NS...] [--stripe BYTES] ...  the same through the transfer engine: a volume striped
+                         over the namespaces (NS = tcp://HOST:PORT/NQN/NSID or rdma://...), reached through the NIC nearest host
+                         memory; --lba counts the volume's blocks; --stripe is the stripe unit (1048576)
             options: --hostnqn NQN --hostid UUID (default: kept in ~/.config/rdma4j), --queues N (4), --depth N (128),
                      --digest (header and data digests, NVMe/TCP), --timeout SECONDS (I/O timeout, 30)
             Exit status: 0 on success, 1 with the NVMe status named on any error, 2 on bad usage.""";
@@ -119,6 +125,15 @@ final class NvmeCommand implements Command {
             return args.length == 0 ? 2 : 0;
         }
         Args a = parse(args, 1);
+        if (a.options().containsKey("volume")) {
+            if (a.options().containsKey("tcp") || a.options().containsKey("rdma") || a.options().containsKey("nqn") || a.options().containsKey("nsid")) {
+                throw new IllegalArgumentException("--volume names its namespaces itself: drop --tcp, --rdma, --nqn and --nsid\n" + USAGE);
+            }
+            return switch (args[0]) {
+                case "checkpoint", "restore" -> volume(args[0].equals("checkpoint"), a);
+                default -> throw new IllegalArgumentException("--volume goes with checkpoint and restore, not " + args[0] + "\n" + USAGE);
+            };
+        }
         boolean rdma = a.options().containsKey("rdma");
         if (rdma && a.options().containsKey("tcp")) {
             throw new IllegalArgumentException("give either --tcp HOST:PORT or --rdma HOST:PORT, not both\n" + USAGE);
@@ -235,31 +250,45 @@ final class NvmeCommand implements Command {
     private int checkpoint(Target target, Args a, ConnectOptions opts) throws IOException {
         long nsid = a.number("nsid", -1);
         long lba = a.number("lba", 0);
+        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared()) {
+            checkpoint(Checkpoint.Blocks.of(c, nsid), a, lba, arena);
+        }
+        return 0;
+    }
+
+    private void checkpoint(Checkpoint.Blocks blocks, Args a, long lba, Arena arena) throws IOException {
         if (a.positional().isEmpty()) {
             throw new IllegalArgumentException("checkpoint needs at least one FILE\n" + USAGE);
         }
-        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared()) {
-            LinkedHashMap<String, MemorySegment> buffers = new LinkedHashMap<>();
-            long total = 0;
-            for (String f : a.positional()) {
-                Path p = Path.of(f);
-                String name = p.getFileName().toString();
-                if (buffers.containsKey(name)) {
-                    throw new IllegalArgumentException("two files are named " + name + ": checkpoint entries are named by file name");
-                }
-                try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-                    buffers.put(name, ch.size() == 0 ? MemorySegment.ofArray(new byte[0]) : ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena));
-                    total += ch.size();
-                }
+        LinkedHashMap<String, MemorySegment> buffers = new LinkedHashMap<>();
+        long total = 0;
+        for (String f : a.positional()) {
+            Path p = Path.of(f);
+            String name = p.getFileName().toString();
+            if (buffers.containsKey(name)) {
+                throw new IllegalArgumentException("two files are named " + name + ": checkpoint entries are named by file name");
             }
-            long t0 = System.nanoTime();
-            Checkpoint.Manifest m = Checkpoint.write(c, nsid, lba, buffers);
-            for (Checkpoint.Entry e : m.entries()) {
-                out.printf("%s %d bytes crc32c %08x%n", e.name(), e.length(), e.crc32c());
+            // read into writable native memory (not a read-only mapping): the engine registers what it sends with its NICs
+            try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+                MemorySegment m = ch.size() == 0 ? MemorySegment.ofArray(new byte[0]) : arena.allocate(ch.size(), 4096);
+                for (long off = 0; off < ch.size(); off += 1 << 30) {
+                    var bb = m.asSlice(off, Math.min(1 << 30, ch.size() - off)).asByteBuffer();
+                    while (bb.hasRemaining()) {
+                        if (ch.read(bb, off + bb.position()) < 0) {
+                            throw new IOException(p + " shrank while it was read");
+                        }
+                    }
+                }
+                buffers.put(name, m);
+                total += ch.size();
             }
-            report("checkpointed", total, t0, nsid, lba, c.namespace(nsid).blockSize());
         }
-        return 0;
+        long t0 = System.nanoTime();
+        Checkpoint.Manifest m = Checkpoint.write(blocks, lba, buffers);
+        for (Checkpoint.Entry e : m.entries()) {
+            out.printf("%s %d bytes crc32c %08x%n", e.name(), e.length(), e.crc32c());
+        }
+        report("checkpointed", total, t0, blocks.toString(), lba, blocks.blockSize());
     }
 
     private int restore(Target target, Args a, ConnectOptions opts) throws IOException {
@@ -268,34 +297,83 @@ final class NvmeCommand implements Command {
         Path dir = Path.of(a.need("out"));
         Files.createDirectories(dir);
         try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared()) {
-            long t0 = System.nanoTime();
-            Checkpoint.Manifest m = Checkpoint.readManifest(c, nsid, lba);
-            Map<String, MemorySegment> bufs = new LinkedHashMap<>();
-            Checkpoint.restore(c, nsid, lba, m, e -> bufs.computeIfAbsent(e.name(), k -> arena.allocate(Math.max(1, e.length()))));
-            long total = 0;
-            for (Checkpoint.Entry e : m.entries()) {
-                if (e.name().contains("/") || e.name().equals("..") || e.name().equals(".")) {
-                    throw new NvmeException("checkpoint entry name '" + e.name() + "' is not a plain file name; refusing to write it");
-                }
-                try (FileChannel ch = FileChannel.open(dir.resolve(e.name()), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                        StandardOpenOption.TRUNCATE_EXISTING)) {
-                    var bb = bufs.get(e.name()).asSlice(0, e.length()).asByteBuffer();
-                    while (bb.hasRemaining()) {
-                        ch.write(bb);
-                    }
-                }
-                total += e.length();
-                out.printf("%s %d bytes crc32c %08x verified%n", e.name(), e.length(), e.crc32c());
-            }
-            report("restored", total, t0, nsid, lba, c.namespace(nsid).blockSize());
+            restore(Checkpoint.Blocks.of(c, nsid), lba, dir, arena);
         }
         return 0;
     }
 
-    private void report(String verb, long bytes, long t0, long nsid, long lba, int bs) {
+    private void restore(Checkpoint.Blocks blocks, long lba, Path dir, Arena arena) throws IOException {
+        long t0 = System.nanoTime();
+        Checkpoint.Manifest m = Checkpoint.readManifest(blocks, lba);
+        Map<String, MemorySegment> bufs = new LinkedHashMap<>();
+        Checkpoint.restore(blocks, lba, m, e -> bufs.computeIfAbsent(e.name(), k -> arena.allocate(Math.max(1, e.length()), 4096)));
+        long total = 0;
+        for (Checkpoint.Entry e : m.entries()) {
+            if (e.name().contains("/") || e.name().equals("..") || e.name().equals(".")) {
+                throw new NvmeException("checkpoint entry name '" + e.name() + "' is not a plain file name; refusing to write it");
+            }
+            try (FileChannel ch = FileChannel.open(dir.resolve(e.name()), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                var bb = bufs.get(e.name()).asSlice(0, e.length()).asByteBuffer();
+                while (bb.hasRemaining()) {
+                    ch.write(bb);
+                }
+            }
+            total += e.length();
+            out.printf("%s %d bytes crc32c %08x verified%n", e.name(), e.length(), e.crc32c());
+        }
+        report("restored", total, t0, blocks.toString(), lba, blocks.blockSize());
+    }
+
+    /** checkpoint or restore through the engine, on a volume striped over the namespaces of {@code --volume}. */
+    private int volume(boolean checkpoint, Args a) throws IOException {
+        List<VolumeSpec.Namespace> namespaces = new ArrayList<>();
+        for (String n : a.need("volume").split(",")) {
+            namespaces.add(VolumeSpec.Namespace.parse(n.strip()));
+        }
+        VolumeSpec spec = VolumeSpec.of(namespaces).withStripeUnit(a.number("stripe", VolumeSpec.DEFAULT_STRIPE_UNIT))
+                .withOption("ioQueues", String.valueOf(a.number("queues", 4))).withOption("queueDepth", String.valueOf(a.number("depth", 128)))
+                .withOption("ioTimeoutMs", String.valueOf(a.number("timeout", 30) * 1000));
+        if (a.options().containsKey("digest")) {
+            spec = spec.withOption("headerDigest", "true").withOption("dataDigest", "true");
+        }
+        if (a.options().containsKey("hostnqn")) {
+            spec = spec.withOption("hostNqn", a.options().get("hostnqn"));
+        }
+        if (a.options().containsKey("hostid")) {
+            spec = spec.withOption("hostId", a.options().get("hostid"));
+        }
+        long lba = a.number("lba", 0);
+        Path dir = checkpoint ? null : Path.of(a.need("out"));
+        if (dir != null) {
+            Files.createDirectories(dir);
+        }
+        // The engine here only moves storage I/O: its peer lanes stay on loopback (libfabric tcp), so nothing is opened or
+        // pinned on the NICs for peers that never come; the volume's connections leave by the NIC the engine chooses.
+        try (TransferEngine engine = TransferEngine.builder().name("nvme-cli-" + ProcessHandle.current().pid()).backend("libfabric").provider("tcp")
+                .nicFilter("lo").build();
+             StorageVolume v = engine.openVolume(spec); Arena arena = Arena.ofShared()) {
+            for (String line : v.describe()) {
+                out.println("namespace " + line);
+            }
+            VolumeBlocks blocks = new VolumeBlocks(engine, v, arena);
+            if (checkpoint) {
+                checkpoint(blocks, a, lba, arena);
+            } else {
+                restore(blocks, lba, dir, arena);
+            }
+        }
+        return 0;
+    }
+
+    private void report(String verb, long bytes, long t0, String where, long lba, int bs) {
         double s = (System.nanoTime() - t0) / 1e9;
-        out.printf(Locale.ROOT, "%s %d bytes (%s) at namespace %d LBA %d (%d-byte blocks) in %.3f s: %.1f MB/s%n", verb, bytes, size(bytes),
-                nsid, lba, bs, s, bytes / 1e6 / Math.max(s, 1e-9));
+        out.printf(Locale.ROOT, "%s %d bytes (%s) at %s LBA %d (%d-byte blocks) in %.3f s: %.1f MB/s%n", verb, bytes, size(bytes),
+                where, lba, bs, s, bytes / 1e6 / Math.max(s, 1e-9));
+    }
+
+    private void report(String verb, long bytes, long t0, long nsid, long lba, int bs) {
+        report(verb, bytes, t0, "namespace " + nsid, lba, bs);
     }
 
     private static String size(long b) {
