@@ -150,7 +150,14 @@ final class Volumes implements AutoCloseable {
             address = null;
         }
         Topology t = topology();
-        return NicChooser.choose(t, topologyProblem, spec.near(), address, NicChooser.Interfaces.LIVE);
+        NicChooser.Choice c = NicChooser.choose(t, topologyProblem, spec.near(), address, NicChooser.Interfaces.LIVE);
+        if (c.source() == null) {
+            return c;
+        }
+        String how = target.transport().equals("rdma") ? "; RDMA-CM resolves from this address, so the connection uses this device"
+                : "; NVMe/TCP binds its sockets to this address (the kernel still routes by destination: this NIC carries the traffic"
+                        + " when its subnet holds the target or policy routing sends it there)";
+        return new NicChooser.Choice(c.nic(), c.netdev(), c.source(), c.level(), c.reason() + how);
     }
 
     private static BlockStoreProvider provider(String transport) {
