@@ -212,6 +212,18 @@ class NvmetGuestTest {
             } finally {
                 Files.createSymbolicLink(link, subsystem);
             }
+            // the reads can all finish before nvmet drops the port (the zero-copy path reads 32 MiB quickly); reads issued
+            // after the drop must then fail, and clearly
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (failed == 0 && System.nanoTime() < deadline) {
+                try {
+                    c.read(1, 0, big.asSlice(0, 4096)).get(60, TimeUnit.SECONDS);
+                    Thread.sleep(100);
+                } catch (ExecutionException e) {
+                    assertInstanceOf(NvmeException.class, e.getCause(), e.getCause().toString());
+                    failed++;
+                }
+            }
             assertTrue(failed > 0, "no read failed although the target went away");
             reconnectWithRetry(c);
             c.read(1, 0, MemorySegment.ofArray(new byte[4096])).get(30, TimeUnit.SECONDS);
