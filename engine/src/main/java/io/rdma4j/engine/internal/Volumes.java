@@ -234,6 +234,11 @@ final class Volumes implements AutoCloseable {
             throw new IllegalArgumentException(side + " volume " + v.name + ": " + length + " bytes at offset " + extentOffset + " run past the end of "
                     + extent + ": make the extent longer or the transfer shorter");
         }
+        if (local.device != null) {
+            // the block stores move CPU-addressable memory (NVMe/TCP copies it into sockets; NVMe/RDMA registers it itself)
+            throw new IllegalArgumentException((write ? "source " : "target ") + local + " is device memory, which volumes do not take yet:"
+                    + " copy it to registered host memory (the device's copyToHost) and " + (write ? "write that" : "read into that"));
+        }
         Segments.checkRange(local.segment, memoryOffset, length, (write ? "source " : "target ") + local);
         if (!write && local.segment.isReadOnly()) {
             throw new IllegalArgumentException("read target " + local + " is read-only: register a writable segment");
