@@ -1,21 +1,19 @@
 package io.rdma4j.examples;
 
-import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.TransferEngine;
-import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.engine.VolumeSpec;
 import io.rdma4j.nvmeof.Checkpoint;
 import io.rdma4j.nvmeof.ConnectOptions;
 import io.rdma4j.nvmeof.Controller;
 import io.rdma4j.nvmeof.Target;
+import io.rdma4j.nvmeof.engine.VolumeBlocks;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Checkpoints a few named tensors (host memory) to remote NVMe, then restores them into fresh buffers and checks every
@@ -78,49 +76,6 @@ public final class NvmeCheckpoint {
                 throw new IllegalStateException(e.getKey() + " came back different");
             }
             System.out.printf("  %-28s %9d bytes  identical%n", e.getKey(), e.getValue().byteSize());
-        }
-    }
-
-    /** A checkpoint's blocks on an engine volume: each write and read is one engine transfer, striped over the namespaces. */
-    private record VolumeBlocks(TransferEngine engine, StorageVolume volume, Arena arena) implements Checkpoint.Blocks {
-        @Override
-        public int blockSize() {
-            return volume.blockSize();
-        }
-
-        @Override
-        public long blocks() {
-            return volume.capacityBytes() / volume.blockSize();
-        }
-
-        @Override
-        public CompletableFuture<Void> write(long lba, MemorySegment data) {
-            // the manifest and a tensor's last partial block come as heap arrays: the engine moves registered native memory
-            MemorySegment src = data.isNative() ? data : arena.allocate(data.byteSize(), 4096).copyFrom(data);
-            return io(true, lba, src, null);
-        }
-
-        @Override
-        public CompletableFuture<Void> read(long lba, MemorySegment into) {
-            return into.isNative() ? io(false, lba, into, null) : io(false, lba, arena.allocate(into.byteSize(), 4096), into);
-        }
-
-        private CompletableFuture<Void> io(boolean write, long lba, MemorySegment memory, MemorySegment copyBack) {
-            LocalBuffer b = engine.register(memory);
-            var extent = volume.extent(lba, memory.byteSize());
-            var t = write ? engine.write(b, 0, extent, 0, memory.byteSize(), TransferOptions.DEFAULT)
-                    : engine.read(b, 0, extent, 0, memory.byteSize(), TransferOptions.DEFAULT);
-            return t.future().whenComplete((r, e) -> b.close()).thenApply(r -> {
-                if (copyBack != null) {
-                    copyBack.copyFrom(memory);
-                }
-                return null;
-            });
-        }
-
-        @Override
-        public CompletableFuture<Void> flush() {
-            return volume.flush();
         }
     }
 

@@ -4,12 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferException;
-import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.engine.VolumeSpec;
+import io.rdma4j.nvmeof.engine.VolumeBlocks;
 import io.rdma4j.nvmeof.tcp.Pdu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,7 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -45,48 +43,6 @@ class EngineCheckpointTest {
         engine.close();
     }
 
-    /** Blocks of a volume, every write and read an engine transfer; heap segments go through a native copy. */
-    private record VolumeBlocks(StorageVolume volume, Arena arena) implements Checkpoint.Blocks {
-        @Override
-        public int blockSize() {
-            return volume.blockSize();
-        }
-
-        @Override
-        public long blocks() {
-            return volume.capacityBytes() / volume.blockSize();
-        }
-
-        @Override
-        public CompletableFuture<Void> write(long lba, MemorySegment data) {
-            MemorySegment src = data.isNative() ? data : arena.allocate(data.byteSize(), 4096).copyFrom(data);
-            return io(true, lba, src, null);
-        }
-
-        @Override
-        public CompletableFuture<Void> read(long lba, MemorySegment into) {
-            return into.isNative() ? io(false, lba, into, null) : io(false, lba, arena.allocate(into.byteSize(), 4096), into);
-        }
-
-        private CompletableFuture<Void> io(boolean write, long lba, MemorySegment mem, MemorySegment copyBack) {
-            LocalBuffer b = engine.register(mem);
-            var extent = volume.extent(lba, mem.byteSize());
-            var t = write ? engine.write(b, 0, extent, 0, mem.byteSize(), TransferOptions.DEFAULT)
-                    : engine.read(b, 0, extent, 0, mem.byteSize(), TransferOptions.DEFAULT);
-            return t.future().whenComplete((r, e) -> b.close()).thenApply(r -> {
-                if (copyBack != null) {
-                    copyBack.copyFrom(mem);
-                }
-                return null;
-            });
-        }
-
-        @Override
-        public CompletableFuture<Void> flush() {
-            return volume.flush();
-        }
-    }
-
     private static VolumeSpec spec(ScriptedTarget a, ScriptedTarget b) {
         return VolumeSpec.of("tcp://127.0.0.1:" + a.server.getLocalPort() + "/" + ScriptedTarget.NQN + "/1",
                 "tcp://127.0.0.1:" + b.server.getLocalPort() + "/" + ScriptedTarget.NQN + "/1").withStripeUnit(16 << 10)
@@ -108,7 +64,7 @@ class EngineCheckpointTest {
     void tensorsRoundTripThroughAStripedVolume() throws Exception {
         try (ScriptedTarget a = new ScriptedTarget(1 << 20); ScriptedTarget b = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared();
              StorageVolume v = engine.openVolume(spec(a, b))) {
-            VolumeBlocks blocks = new VolumeBlocks(v, arena);
+            VolumeBlocks blocks = new VolumeBlocks(engine, v, arena);
             LinkedHashMap<String, MemorySegment> in = tensors(arena);
             Checkpoint.Manifest m = Checkpoint.write(blocks, 8, in);
             Checkpoint.Manifest back = Checkpoint.readManifest(blocks, 8);
@@ -127,7 +83,7 @@ class EngineCheckpointTest {
     void aFailedDataWriteOnOneTargetLeavesNoManifest() throws Exception {
         try (ScriptedTarget a = new ScriptedTarget(1 << 20); ScriptedTarget b = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared();
              StorageVolume v = engine.openVolume(spec(a, b))) {
-            VolumeBlocks blocks = new VolumeBlocks(v, arena);
+            VolumeBlocks blocks = new VolumeBlocks(engine, v, arena);
             Checkpoint.write(blocks, 0, tensors(arena)); // a complete checkpoint first: the next one must invalidate it
             AtomicBoolean armed = new AtomicBoolean(true);
             b.fault = (qid, pdu, bytes) -> {
@@ -140,7 +96,7 @@ class EngineCheckpointTest {
             assertTrue(e.getMessage().contains(":" + b.server.getLocalPort() + "/"), e.getMessage());
             b.fault = (qid, pdu, bytes) -> bytes;
             try (StorageVolume again = engine.openVolume(spec(a, b))) {
-                NvmeException none = assertThrows(NvmeException.class, () -> Checkpoint.readManifest(new VolumeBlocks(again, arena), 0));
+                NvmeException none = assertThrows(NvmeException.class, () -> Checkpoint.readManifest(new VolumeBlocks(engine, again, arena), 0));
                 assertTrue(none.getMessage().contains("no complete checkpoint"), none.getMessage());
             }
         }
