@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * directly by registering the host memory behind a {@link RecordingDeviceMemory}, standing in for a GPUDirect-capable
  * backend so the engine's direct path runs with real bytes. Everything else goes to the real backend.
  */
-final class DeviceTestBackend implements EngineBackend {
+public final class DeviceTestBackend implements EngineBackend {
     private final EngineBackend inner;
     private final AtomicLong sequence;
     private final List<String> lanePci;
@@ -25,7 +25,7 @@ final class DeviceTestBackend implements EngineBackend {
     final AtomicLong firstWritePost = new AtomicLong(-1);
     final AtomicLong firstReadPost = new AtomicLong(-1);
 
-    DeviceTestBackend(EngineBackend inner, AtomicLong sequence, List<String> lanePci, boolean direct) {
+    public DeviceTestBackend(EngineBackend inner, AtomicLong sequence, List<String> lanePci, boolean direct) {
         this.inner = inner;
         this.sequence = sequence;
         this.lanePci = lanePci;

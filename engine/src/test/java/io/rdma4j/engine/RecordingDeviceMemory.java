@@ -10,21 +10,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * A test double at the {@link DeviceMemory} boundary: "device" memory that is host memory, recording every hook the
  * engine calls, in order, on one sequence shared with {@link DeviceTestBackend}'s posts. This machine has no GPU; the
  * engine's ordering and staging logic is tested here with real bytes over libfabric, and the real proof with CUDA memory
- * is the GPU run ({@code scripts/gpu-check}).
+ * is the GPU run ({@code scripts/gpu-check}). Public, with the backend, for other modules' engine tests (NVMe-oF volumes).
  */
-final class RecordingDeviceMemory implements DeviceMemory {
+public final class RecordingDeviceMemory implements DeviceMemory {
     /** One recorded call: what, its place in the shared sequence, and the range it covered. */
-    record Event(String what, long seq, long offset, long length) {
+    public record Event(String what, long seq, long offset, long length) {
     }
 
-    final MemorySegment memory;
+    public final MemorySegment memory;
     final String pci;
     final AtomicLong sequence;
-    final List<Event> events = new CopyOnWriteArrayList<>();
+    public final List<Event> events = new CopyOnWriteArrayList<>();
     /** When set, copies fail as a device error would (fault injection). */
-    volatile boolean failCopies;
+    public volatile boolean failCopies;
 
-    RecordingDeviceMemory(MemorySegment memory, String pci, AtomicLong sequence) {
+    public RecordingDeviceMemory(MemorySegment memory, String pci, AtomicLong sequence) {
         this.memory = memory;
         this.pci = pci;
         this.sequence = sequence;
@@ -81,12 +81,12 @@ final class RecordingDeviceMemory implements DeviceMemory {
     }
 
     /** @return the recorded calls named {@code what} */
-    List<Event> named(String what) {
+    public List<Event> named(String what) {
         return events.stream().filter(e -> e.what().equals(what)).toList();
     }
 
     /** @return the sequence number of the first call named {@code what}, failing when there was none */
-    long first(String what) {
+    public long first(String what) {
         return named(what).stream().mapToLong(Event::seq).min().orElseThrow(() -> new AssertionError("no " + what + " in " + events));
     }
 

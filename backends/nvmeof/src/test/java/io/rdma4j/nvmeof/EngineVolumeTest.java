@@ -18,7 +18,6 @@ import io.rdma4j.engine.TransferResult;
 import io.rdma4j.engine.TransferTimeoutException;
 import io.rdma4j.engine.VolumeExtent;
 import io.rdma4j.engine.VolumeSpec;
-import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.nvmeof.tcp.Pdu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -151,63 +150,12 @@ class EngineVolumeTest {
                         .contains("queueDepth"), "an unknown option names the known ones");
                 assertTrue(assertThrows(IllegalArgumentException.class, () -> VolumeSpec.of("tcp://127.0.0.1:4420/nqn.x")).getMessage()
                         .contains("TRANSPORT://HOST[:PORT]/NQN/NSID"));
-                MemorySegment gpu = arena.allocate(8192, 4096);
-                try (LocalBuffer device = engine.register(new HostBackedDevice(gpu))) {
-                    assertTrue(assertThrows(IllegalArgumentException.class, () -> engine.write(device, e)).getMessage()
-                            .contains("device memory, which volumes do not take yet"));
-                }
                 v.close();
                 assertThrows(ClosedException.class, () -> engine.write(buf, 0, e, 0, 4096, TransferOptions.DEFAULT));
                 assertThrows(ClosedException.class, () -> v.extent(0, 512));
             }
             assertEquals(0, a.maxInFlight.getOrDefault(1, new AtomicInteger()).get() + a.maxInFlight.getOrDefault(2, new AtomicInteger()).get(),
                     "no I/O command reached the target");
-        }
-    }
-
-    /** "GPU" memory that is host memory: enough for the engine to take it as device memory, which volumes refuse. */
-    private record HostBackedDevice(MemorySegment memory) implements DeviceMemory {
-        @Override
-        public Kind kind() {
-            return Kind.CUDA;
-        }
-
-        @Override
-        public int deviceOrdinal() {
-            return 0;
-        }
-
-        @Override
-        public long address() {
-            return memory.address();
-        }
-
-        @Override
-        public long length() {
-            return memory.byteSize();
-        }
-
-        @Override
-        public String pciAddress() {
-            return "0000:3b:00.0";
-        }
-
-        @Override
-        public void beforeNicRead() {
-        }
-
-        @Override
-        public void afterNicWrite() {
-        }
-
-        @Override
-        public void copyToHost(long offset, MemorySegment target) {
-            MemorySegment.copy(memory, offset, target, 0, target.byteSize());
-        }
-
-        @Override
-        public void copyFromHost(MemorySegment source, long offset) {
-            MemorySegment.copy(source, 0, memory, offset, source.byteSize());
         }
     }
 

@@ -99,6 +99,24 @@ final class DeviceBuffers {
         }
     }
 
+    /**
+     * Before a volume write from device memory (the block stores move host memory): the producer's work completes, then
+     * the range at {@code offset} is copied into {@code host}, the staging copy's slice or a copy made for the transfer.
+     */
+    static void toHost(BufferImpls.Local l, long offset, MemorySegment host) {
+        l.device.memory().beforeNicRead();
+        l.device.memory().copyToHost(offset, host);
+    }
+
+    /**
+     * After a volume read landed in {@code host}: the bytes go to the device at {@code offset}, before the transfer's
+     * future completes. No NIC wrote into device memory, so there is nothing for {@link DeviceMemory#afterNicWrite()} to
+     * make visible.
+     */
+    static void fromHost(BufferImpls.Local l, MemorySegment host, long offset) {
+        l.device.memory().copyFromHost(host, offset);
+    }
+
     /** Before device memory is published: peers may read it from now on. */
     static void beforePublish(BufferImpls.Local l) {
         if (l.device == null) {

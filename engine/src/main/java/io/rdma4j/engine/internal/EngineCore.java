@@ -129,7 +129,7 @@ public final class EngineCore implements TransferEngine {
         this.maxCooldownNanos = config.maxCooldown().toNanos();
         this.levels = TopologyLevels.create(config.topology(), laneDescriptors);
         this.registrations = new RegistrationCache(backend, 1024, Duration.ofSeconds(30));
-        this.volumes = new Volumes(name, config.topology(), config.chunkBytes());
+        this.volumes = new Volumes(name, config.topology(), config.chunkBytes(), registrations);
         if (laneDescriptors.isEmpty() || laneDescriptors.size() > NotificationRecord.MAX_LANES) {
             throw new BackendUnavailableException("backend " + backend.name() + " offers " + laneDescriptors.size() + " lanes; the engine drives 1.."
                     + NotificationRecord.MAX_LANES + " (lower lanesPerNic or filter NICs)", null);
@@ -541,13 +541,6 @@ public final class EngineCore implements TransferEngine {
         return l;
     }
 
-    private static BufferImpls.Local hostOnly(BufferImpls.Local l, String what) {
-        if (l.device != null) {
-            throw new IllegalArgumentException(what + " " + l + " is device memory, which volumes do not take yet: copy it through a host buffer");
-        }
-        return l;
-    }
-
     private BufferImpls.Remote remote(RemoteBuffer b, String what) {
         if (b == null) {
             throw new IllegalArgumentException(what + " is null");
@@ -709,13 +702,13 @@ public final class EngineCore implements TransferEngine {
     @Override
     public Transfer write(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length, TransferOptions options) {
         ensureOpen();
-        return volumes.launch(true, hostOnly(local(source, "write source"), "volume write source"), sourceOffset, target, targetOffset, length, options);
+        return volumes.launch(true, local(source, "write source"), sourceOffset, target, targetOffset, length, options);
     }
 
     @Override
     public Transfer read(LocalBuffer target, long targetOffset, VolumeExtent source, long sourceOffset, long length, TransferOptions options) {
         ensureOpen();
-        return volumes.launch(false, hostOnly(local(target, "read target"), "volume read target"), targetOffset, source, sourceOffset, length, options);
+        return volumes.launch(false, local(target, "read target"), targetOffset, source, sourceOffset, length, options);
     }
 
     @Override

@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * A write to or read from a volume: its pieces, per namespace in ascending order, are issued up to that namespace's
  * window at a time, every namespace at once; a completion frees a slot and the dispatcher issues the next piece (never
  * the completing thread, which is a queue's reader and must not block on a send). Pieces are slices of the caller's
- * segment: no copy here.
+ * segment, or of the host copy that carries device memory (see {@link Volumes#launch}): no copy here. With device
+ * memory, {@code landed} copies a read's bytes to the device before the future completes, and {@code settled} frees the
+ * host copy once the transfer is over and no piece is in flight any more (a failed transfer's pieces finish on their own).
  */
 final class VolumeTransfer implements Transfer {
     private final VolumeImpl volume;
@@ -39,9 +41,21 @@ final class VolumeTransfer implements Transfer {
     private final CompletableFuture<TransferResult> future = new CompletableFuture<>();
     private final long startNanos = System.nanoTime();
     private volatile boolean terminal;
+    private final Runnable landed;
+    private final Runnable settled;
+    private final AtomicBoolean settledOnce = new AtomicBoolean();
+    private int inFlight;
     volatile ScheduledFuture<?> deadlineTask;
 
-    VolumeTransfer(VolumeImpl volume, boolean write, MemorySegment memory, long memoryOffset, long volumeOffset, long length, Executor dispatcher) {
+    /**
+     * @param landed  null, or what makes a completed read's bytes visible where the caller wants them; it runs off the
+     *                queues' threads before the future completes, and its failure fails the transfer
+     * @param settled null, or what runs once the transfer is over and no piece is in flight
+     */
+    VolumeTransfer(VolumeImpl volume, boolean write, MemorySegment memory, long memoryOffset, long volumeOffset, long length, Executor dispatcher,
+                   Runnable landed, Runnable settled) {
+        this.landed = landed;
+        this.settled = settled;
         this.volume = volume;
         this.write = write;
         this.memory = memory;
@@ -94,6 +108,7 @@ final class VolumeTransfer implements Transfer {
                 }
                 i = next[m]++;
                 inflight[m]++;
+                inFlight++;
             }
             issue(m, i);
         }
@@ -112,8 +127,13 @@ final class VolumeTransfer implements Transfer {
     }
 
     private void done(int m, int i, Throwable t) {
+        boolean drained;
         synchronized (this) {
             inflight[m]--;
+            drained = --inFlight == 0 && terminal;
+        }
+        if (drained) {
+            settle();
         }
         if (t != null) {
             Throwable c = unwrap(t);
@@ -148,19 +168,47 @@ final class VolumeTransfer implements Transfer {
                 used.add(m);
             }
         }
-        future.complete(new TransferResult(total, used, System.nanoTime() - startNanos, 0));
+        TransferResult result = new TransferResult(total, used, System.nanoTime() - startNanos, 0);
+        if (landed == null) {
+            future.complete(result);
+            settle();
+            return;
+        }
+        // the copy to the device may block on it: never on the queue's reader that completed the last piece
+        Thread.ofVirtual().name("rdma4j-volume-device").start(() -> {
+            try {
+                landed.run();
+                future.complete(result);
+            } catch (RuntimeException e) {
+                future.completeExceptionally(new TransferException(what() + ": the bytes arrived in host memory, but copying them to the device"
+                        + " failed: " + e.getMessage(), e));
+            } finally {
+                settle();
+            }
+        });
+    }
+
+    private void settle() {
+        if (settled != null && settledOnce.compareAndSet(false, true)) {
+            settled.run();
+        }
     }
 
     /** Fails the transfer once (no further piece is issued; those in flight finish on their own). */
     boolean fail(Throwable cause) {
+        boolean drained;
         synchronized (this) {
             if (terminal) {
                 return false;
             }
             terminal = true;
+            drained = inFlight == 0;
         }
         finish();
         future.completeExceptionally(cause);
+        if (drained) {
+            settle();
+        }
         return true;
     }
 

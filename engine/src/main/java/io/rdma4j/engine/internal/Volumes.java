@@ -8,6 +8,7 @@ import io.rdma4j.engine.Plan;
 import io.rdma4j.engine.PlanLane;
 import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.Transfer;
+import io.rdma4j.engine.TransferException;
 import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.engine.VolumeExtent;
 import io.rdma4j.engine.VolumeSpec;
@@ -17,6 +18,8 @@ import io.rdma4j.engine.spi.BlockStoreProvider;
 import io.rdma4j.engine.spi.BlockTarget;
 import io.rdma4j.ffi.Segments;
 import io.rdma4j.topology.Topology;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -39,6 +42,7 @@ final class Volumes implements AutoCloseable {
     private final String engineName;
     private final Path topologyPath;
     private final long chunkBytes;
+    private final RegistrationCache registrations;
     private final Set<VolumeImpl> open = ConcurrentHashMap.newKeySet();
     private volatile ScheduledExecutorService dispatcher;
     private volatile Thread dispatcherThread;
@@ -47,7 +51,8 @@ final class Volumes implements AutoCloseable {
     private boolean topologyLoaded;
     private volatile boolean closed;
 
-    Volumes(String engineName, Path topologyPath, long chunkBytes) {
+    Volumes(String engineName, Path topologyPath, long chunkBytes, RegistrationCache registrations) {
+        this.registrations = registrations;
         this.engineName = engineName;
         this.topologyPath = topologyPath;
         this.chunkBytes = chunkBytes;
@@ -183,15 +188,24 @@ final class Volumes implements AutoCloseable {
         open.remove(v);
     }
 
-    /** Checks everything, then launches; nothing is issued when a check fails. */
+    /**
+     * Checks everything, then launches; nothing is issued when a check fails. Device memory goes through host memory (the
+     * block stores move CPU-addressable memory: NVMe/TCP copies it into sockets, NVMe/RDMA registers host pages itself):
+     * the registration's staging copy when the engine staged it, else a host copy of the range made for this transfer. A
+     * write syncs the producer and copies the range to host before its first piece is issued; a read copies the range to
+     * the device after its last piece arrived and before its future completes, and a failed or cancelled read copies
+     * nothing. The registration is held, and the host copy kept, until no piece is in flight.
+     */
     Transfer launch(boolean write, BufferImpls.Local local, long memoryOffset, VolumeExtent extent, long extentOffset, long length, TransferOptions options) {
         VolumeImpl v = check(write, local, memoryOffset, extent, extentOffset, length, options);
         ScheduledExecutorService d = dispatcher();
-        if (!local.segment.isAccessibleBy(dispatcherThread)) {
+        if (local.device == null && !local.segment.isAccessibleBy(dispatcherThread)) {
             throw new IllegalArgumentException((write ? "source" : "target") + " memory belongs to a confined arena, so the engine's threads cannot"
                     + " move it: allocate it from Arena.ofShared() (or Arena.global())");
         }
-        VolumeTransfer t = new VolumeTransfer(v, write, local.segment, memoryOffset, extent.byteOffset() + extentOffset, length, d);
+        VolumeTransfer t = local.device == null
+                ? new VolumeTransfer(v, write, local.segment, memoryOffset, extent.byteOffset() + extentOffset, length, d, null, null)
+                : throughHost(write, local, memoryOffset, v, extent.byteOffset() + extentOffset, length, d);
         v.active.add(t);
         if (options != null && options.deadline() != null) {
             t.deadlineTask = d.schedule(() -> t.deadlinePassed(options.deadline()), options.deadline().toNanos(), TimeUnit.NANOSECONDS);
@@ -202,6 +216,37 @@ final class Volumes implements AutoCloseable {
             t.start();
         }
         return t;
+    }
+
+    private VolumeTransfer throughHost(boolean write, BufferImpls.Local local, long memoryOffset, VolumeImpl v, long volumeOffset, long length,
+                                       ScheduledExecutorService d) {
+        registrations.retain(local.entry);
+        Arena own = local.device.staged() ? null : Arena.ofShared();
+        try {
+            MemorySegment host = own == null ? local.segment.asSlice(memoryOffset, length) : own.allocate(length, 4096);
+            if (write) {
+                try {
+                    DeviceBuffers.toHost(local, memoryOffset, host);
+                } catch (RuntimeException e) {
+                    throw new TransferException("write of " + length + " bytes from " + local + " to volume " + v.name + ": copying the device"
+                            + " memory to host failed, nothing was issued: " + e.getMessage(), e);
+                }
+            }
+            Runnable landed = write ? null : () -> DeviceBuffers.fromHost(local, host, memoryOffset);
+            Runnable settled = () -> {
+                if (own != null) {
+                    own.close();
+                }
+                registrations.release(local.entry);
+            };
+            return new VolumeTransfer(v, write, host, 0, volumeOffset, length, d, landed, settled);
+        } catch (RuntimeException e) {
+            if (own != null) {
+                own.close();
+            }
+            registrations.release(local.entry);
+            throw e;
+        }
     }
 
     private VolumeImpl check(boolean write, BufferImpls.Local local, long memoryOffset, VolumeExtent extent, long extentOffset, long length,
@@ -234,11 +279,6 @@ final class Volumes implements AutoCloseable {
             throw new IllegalArgumentException(side + " volume " + v.name + ": " + length + " bytes at offset " + extentOffset + " run past the end of "
                     + extent + ": make the extent longer or the transfer shorter");
         }
-        if (local.device != null) {
-            // the block stores move CPU-addressable memory (NVMe/TCP copies it into sockets; NVMe/RDMA registers it itself)
-            throw new IllegalArgumentException((write ? "source " : "target ") + local + " is device memory, which volumes do not take yet:"
-                    + " copy it to registered host memory (the device's copyToHost) and " + (write ? "write that" : "read into that"));
-        }
         Segments.checkRange(local.segment, memoryOffset, length, (write ? "source " : "target ") + local);
         if (!write && local.segment.isReadOnly()) {
             throw new IllegalArgumentException("read target " + local + " is read-only: register a writable segment");
@@ -256,6 +296,12 @@ final class Volumes implements AutoCloseable {
         if (!local.location.equals(v.spec.near())) {
             why.append("; NICs were chosen for ").append(v.spec.near()).append(" when the volume was opened, not for this buffer's ")
                     .append(local.location).append(" (open it with VolumeSpec.near(...) to rank for that memory)");
+        }
+        if (local.device != null) {
+            why.append("; device memory staged through host memory (the block stores move CPU-addressable memory: NVMe/TCP copies it into"
+                    + " sockets, NVMe/RDMA registers host pages itself): a write syncs the producer and copies the range to ")
+                    .append(local.device.staged() ? "the registration's staging copy" : "a host copy of " + length + " bytes made for the transfer")
+                    .append(" before the first piece is issued; a read lands there and is copied to the device before it completes");
         }
         for (int m = 0; m < v.namespaces.length; m++) {
             NicChooser.Choice c = v.nics[m];
