@@ -7,6 +7,7 @@ import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.MemoryLocation;
 import io.rdma4j.engine.Plan;
 import io.rdma4j.engine.PlanLane;
+import io.rdma4j.engine.RecordingDeviceMemory;
 import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferOptions;
@@ -21,6 +22,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,7 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The engine writing to and reading from the Linux kernel target in the test VM ({@code scripts/testvm test --nvmet
  * EngineVolumeGuestTest}): a volume striped over namespaces 1 (1 GiB null_blk) and 2 (256 MiB file) of
  * RDMA4J_NVMET_NQN, over NVMe/TCP and over NVMe/RDMA through rxe0, leaving from rxe0's network interface address,
- * which the plan names. The extents sit in the first zone (both namespaces), clear of what the other guest tests write.
+ * which the plan names; and GPU memory (the engine's recording double) staged through host memory over NVMe/RDMA.
+ * The extents sit in the first zone (both namespaces), clear of what the other guest tests write.
  */
 @Tag("testvm")
 class EngineVolumeGuestTest {
@@ -132,6 +135,27 @@ class EngineVolumeGuestTest {
         try (StorageVolume v = engine.openVolume(spec("rdma").withStripeUnit(256 << 10))) {
             Plan plan = roundTrip(v, 448L << 20, 8L << 20, 8);
             assertLeavesFromRxe(plan);
+        }
+    }
+
+    @Test
+    void gpuMemoryDoubleGoesThroughHostToRdmaNamespacesAndBack() throws Exception {
+        long length = 4L << 20;
+        try (StorageVolume v = engine.openVolume(spec("rdma").withStripeUnit(256 << 10)); Arena arena = Arena.ofShared()) {
+            MemorySegment original = random(arena, length, 17);
+            MemorySegment gpu = arena.allocate(length, 4096);
+            MemorySegment.copy(original, 0, gpu, 0, length);
+            RecordingDeviceMemory device = new RecordingDeviceMemory(gpu, "0000:3b:00.0", new AtomicLong());
+            VolumeExtent e = v.extent((464L << 20) / v.blockSize(), length);
+            try (LocalBuffer buf = engine.register(device)) {
+                assertTrue(engine.explain(buf, e).reason().contains("staged through host memory"));
+                engine.write(buf, e).future().get(300, TimeUnit.SECONDS);
+                v.flush().get(60, TimeUnit.SECONDS);
+                gpu.fill((byte) 0);
+                engine.read(buf, e).future().get(300, TimeUnit.SECONDS);
+                assertEquals(crc(original), crc(gpu), "CRC32C of what came back to the device");
+                assertEquals(List.of("beforeNicRead", "copyToHost", "copyFromHost"), device.events.stream().map(RecordingDeviceMemory.Event::what).toList());
+            }
         }
     }
 }
