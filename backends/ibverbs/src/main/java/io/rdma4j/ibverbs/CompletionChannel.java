@@ -15,6 +15,10 @@ public final class CompletionChannel extends NativeObject {
     private final Context context;
     private final int fd;
     private final Map<Long, CompletionQueue> cqs = new ConcurrentHashMap<>();
+    /** getEvent's out-parameters (the CQ, then its context) and errno capture, reused under the buffer's lock. */
+    private final Arena eventArena = Arena.ofShared();
+    private final MemorySegment eventBuf = eventArena.allocate(16, 8);
+    private final MemorySegment eventCapture = Errno.newCapture(eventArena);
 
     CompletionChannel(Context context, MemorySegment channel) {
         super("CompletionChannel(" + context.deviceName() + ")", channel, context);
@@ -68,8 +72,49 @@ public final class CompletionChannel extends NativeObject {
         }
     }
 
+    /**
+     * Takes one completion event ({@code ibv_get_cq_event}) without acknowledging it, waiting up to {@code timeoutMs}
+     * (0: only one already pending). The event counts against its CQ until {@link CompletionQueue#ackEvents()}: an event
+     * loop acknowledges in batches, since {@code ibv_ack_cq_events} takes a lock, and closing the CQ acknowledges the rest
+     * ({@code ibv_destroy_cq} would wait for them forever). Allocates nothing; one thread at a time takes events.
+     * The standard loop: poll the CQ empty, {@link CompletionQueue#requestNotify}, poll again (a completion may have
+     * landed before the arming), then wait here.
+     *
+     * @return the CQ that has completions, or null on timeout
+     */
+    public CompletionQueue getEvent(long timeoutMs) {
+        ensureOpen();
+        if (!Poll.readable(fd, timeoutMs)) {
+            return null;
+        }
+        synchronized (eventBuf) {
+            try {
+                int rc = (int) LibIbverbs.ibv_get_cq_event.handle().invokeExact(eventCapture, handle, eventBuf, eventBuf.asSlice(8));
+                if (rc != 0) {
+                    throw new VerbsException("ibv_get_cq_event", "", Errno.read(eventCapture));
+                }
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+            long cqAddress = eventBuf.get(ValueLayout.JAVA_LONG, 0);
+            CompletionQueue cq = cqs.get(cqAddress);
+            if (cq == null) {
+                // a CQ this binding did not create on this channel: acknowledge at once, nobody else can
+                try {
+                    LibIbverbs.ibv_ack_cq_events.handle().invokeExact(MemorySegment.ofAddress(cqAddress), 1);
+                } catch (Throwable t) {
+                    throw Native.rethrow(t);
+                }
+                return null;
+            }
+            cq.eventTaken();
+            return cq;
+        }
+    }
+
     @Override
     void destroy() {
+        eventArena.close();
         try {
             int rc = (int) LibIbverbs.ibv_destroy_comp_channel.handle().invokeExact(handle);
             if (rc != 0) {

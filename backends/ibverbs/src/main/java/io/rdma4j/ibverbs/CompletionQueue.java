@@ -4,6 +4,7 @@ import io.rdma4j.ffi.OpsTable;
 import io.rdma4j.ibverbs.ffi.LibIbverbs;
 import io.rdma4j.ibverbs.ffi.VerbsH;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A completion queue ({@code struct ibv_cq}). {@link #poll} and {@link #requestNotify} are the {@code static inline}
@@ -14,6 +15,7 @@ public final class CompletionQueue extends NativeObject {
     private final CompletionChannel channel;
     private final MemorySegment pollFn;
     private final MemorySegment notifyFn;
+    private final AtomicInteger unacked = new AtomicInteger();
 
     CompletionQueue(Context context, CompletionChannel channel, MemorySegment cq) {
         super("CompletionQueue", cq, context, channel);
@@ -78,10 +80,39 @@ public final class CompletionQueue extends NativeObject {
         }
     }
 
+    // Called by the channel for an event it handed out unacknowledged.
+    void eventTaken() {
+        unacked.incrementAndGet();
+    }
+
+    /**
+     * Acknowledges the events {@link CompletionChannel#getEvent} took for this CQ so far ({@code ibv_ack_cq_events}),
+     * one call for all of them.
+     *
+     * @return how many were acknowledged
+     */
+    public int ackEvents() {
+        ensureOpen();
+        return ackPending();
+    }
+
+    private int ackPending() {
+        int n = unacked.getAndSet(0);
+        if (n > 0) {
+            try {
+                LibIbverbs.ibv_ack_cq_events.handle().invokeExact(handle, n);
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+        }
+        return n;
+    }
+
     @Override
     void destroy() {
         if (channel != null) {
             channel.unregister(this);
+            ackPending(); // ibv_destroy_cq waits until every event taken is acknowledged
         }
         try {
             int rc = (int) LibIbverbs.ibv_destroy_cq.handle().invokeExact(handle);

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.ClosedException;
+import io.rdma4j.ibverbs.ffi.Poll;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -371,6 +372,37 @@ class RcGuestTest {
         assertSame(ecq, woke);
         Rxe.await(ecq, wcs, 1, 1_000, Rxe.SUCCESS);
         assertNull(ctx.pollAsyncEvent(0));
+    }
+
+    @Test
+    void completionEventsTakenUnacknowledgedAreAcknowledgedInABatchAndByClose() {
+        CompletionChannel ch = ctx.createCompletionChannel();
+        CompletionChannel quiet = ctx.createCompletionChannel();
+        CompletionQueue ecq = ctx.createCq(16, ch, 0);
+        QueuePair a = pd.createQp(QpInitAttr.rc(ecq));
+        QueuePair b = pd.createQp(QpInitAttr.rc(ecq));
+        Rxe.connect(a, b, gid);
+        MemoryRegion buf = region(4096);
+        assertNull(ch.getEvent(0));
+        assertEquals(0, Poll.readable(ch.fd(), quiet.fd(), 0));
+        try (SendWr wr = new SendWr(1)) {
+            for (int i = 0; i < 3; i++) {
+                assertEquals(0, ecq.requestNotify(false));
+                assertEquals(0, a.postSend(wr.write(i, buf, 0, 64, buf.address() + 1024, buf.rkey(), IBV_SEND_SIGNALED)));
+                assertEquals(1, Poll.readable(ch.fd(), quiet.fd(), 30_000), "only the completion channel has an event");
+                assertSame(ecq, ch.getEvent(0));
+                Rxe.await(ecq, wcs, 1, 1_000, Rxe.SUCCESS);
+                if (i == 1) {
+                    assertEquals(2, ecq.ackEvents());
+                    assertEquals(0, ecq.ackEvents());
+                }
+            }
+        }
+        // the third event is still unacknowledged: ibv_destroy_cq would wait for it forever unless close acknowledges it
+        ecq.close();
+        assertTrue(a.isClosed() && ecq.isClosed());
+        quiet.close();
+        ch.close();
     }
 
     @Test

@@ -55,4 +55,42 @@ public final class Poll {
             throw new AssertionError(t);
         }
     }
+
+    /**
+     * Waits until {@code fd0} or {@code fd1} is readable (or has hung up or failed) or {@code timeoutMs} passes
+     * (negative: forever), so one thread can watch, say, a completion channel and an RDMA-CM event channel.
+     *
+     * @return bit 0 set when {@code fd0} is ready, bit 1 when {@code fd1} is; 0 on timeout
+     */
+    public static int readable(int fd0, int fd1, long timeoutMs) {
+        long deadline = timeoutMs < 0 ? Long.MAX_VALUE : System.nanoTime() + timeoutMs * 1_000_000L;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment pfd = a.allocate(16, 4);
+            MemorySegment cap = Errno.newCapture(a);
+            while (true) {
+                pfd.set(ValueLayout.JAVA_INT, 0, fd0);
+                pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
+                pfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+                pfd.set(ValueLayout.JAVA_INT, 8, fd1);
+                pfd.set(ValueLayout.JAVA_SHORT, 12, POLLIN);
+                pfd.set(ValueLayout.JAVA_SHORT, 14, (short) 0);
+                long left = timeoutMs < 0 ? -1 : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                int rc = (int) POLL.invokeExact(cap, pfd, 2L, (int) Math.min(Integer.MAX_VALUE, left));
+                if (rc > 0) {
+                    return (pfd.get(ValueLayout.JAVA_SHORT, 6) != 0 ? 1 : 0) | (pfd.get(ValueLayout.JAVA_SHORT, 14) != 0 ? 2 : 0);
+                }
+                if (rc == 0) {
+                    return 0;
+                }
+                int errno = Errno.read(cap);
+                if (errno != EINTR) {
+                    throw new IllegalStateException("poll(fds=" + fd0 + "," + fd1 + ") failed: errno " + errno);
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
 }
