@@ -13,6 +13,7 @@ import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_RECV;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_SEND;
 
 import io.rdma4j.Rdma4jException;
+import io.rdma4j.ibverbs.CompletionChannel;
 import io.rdma4j.ibverbs.CompletionQueue;
 import io.rdma4j.ibverbs.Context;
 import io.rdma4j.ibverbs.MemoryRegion;
@@ -28,6 +29,7 @@ import io.rdma4j.ibverbs.cm.CmEvent;
 import io.rdma4j.ibverbs.cm.CmId;
 import io.rdma4j.ibverbs.cm.ConnParam;
 import io.rdma4j.ibverbs.cm.EventChannel;
+import io.rdma4j.ibverbs.ffi.Poll;
 import io.rdma4j.nvmeof.NvmeConnectionException;
 import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.NvmeProtocolException;
@@ -50,7 +52,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * One NVMe queue pair over one RDMA-CM connection (NVMe/RDMA): command capsules go out by SEND from registered slots,
@@ -59,7 +60,10 @@ import java.util.concurrent.locks.LockSupport;
  * controller's in-capsule limit travel in the capsule instead. Heap buffers go through a registered bounce copy.
  *
  * <p>A polling thread per queue reaps completions (callbacks run on it: do not block in them) and watches the RDMA-CM
- * channel, so a target that disconnects fails the outstanding commands with an {@link NvmeConnectionException}.
+ * channel, so a target that disconnects fails the outstanding commands with an {@link NvmeConnectionException}. It
+ * polls the CQ while completions come, spins a few microseconds once it runs dry, then arms the CQ and sleeps in
+ * {@code poll(2)} on the completion and RDMA-CM channels until either has an event (the verbs event loop): an idle
+ * queue costs no CPU and a completion wakes it at once.
  */
 public final class RdmaQueue implements FabricQueue {
     /**
@@ -90,12 +94,19 @@ public final class RdmaQueue implements FabricQueue {
     private static final int CQE_SIZE = 16;
     /** Receive work request ids carry this bit; send ids are the command identifier alone. */
     private static final long RECV_TAG = 1L << 32;
+    /** How long the poller keeps polling an empty CQ before it arms it and sleeps: a reply this soon skips the wake-up. */
+    private static final long SPIN_NANOS = 20_000;
+    /** Longest sleep on the channels, so a closing queue's poller notices within this. */
+    private static final int WAIT_MS = 50;
+    /** Completion events taken before one ibv_ack_cq_events for all of them. */
+    private static final int ACK_BATCH = 32;
 
     private final String name;
     private final Config config;
     private final RdmaResources resources;
     private final EventChannel channel;
     private final CmId id;
+    private final CompletionChannel events;
     private final CompletionQueue cq;
     private final QueuePair qp;
     private final Arena arena;
@@ -112,6 +123,7 @@ public final class RdmaQueue implements FabricQueue {
     private ScheduledFuture<?> timeoutScan;
     private final ArrayDeque<Request> waiting = new ArrayDeque<>();
     private final Thread poller;
+    private int unacked; // completion events taken and not yet acknowledged; poller thread only
     private volatile boolean stopping;
     private NvmeException failure; // guarded by this
 
@@ -141,13 +153,14 @@ public final class RdmaQueue implements FabricQueue {
         }
     }
 
-    private RdmaQueue(String name, Config config, RdmaResources resources, EventChannel channel, CmId id, CompletionQueue cq, QueuePair qp,
-                      Arena arena, MemoryRegion capsules, MemoryRegion responses, int capsuleSize) {
+    private RdmaQueue(String name, Config config, RdmaResources resources, EventChannel channel, CmId id, CompletionChannel events,
+                      CompletionQueue cq, QueuePair qp, Arena arena, MemoryRegion capsules, MemoryRegion responses, int capsuleSize) {
         this.name = name;
         this.config = config;
         this.resources = resources;
         this.channel = channel;
         this.id = id;
+        this.events = events;
         this.cq = cq;
         this.qp = qp;
         this.arena = arena;
@@ -210,7 +223,9 @@ public final class RdmaQueue implements FabricQueue {
             Context ctx = id.context();
             ProtectionDomain pd = resources.pd(ctx);
             int depth = config.depth();
-            CompletionQueue cq = ctx.createCq(2 * depth + 2);
+            CompletionChannel events = ctx.createCompletionChannel();
+            undo.add(0, events);
+            CompletionQueue cq = ctx.createCq(2 * depth + 2, events, 0);
             undo.add(0, cq);
             QueuePair qp = id.createQp(pd, QpInitAttr.rc(cq).maxSendWr(depth + 1).maxRecvWr(depth + 1).maxSendSge(1).maxRecvSge(1));
             Arena arena = Arena.ofShared();
@@ -220,7 +235,7 @@ public final class RdmaQueue implements FabricQueue {
             undo.add(0, capsules);
             MemoryRegion responses = pd.register(arena.allocate((long) CQE_SIZE * depth, 4096), IBV_ACCESS_LOCAL_WRITE);
             undo.add(0, responses);
-            RdmaQueue q = new RdmaQueue(name, config, resources, ch, id, cq, qp, arena, capsules, responses, capsuleSize);
+            RdmaQueue q = new RdmaQueue(name, config, resources, ch, id, events, cq, qp, arena, capsules, responses, capsuleSize);
             undo.add(0, q.wcs);
             undo.add(0, q.swr);
             undo.add(0, q.rwr);
@@ -450,43 +465,52 @@ public final class RdmaQueue implements FabricQueue {
     }
 
     private void pollLoop() {
-        long idle = 0;
+        long idleSince = 0; // when the CQ was last found empty after completions, 0 while they come
+        int emptyPolls = 0;
         try {
             while (!stopping) {
                 int n = cq.poll(wcs);
-                if (n == 0) {
-                    idle++;
-                    if (idle % 256 == 0 && watchCm()) {
+                if (n > 0) {
+                    idleSince = 0;
+                    if (!reap(n)) {
                         return;
-                    }
-                    if (idle > 64) {
-                        LockSupport.parkNanos(Math.min(1_000_000L, 10_000L * (idle - 64)));
-                    } else {
-                        Thread.onSpinWait();
                     }
                     continue;
                 }
-                idle = 0;
-                for (int i = 0; i < n; i++) {
-                    if (!wcs.isSuccess(i)) {
-                        if (stopping) {
-                            return; // flushed by our own teardown
-                        }
-                        int st = wcs.status(i);
-                        boolean recv = (wcs.wrId(i) & RECV_TAG) != 0;
-                        fail(new NvmeConnectionException(name + ": a " + (recv ? "receive" : "send") + " completed with "
-                                + VerbsException.wcStatusName(st) + " (" + VerbsException.wcStatusText(st) + "): the connection is lost;"
-                                + " call Controller.reconnect()"));
+                if (n < 0) {
+                    throw new NvmeConnectionException(name + ": ibv_poll_cq failed (" + n + ")");
+                }
+                long now = System.nanoTime();
+                if (idleSince == 0) {
+                    idleSince = now;
+                }
+                if (++emptyPolls % 256 == 0 && watchCm()) {
+                    return; // a busy queue never sleeps: look at the CM channel now and then
+                }
+                if (now - idleSince < SPIN_NANOS) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                idleSince = 0;
+                int rc = cq.requestNotify(false);
+                if (rc != 0) {
+                    throw new NvmeConnectionException(name + ": ibv_req_notify_cq failed with errno " + rc);
+                }
+                n = cq.poll(wcs); // a completion that landed before the arming raises no event
+                if (n > 0) {
+                    if (!reap(n)) {
                         return;
                     }
-                    int opcode = wcs.opcode(i);
-                    int wrId = (int) wcs.wrId(i);
-                    if (opcode == IBV_WC_RECV && (wcs.wrId(i) & RECV_TAG) != 0) {
-                        received(wrId, wcs.byteLen(i));
-                    } else if (opcode == IBV_WC_SEND && (wcs.wrId(i) & RECV_TAG) == 0) {
-                        sent(wrId);
-                    } else {
-                        throw new NvmeProtocolException("unexpected work completion (opcode " + opcode + ", id 0x" + Long.toHexString(wcs.wrId(i)) + ")");
+                    continue; // the armed event, if it comes, is a spurious wake-up later
+                }
+                int ready = Poll.readable(events.fd(), channel.fd(), WAIT_MS);
+                if ((ready & 2) != 0 && watchCm()) {
+                    return;
+                }
+                if ((ready & 1) != 0 && events.getEvent(0) != null) {
+                    if (++unacked >= ACK_BATCH) {
+                        cq.ackEvents();
+                        unacked = 0;
                     }
                 }
             }
@@ -494,9 +518,36 @@ public final class RdmaQueue implements FabricQueue {
             fail(new NvmeProtocolException(name + ": " + e.getMessage() + "; the connection was closed", e));
         } catch (RuntimeException e) {
             if (!stopping) {
-                fail(new NvmeConnectionException(name + ": the completion poller failed: " + e, e));
+                fail(e instanceof NvmeConnectionException c ? c : new NvmeConnectionException(name + ": the completion poller failed: " + e, e));
             }
         }
+    }
+
+    /** Handles {@code n} polled work completions. @return false when the queue failed and the poller must stop */
+    private boolean reap(int n) {
+        for (int i = 0; i < n; i++) {
+            if (!wcs.isSuccess(i)) {
+                if (stopping) {
+                    return false; // flushed by our own teardown
+                }
+                int st = wcs.status(i);
+                boolean recv = (wcs.wrId(i) & RECV_TAG) != 0;
+                fail(new NvmeConnectionException(name + ": a " + (recv ? "receive" : "send") + " completed with "
+                        + VerbsException.wcStatusName(st) + " (" + VerbsException.wcStatusText(st) + "): the connection is lost;"
+                        + " call Controller.reconnect()"));
+                return false;
+            }
+            int opcode = wcs.opcode(i);
+            int wrId = (int) wcs.wrId(i);
+            if (opcode == IBV_WC_RECV && (wcs.wrId(i) & RECV_TAG) != 0) {
+                received(wrId, wcs.byteLen(i));
+            } else if (opcode == IBV_WC_SEND && (wcs.wrId(i) & RECV_TAG) == 0) {
+                sent(wrId);
+            } else {
+                throw new NvmeProtocolException("unexpected work completion (opcode " + opcode + ", id 0x" + Long.toHexString(wcs.wrId(i)) + ")");
+            }
+        }
+        return true;
     }
 
     /** @return true when the connection went away (the queue has failed) */
@@ -622,7 +673,8 @@ public final class RdmaQueue implements FabricQueue {
             }
         }
         undo.add(id);
-        undo.add(cq);
+        undo.add(cq); // acknowledges the completion events still unacknowledged
+        undo.add(events);
         undo.add(capsules);
         undo.add(responses);
         undo.add(channel);

@@ -580,6 +580,7 @@ public final class TcpQueue implements FabricQueue {
         private int have;
         /** The common header of the PDU being read has been checked (h describes it). */
         private boolean inPdu;
+        private final ByteBuffer[] scatter = new ByteBuffer[2];
 
         void run() {
             try {
@@ -736,6 +737,23 @@ public final class TcpQueue implements FabricQueue {
             }
             ByteBuffer v = s.view;
             v.limit((int) datao + len).position((int) datao);
+            if (have == 0) {
+                // One scattering read takes the data and what follows it (the digest, the next PDU's fixed header:
+                // usually the CapsuleResp), so a 4 KiB read costs one read call less; rx never takes more than that.
+                rx.limit((h.dataDigest() ? 4 : 0) + RX_HLEN + hd).position(0);
+                scatter[0] = v;
+                scatter[1] = rx;
+                try {
+                    while (v.hasRemaining()) {
+                        if (channel.read(scatter) < 0) {
+                            throw truncated(start + (v.position() - datao));
+                        }
+                    }
+                } finally {
+                    scatter[0] = null;
+                    have = rx.position();
+                }
+            }
             while (v.hasRemaining()) {
                 if (channel.read(v) < 0) {
                     throw truncated(start + (v.position() - datao));
