@@ -26,6 +26,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -221,6 +222,45 @@ class EngineVolumeDeviceTest {
                 device.failCopies = false;
                 engine.write(buf, v.extent(0, 64 << 10)).future().get(60, TimeUnit.SECONDS);
                 assertEquals(-1, MemorySegment.mismatch(gpu, 0, 64 << 10, MemorySegment.ofArray(a.storage), 0, 64 << 10));
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "direct registration: {0}")
+    @ValueSource(booleans = {false, true})
+    void aCancelledReadKeepsItsHostCopyUntilItsPiecesFinishEvenWhenTheBufferIsClosed(boolean directly) throws Exception {
+        TransferEngine engine = engine(directly);
+        try (ScriptedTarget a = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared(); StorageVolume v = engine.openVolume(spec(a))) {
+            long len = 256 << 10;
+            MemorySegment stored = random(arena, len, 41);
+            MemorySegment back = arena.allocate(len, 4096);
+            try (LocalBuffer host = engine.register(stored); LocalBuffer hostBack = engine.register(back)) {
+                engine.write(host, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
+                CountDownLatch reached = new CountDownLatch(1);
+                CountDownLatch go = new CountDownLatch(1);
+                a.fault = (qid, pdu, bytes) -> {
+                    if (qid >= 1 && pdu instanceof Pdu.C2HData) {
+                        reached.countDown();
+                        try {
+                            go.await(); // the data goes out only after the transfer was cancelled and its buffer closed
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    return bytes;
+                };
+                RecordingDeviceMemory device = new RecordingDeviceMemory(arena.allocate(len, 4096), PCI, SEQ);
+                LocalBuffer buf = engine.register(device);
+                Transfer t = engine.read(buf, v.extent(0, len));
+                assertTrue(reached.await(30, TimeUnit.SECONDS), "the target got to answer the read");
+                assertTrue(t.cancel());
+                buf.close();
+                go.countDown();
+                a.fault = (qid, pdu, bytes) -> bytes;
+                // the late data landed in host memory that was still there: the connection carries on
+                engine.read(hostBack, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
+                assertEquals(-1, MemorySegment.mismatch(stored, 0, len, back, 0, len));
+                assertEquals(List.of(), device.named("copyFromHost"), device.events.toString());
             }
         }
     }
