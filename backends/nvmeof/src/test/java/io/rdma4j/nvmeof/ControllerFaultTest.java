@@ -75,6 +75,49 @@ class ControllerFaultTest {
     }
 
     @Test
+    void aReadWhoseMemoryIsFreedInFlightFailsAloneAndTheConnectionCarriesOn() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20)) {
+            new Random(7).nextBytes(t.storage);
+            // [0] counts down when the target holds a read's data back, [1] when the test lets it go
+            var latches = new java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CountDownLatch[]>();
+            t.fault = (q, pdu, b) -> {
+                var l = latches.get();
+                if (q > 0 && pdu instanceof Pdu.C2HData && l != null) {
+                    l[0].countDown();
+                    try {
+                        l[1].await(10, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return b;
+            };
+            for (boolean digests : List.of(false, true)) {
+                try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withDigests(digests, digests))) {
+                    var l = new java.util.concurrent.CountDownLatch[]{new java.util.concurrent.CountDownLatch(1),
+                            new java.util.concurrent.CountDownLatch(1)};
+                    latches.set(l);
+                    Arena arena = Arena.ofShared();
+                    CompletableFuture<Void> read = c.read(1, 8, arena.allocate(16384, 4096));
+                    assertTrue(l[0].await(10, TimeUnit.SECONDS), "the target never sent the read's data");
+                    arena.close(); // the caller gives up on the read and frees its memory while the data is on its way
+                    latches.set(null);
+                    l[1].countDown();
+                    Throwable e = failure(read);
+                    assertInstanceOf(NvmeException.class, e);
+                    assertTrue(e.getMessage().contains("destination memory was freed"), e.getMessage());
+                    // the stream stayed in step: the same connection serves the next read, byte for byte
+                    try (Arena ok = Arena.ofShared()) {
+                        MemorySegment back = ok.allocate(16384, 4096);
+                        c.read(1, 8, back).get(10, TimeUnit.SECONDS);
+                        assertArrayEquals(java.util.Arrays.copyOfRange(t.storage, 8 * 512, 8 * 512 + 16384), back.toArray(ValueLayout.JAVA_BYTE));
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     void backToBackR2TWritesReuseTheirCommandSlots() throws Exception {
         // A command's slot is free once its completion arrived, which may be before the writer thread is done with the
         // R2T it answered: the next write on that slot must still get its data sent.

@@ -150,6 +150,8 @@ public final class TcpQueue implements FabricQueue {
         ByteBuffer view; // the command's data in the caller's memory (or in bounce)
         byte[] bounce; // a heap segment that is no byte[] view goes through this copy
         long received;
+        /** Set when the caller freed the destination before its data arrived: the data was drained, the command fails. */
+        NvmeException lost;
         long requested; // bytes the target asked for by R2T so far
         final int[] r2tTag = new int[R2T_QUEUE];
         final long[] r2tOffset = new long[R2T_QUEUE];
@@ -517,6 +519,7 @@ public final class TcpQueue implements FabricQueue {
 
     private void finish(Slot s, Cqe cqe) {
         CompletableFuture<Cqe> f;
+        NvmeException lost = s.lost;
         synchronized (this) {
             f = release(s);
             Waiting next = waiting.poll();
@@ -527,13 +530,17 @@ public final class TcpQueue implements FabricQueue {
                 }
             }
         }
-        f.complete(cqe);
+        if (lost != null) {
+            f.completeExceptionally(lost);
+        } else {
+            f.complete(cqe);
+        }
     }
 
     // Called with the lock held: returns the slot and hands back its future.
     private CompletableFuture<Cqe> release(Slot s) {
         CompletableFuture<Cqe> f = s.future;
-        if (s.bounce != null && !s.toController) {
+        if (s.bounce != null && !s.toController && s.lost == null) {
             MemorySegment.copy(MemorySegment.ofArray(s.bounce), 0, s.segment, s.offset, s.length);
         }
         s.busy = false;
@@ -541,6 +548,7 @@ public final class TcpQueue implements FabricQueue {
         s.view = null;
         s.bounce = null;
         s.segment = null;
+        s.lost = null;
         s.sqe = null;
         s.what = null;
         freeCids[freeCount++] = s.cid;
@@ -581,6 +589,8 @@ public final class TcpQueue implements FabricQueue {
         /** The common header of the PDU being read has been checked (h describes it). */
         private boolean inPdu;
         private final ByteBuffer[] scatter = new ByteBuffer[2];
+        /** Where the data of a read whose memory was freed goes (made on first use). */
+        private ByteBuffer scratch;
 
         void run() {
             try {
@@ -735,6 +745,10 @@ public final class TcpQueue implements FabricQueue {
                 throw new NvmeProtocolException("C2HData for " + s.what() + " carries bytes [" + datao + ", " + (datao + len)
                         + "); expected data from offset " + s.received + " within " + s.length + " bytes");
             }
+            if (s.lost != null || !s.segment.scope().isAlive()) {
+                drain(s, len, plen);
+                return;
+            }
             ByteBuffer v = s.view;
             v.limit((int) datao + len).position((int) datao);
             if (have == 0) {
@@ -771,6 +785,42 @@ public final class TcpQueue implements FabricQueue {
                 throw new NvmeProtocolException("C2HData for " + s.what() + " is marked last after " + s.received + " of " + s.length + " bytes");
             }
             if (success) {
+                finish(s, Cqe.success(s.cid));
+            }
+        }
+
+        /**
+         * The caller freed the read's memory (closed its arena) while the read was in flight: the data has nowhere to
+         * go, but the stream must stay in step, so it is read into scratch (digest still checked), and the command fails
+         * when its completion arrives. The connection and every other command carry on.
+         */
+        private void drain(Slot s, int len, int plen) throws IOException {
+            if (s.lost == null) {
+                s.lost = new NvmeException(name + ": " + s.what() + " lost its data: the destination memory was freed (its arena"
+                        + " closed) while the read was in flight; keep the memory alive until the read's future completes");
+            }
+            if (scratch == null) {
+                scratch = ByteBuffer.allocateDirect(64 << 10);
+            }
+            crc.reset();
+            int left = len;
+            while (left > 0) {
+                scratch.clear().limit(Math.min(scratch.capacity(), left));
+                if (channel.read(scratch) < 0) {
+                    throw truncated(plen - left);
+                }
+                scratch.flip();
+                left -= scratch.remaining();
+                crc.update(scratch);
+            }
+            if (h.dataDigest()) {
+                fill(4, 4 + RX_HLEN + hd, false, plen - 4);
+                int got = rx.getInt(0);
+                consume(4);
+                PduCodec.checkDataDigest(h, got, (int) crc.getValue());
+            }
+            s.received += len;
+            if ((h.flags() & Pdu.FLAG_SUCCESS) != 0) {
                 finish(s, Cqe.success(s.cid));
             }
         }
