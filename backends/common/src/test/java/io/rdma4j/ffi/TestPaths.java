@@ -24,9 +24,16 @@ public final class TestPaths {
         return dir;
     }
 
-    /** {@code ../shared} next to the project root, or {@code RDMA4J_SHARED} when set. */
+    /**
+     * The real-machine captures: the system property {@code rdma4j.shared}, else {@code RDMA4J_SHARED}, else
+     * {@code ../shared} next to the project root. Only tests marked {@link Extended} may read them.
+     */
     public static Path shared() {
+        String prop = System.getProperty("rdma4j.shared");
+        if (prop != null && !prop.isBlank()) {
+            return Path.of(prop);
+        }
         String env = System.getenv("RDMA4J_SHARED");
-        return env != null ? Path.of(env) : projectRoot().resolve("../shared").normalize();
+        return env != null && !env.isBlank() ? Path.of(env) : projectRoot().resolve("../shared").normalize();
     }
 }
