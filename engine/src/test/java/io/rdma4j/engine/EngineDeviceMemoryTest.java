@@ -7,11 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.engine.spi.EngineBackend;
-import io.rdma4j.ffi.TestPaths;
+import io.rdma4j.ffi.Extended;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -23,8 +26,8 @@ import org.junit.jupiter.api.Test;
  * Device memory in the engine, with real bytes between engines over libfabric tcp: the staging path (libfabric here has
  * no FI_HMEM, so the engine copies through registered host memory), the direct path (a backend wrapper registers the
  * host memory behind the {@link RecordingDeviceMemory} double, as a GPUDirect backend would register the GPU's), the
- * order of the device hooks against posting and completion, and NIC ranking by the GPU's PCI address on a captured
- * p4d.24xlarge topology.
+ * order of the device hooks against posting and completion, and NIC ranking by the GPU's PCI address on a p4d.24xlarge
+ * topology (written here, and the captured one in the extended suite).
  */
 class EngineDeviceMemoryTest {
     static final long MIB = 1 << 20;
@@ -263,29 +266,45 @@ class EngineDeviceMemoryTest {
     }
 
     @Test
+    void aGpuLocationPicksThatGpusNicOnAP4d() {
+        picksEachGpusOwnNic("dev-p4d", TopologyFixtures.file(TopologyFixtures.P4D));
+    }
+
+    @Test
+    @Extended
     void aGpuLocationPicksThatGpusNicOnACapturedP4d() {
-        // p4d.24xlarge: four EFA NICs, each on the PCIe switch of two GPUs (ground truth in ../shared/topology/README.md)
+        picksEachGpusOwnNic("dev-p4d-capture", TopologyFixtures.capture(TopologyFixtures.P4D_CAPTURE));
+    }
+
+    /**
+     * p4d.24xlarge: four EFA NICs, each on the PCIe switch of two GPUs (ground truth in
+     * ../shared/topology/README.md).
+     */
+    private static void picksEachGpusOwnNic(String name, Path topology) {
         List<String> nics = List.of("0000:10:1b.0", "0000:20:1b.0", "0000:90:1b.0", "0000:a0:1b.0");
-        try (TransferEngine p4d = TestEngines.tcp("dev-p4d", 4).topology(TestPaths.shared().resolve("topology/nccl/aws-ofi-nccl/p4d-24xl-topo.xml"))
+        try (TransferEngine p4d = TestEngines.tcp(name, 4).topology(topology)
                 .backendWrapper((EngineBackend b) -> new DeviceTestBackend(b, SEQ, nics, false)).build()) {
             RemoteBuffer dst = p4d.peer(host.name()).buffer("landing");
-            // the GPU's own NIC ranks PIX, the other NIC on its socket NODE, the far socket's SYS; the peer here has no PCI NIC
-            // (its side ranks NODE), so every pair's worse level is at best NODE, and among those the planner keeps only the
-            // GPU's own PIX NIC: its socket neighbour would carry GPU memory across the root complex
-            String[][] cases = {{"0000:10:1c.0", "0000:10:1b.0"}, {"0000:90:1d.0", "0000:90:1b.0"}, {"0000:a0:1c.0", "0000:a0:1b.0"}};
+            // the GPU's own NIC ranks PIX, the other NIC on its socket NODE, the far socket's SYS; the peer here has
+            // no PCI NIC (its side ranks NODE), so every pair's worse level is at best NODE, and among those the
+            // planner keeps only the GPU's own PIX NIC: its socket neighbour would carry GPU memory across the root
+            // complex
+            String[][] cases = {{"0000:10:1c.0", "0000:10:1b.0"}, {"0000:20:1d.0", "0000:20:1b.0"},
+                {"0000:90:1d.0", "0000:90:1b.0"}, {"0000:a0:1c.0", "0000:a0:1b.0"}};
             for (String[] c : cases) {
                 RecordingDeviceMemory dev = new RecordingDeviceMemory(TestEngines.allocate(arena, 4 * MIB), c[0], SEQ);
                 try (LocalBuffer src = p4d.register(dev)) {
                     Plan plan = p4d.explain(src, dst);
-                    java.util.Map<String, String> levels = new java.util.TreeMap<>();
+                    Map<String, String> levels = new TreeMap<>();
                     plan.lanes().forEach(l -> levels.put(l.localNic(), l.localLevel()));
-                    assertEquals(new java.util.TreeMap<>(java.util.Map.of(c[1], "PIX")), levels, plan.toText());
+                    assertEquals(new TreeMap<>(Map.of(c[1], "PIX")), levels, plan.toText());
                 }
             }
             // host memory ranks no NIC at PIX: the PIX above came from the GPU's PCI address
             try (LocalBuffer h = p4d.register(TestEngines.allocate(arena, 4 * MIB))) {
                 Plan plan = p4d.explain(h, dst);
-                assertTrue(!plan.lanes().isEmpty() && plan.lanes().stream().noneMatch(l -> l.localLevel().equals("PIX")), plan.toText());
+                assertTrue(!plan.lanes().isEmpty() && plan.lanes().stream().noneMatch(l -> l.localLevel().equals("PIX")),
+                        plan.toText());
             }
         }
     }

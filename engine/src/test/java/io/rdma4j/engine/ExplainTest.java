@@ -3,32 +3,61 @@ package io.rdma4j.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdma4j.ffi.TestPaths;
+import io.rdma4j.ffi.Extended;
 import io.rdma4j.topology.Topology;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Offline plans on the real-machine topology fixtures in ../shared/topology (ground truth in its README). */
+/**
+ * Offline plans on the machines of {@code ../shared/topology/README.md}: each behaviour runs on a topology file written
+ * here ({@link TopologyFixtures}) and, in the extended suite, on the real capture it reproduces.
+ */
 class ExplainTest {
-    static Topology topo(String rel) {
-        return Explain.topology(TestPaths.shared().resolve("topology").resolve(rel));
+    private static Topology fixture(String name) {
+        return Explain.topology(TopologyFixtures.file(name));
+    }
+
+    private static Topology capture(String rel) {
+        return Explain.topology(TopologyFixtures.capture(rel));
     }
 
     @Test
     void p4dGpuWritesThroughItsOwnEfaToThePeerGpusEfa() {
-        Topology p4d = topo("nccl/aws-ofi-nccl/p4d-24xl-topo.xml");
+        gpuWritesThroughItsOwnEfa(fixture(TopologyFixtures.P4D));
+    }
+
+    @Test
+    @Extended
+    void p4dGpuWritesThroughItsOwnEfaToThePeerGpusEfaOnTheCapture() {
+        gpuWritesThroughItsOwnEfa(capture(TopologyFixtures.P4D_CAPTURE));
+    }
+
+    /** GPU 10:1c's own EFA is 10:1b; GPU 90:1c's is 90:1b, on the other socket: one lane between the two. */
+    private static void gpuWritesThroughItsOwnEfa(Topology p4d) {
         Plan plan = Explain.plan(p4d, "0000:10:1c.0", p4d, "0000:90:1c.0", 1L << 30, 1 << 20, 128 << 10);
         assertEquals(1, plan.lanes().size(), plan.toText());
         PlanLane l = plan.lanes().getFirst();
         assertEquals("0000:10:1b.0", l.localNic());
         assertEquals("0000:90:1b.0", l.remoteNic());
+        assertEquals("PIX", l.localLevel());
+        assertEquals("PIX", l.remoteLevel());
         assertEquals(1L << 30, l.bytes());
         assertEquals(1024, l.chunks());
     }
 
     @Test
     void ndv4GroupsStripeOverBothTiedNics() {
-        Topology ndv4 = topo("azure/ndv4-topo.xml");
+        stripesOverBothTiedNics(fixture(TopologyFixtures.NDV4));
+    }
+
+    @Test
+    @Extended
+    void ndv4GroupsStripeOverBothTiedNicsOnTheCapture() {
+        stripesOverBothTiedNics(capture(TopologyFixtures.NDV4_CAPTURE));
+    }
+
+    /** GPU 0003 ties NICs 0103/0104 behind its switch, GPU 0001 ties 0101/0102: two lanes, bytes split between them. */
+    private static void stripesOverBothTiedNics(Topology ndv4) {
         Plan plan = Explain.plan(ndv4, "0003:00:00.0", ndv4, "0001:00:00.0", 64L << 20, 1 << 20, 128 << 10);
         assertEquals(2, plan.lanes().size(), plan.toText());
         List<String> local = plan.lanes().stream().map(PlanLane::localNic).sorted().toList();
@@ -42,8 +71,16 @@ class ExplainTest {
 
     @Test
     void aMachineWithoutRdmaNicGetsNoInventedLane() {
-        Topology ncv4 = topo("azure/ncv4-topo.xml");
-        Topology ndv4 = topo("azure/ndv4-topo.xml");
+        getsNoInventedLane(fixture(TopologyFixtures.NCV4), fixture(TopologyFixtures.NDV4));
+    }
+
+    @Test
+    @Extended
+    void aMachineWithoutRdmaNicGetsNoInventedLaneOnTheCaptures() {
+        getsNoInventedLane(capture(TopologyFixtures.NCV4_CAPTURE), capture(TopologyFixtures.NDV4_CAPTURE));
+    }
+
+    private static void getsNoInventedLane(Topology ncv4, Topology ndv4) {
         String gpu = ncv4.computeDevices().getFirst().address().toString();
         Plan plan = Explain.plan(ncv4, gpu, ndv4, "0001:00:00.0", 1 << 20, 1 << 20, 128 << 10);
         assertTrue(plan.lanes().isEmpty(), plan.toText());
@@ -53,7 +90,16 @@ class ExplainTest {
 
     @Test
     void smallTransfersUseOneLaneEvenWhenSeveralTie() {
-        Topology ndv4 = topo("azure/ndv4-topo.xml");
+        usesOneLaneBelowTheThreshold(fixture(TopologyFixtures.NDV4));
+    }
+
+    @Test
+    @Extended
+    void smallTransfersUseOneLaneEvenWhenSeveralTieOnTheCapture() {
+        usesOneLaneBelowTheThreshold(capture(TopologyFixtures.NDV4_CAPTURE));
+    }
+
+    private static void usesOneLaneBelowTheThreshold(Topology ndv4) {
         Plan plan = Explain.plan(ndv4, "0003:00:00.0", ndv4, "0001:00:00.0", 4096, 1 << 20, 128 << 10);
         assertEquals(1, plan.lanes().size());
         assertTrue(plan.reason().contains("below"), plan.reason());
