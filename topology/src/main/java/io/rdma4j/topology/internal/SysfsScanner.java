@@ -52,6 +52,8 @@ public final class SysfsScanner {
     private final boolean live;
     private final Model model = new Model();
     private final Map<Integer, BitSet> nodeCpus = new TreeMap<>();
+    /** True when the tree had no node folders and node 0 was assumed to hold every CPU. */
+    private boolean singleNodeGuessed;
     private final Map<PciAddress, Path> pciDirs = new HashMap<>();
     /** Bridges recur on the paths of every device below them: read each once. */
     private final Map<Path, Attrs> bridgeAttrs = new HashMap<>();
@@ -203,6 +205,7 @@ public final class SysfsScanner {
             }
             nodeCpus.put(0, cpus);
             model.numaNodes.add(new NumaNode(0, CpuSets.toList(cpus), mem, List.of(10)));
+            singleNodeGuessed = true;
             return;
         }
         for (Map.Entry<Integer, Path> e : nodes.entrySet()) {
@@ -334,8 +337,14 @@ public final class SysfsScanner {
                 LinkSpeeds.hex(read(dir.resolve("class"))), PciLink.of(speed, width));
     }
 
+    /** A function read from sysfs whose NUMA placement waits until every node a device names is known. */
+    private record Found(PciAddress addr, Attrs attrs, DeviceKind kind, String hostBridge, List<PciBridge> path,
+                         List<RdmaDevice> verbs, List<String> netdevs, String driver, int numaAttr, BitSet local) {
+    }
+
     private void scanPci(Map<PciAddress, List<RdmaDevice>> rdma) {
         Path devicesRoot = realRoot.resolve("sys/devices");
+        List<Found> found = new ArrayList<>();
         for (Path link : list(sys("bus/pci/devices"))) {
             PciAddress addr = PciAddress.tryParse(link.getFileName().toString());
             if (addr == null) {
@@ -391,16 +400,70 @@ public final class SysfsScanner {
             int numaAttr = parseInt(read(dir.resolve("numa_node")), -1);
             String lcl = read(dir.resolve("local_cpulist"));
             BitSet local = lcl != null ? CpuSets.parseList(lcl) : CpuSets.parseMask(read(dir.resolve("local_cpus")));
-            Locality loc = locality(addr, numaAttr, local);
-            if (loc.node < 0 && kind != DeviceKind.OTHER && nodeCpus.size() > 1) {
-                model.warnings.add(addr + " (" + kind.jsonName() + "): no NUMA locality (numa_node=" + numaAttr
-                        + ", local_cpulist=" + (local.isEmpty() ? "none" : CpuSets.format(CpuSets.toList(local)))
+            found.add(new Found(addr, a, kind, hostBridge, path, verbs, netdevs, driver, numaAttr, local));
+        }
+        addNodesNamedByDevices(found);
+        for (Found f : found) {
+            Locality loc = locality(f.addr, f.numaAttr, f.local);
+            if (loc.node < 0 && f.kind != DeviceKind.OTHER && nodeCpus.size() > 1) {
+                model.warnings.add(f.addr + " (" + f.kind.jsonName() + "): no NUMA locality (numa_node=" + f.numaAttr
+                        + ", local_cpulist=" + (f.local.isEmpty() ? "none" : CpuSets.format(CpuSets.toList(f.local)))
                         + "): ranked as remote from every node");
             }
-            model.devices.put(addr, new PciDevice(addr, kind, a.vendor, a.device, a.classCode, loc.node, loc.source,
-                    CpuSets.toList(local), a.link, hostBridge, path, verbs, netdevs, List.of(), driver,
-                    Optional.ofNullable(loc.conflict)));
+            model.devices.put(f.addr, new PciDevice(f.addr, f.kind, f.attrs.vendor, f.attrs.device, f.attrs.classCode,
+                    loc.node, loc.source, CpuSets.toList(f.local), f.attrs.link, f.hostBridge, f.path, f.verbs, f.netdevs,
+                    List.of(), f.driver, Optional.ofNullable(loc.conflict)));
         }
+    }
+
+    /**
+     * A node that a device's {@code numa_node} names exists even when its folder is missing (a capture that skipped
+     * {@code devices/system/node}, a trimmed tree): it is listed with the CPUs its devices report local. When the
+     * tree had no node folder at all, node 0 was a guess holding every CPU; the CPUs the named nodes claim leave it,
+     * and its memory (the whole machine's) becomes unknown.
+     */
+    private void addNodesNamedByDevices(List<Found> found) {
+        BitSet all = new BitSet();
+        nodeCpus.values().forEach(all::or);
+        TreeMap<Integer, BitSet> named = new TreeMap<>();
+        TreeMap<Integer, List<String>> namedBy = new TreeMap<>();
+        for (Found f : found) {
+            if (f.numaAttr < 0 || nodeCpus.containsKey(f.numaAttr)) {
+                continue;
+            }
+            BitSet cpus = named.computeIfAbsent(f.numaAttr, k -> new BitSet());
+            namedBy.computeIfAbsent(f.numaAttr, k -> new ArrayList<>()).add(f.addr.toString());
+            // a local_cpulist of every CPU (as platforms without locality report) says nothing about the node
+            if (!f.local.equals(all)) {
+                cpus.or(f.local);
+            }
+        }
+        if (named.isEmpty()) {
+            return;
+        }
+        if (singleNodeGuessed) {
+            BitSet claimed = new BitSet();
+            named.values().forEach(claimed::or);
+            BitSet rest = (BitSet) nodeCpus.get(0).clone();
+            rest.andNot(claimed);
+            boolean node0Named = found.stream().anyMatch(f -> f.numaAttr == 0);
+            model.numaNodes.removeIf(n -> n.id() == 0);
+            nodeCpus.remove(0);
+            if (!rest.isEmpty() || node0Named) {
+                nodeCpus.put(0, rest);
+                model.numaNodes.add(new NumaNode(0, CpuSets.toList(rest), 0, List.of()));
+            }
+        }
+        named.forEach((id, cpus) -> {
+            nodeCpus.put(id, cpus);
+            model.numaNodes.add(new NumaNode(id, CpuSets.toList(cpus), 0, List.of()));
+            List<String> by = namedBy.get(id);
+            model.warnings.add("NUMA node " + id + " is named by numa_node of " + String.join(", ", by.subList(0,
+                    Math.min(4, by.size()))) + (by.size() > 4 ? ", ..." : "") + " but sys/devices/system/node/node" + id
+                    + " is missing: listed with the CPUs those devices report local ("
+                    + (cpus.isEmpty() ? "none" : CpuSets.format(CpuSets.toList(cpus))) + "), memory unknown");
+        });
+        model.numaNodes.sort((a, b) -> Integer.compare(a.id(), b.id()));
     }
 
     private record Locality(int node, NumaSource source, String conflict) {
