@@ -8,8 +8,10 @@ import java.util.List;
 
 /**
  * Writes a small sysfs tree in the kernel's layout (devices under {@code sys/devices/pciDDDD:BB/...}, relative links
- * in {@code sys/bus/pci/devices} and {@code sys/class/*}) for shapes no capture in ../shared covers: cloud VMs that
- * the vendor files describe, NVMe over fabrics and multipath. It is scanner input, not a stand-in for the scanner.
+ * in {@code sys/bus/pci/devices} and {@code sys/class/*}): the facts of the real-machine captures in ../shared that the
+ * tests check (see {@link CapturedShapes}), written here so that a bare clone carries its own test inputs, and shapes
+ * no capture covers (cloud VMs that the vendor files describe, NVMe over fabrics, multipath). It is scanner input, not
+ * a stand-in for the scanner.
  */
 final class FakeSysfs {
     final Path root;
@@ -43,6 +45,42 @@ final class FakeSysfs {
         write(d.resolve("cpulist"), cpulist);
         write(d.resolve("distance"), distances);
         write(d.resolve("meminfo"), "Node " + id + " MemTotal:       16384000 kB");
+        return this;
+    }
+
+    /** The online CPUs, which a kernel without NUMA (no {@code devices/system/node}) still lists. */
+    FakeSysfs onlineCpus(String cpulist) {
+        write(root.resolve("sys/devices/system/cpu/online"), cpulist);
+        return this;
+    }
+
+    /** {@code proc/cpuinfo} with one entry per CPU of {@code model} and {@code proc/meminfo}, as captures keep them. */
+    FakeSysfs proc(String model, int packages, int cpusPerPackage, long memKb) {
+        StringBuilder info = new StringBuilder();
+        for (int p = 0, cpu = 0; p < packages; p++) {
+            for (int c = 0; c < cpusPerPackage; c++, cpu++) {
+                info.append("processor\t: ").append(cpu).append("\nmodel name\t: ").append(model)
+                        .append("\nphysical id\t: ").append(p).append("\ncore id\t\t: ").append(c).append("\n\n");
+            }
+        }
+        write(root.resolve("proc/cpuinfo"), info.toString());
+        write(root.resolve("proc/meminfo"), "MemTotal:       " + memKb + " kB");
+        return this;
+    }
+
+    /**
+     * A bridge with its own ids at {@code hostBridge/chain.../bdf} (a BMC's bridge, a NIC's internal switch); the
+     * bridges that {@link #pci} creates on its chains are Intel root or switch ports.
+     */
+    FakeSysfs bridge(String hostBridge, List<String> chain, String bdf, int vendor, int device, int numa,
+                     String localCpus) {
+        StringBuilder rel = new StringBuilder(hostBridge);
+        for (String b : chain) {
+            rel.append('/').append(b);
+        }
+        rel.append('/').append(bdf);
+        attrs(root.resolve("sys/devices").resolve(rel.toString()), 0x060400, vendor, device, numa, localCpus, null, 0);
+        link(root.resolve("sys/bus/pci/devices").resolve(bdf), "../../../devices/" + rel);
         return this;
     }
 
@@ -107,15 +145,29 @@ final class FakeSysfs {
         }
     }
 
-    /** A verbs device on a PCI function with one port per netdev (a dual-port NIC is one function, two ports). */
+    /** A RoCE verbs device on a PCI function with one port per netdev (a dual-port NIC is one function, two ports). */
     FakeSysfs ib(String name, String bdf, String rate, String... netdevs) {
+        return verbs(name, bdf, rate, "Ethernet", netdevs);
+    }
+
+    /**
+     * A class link in {@code sys/class/infiniband} whose target the capture does not hold, as Xeon Phi's
+     * {@code scif0 -> ../../devices/scif_dma_0/infiniband/scif0}: a verbs device with no PCI parent.
+     */
+    FakeSysfs danglingIb(String name, String parentDevice) {
+        link(root.resolve("sys/class/infiniband").resolve(name), "../../devices/" + parentDevice + "/infiniband/" + name);
+        return this;
+    }
+
+    /** A verbs device of the given link layer ({@code InfiniBand}, {@code Ethernet}), one port per netdev. */
+    FakeSysfs verbs(String name, String bdf, String rate, String linkLayer, String... netdevs) {
         Path dev = deviceDir(bdf);
         Path ib = dev.resolve("infiniband").resolve(name);
         for (int i = 0; i < netdevs.length; i++) {
             Path port = ib.resolve("ports/" + (i + 1));
             write(port.resolve("state"), "4: ACTIVE");
             write(port.resolve("rate"), rate);
-            write(port.resolve("link_layer"), "Ethernet");
+            write(port.resolve("link_layer"), linkLayer);
             write(port.resolve("gid_attrs/ndevs/0"), netdevs[i]);
             write(dev.resolve("net").resolve(netdevs[i]).resolve("dev_port"), Integer.toString(i));
         }
