@@ -5,34 +5,67 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdma4j.ffi.Extended;
+import io.rdma4j.ffi.TestPaths;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code ./rdma4j topo}: the JSON contract, parsed back, and the text matrix. */
+/**
+ * {@code ./rdma4j topo}: the JSON contract, parsed back, and the text matrix, on machines of
+ * {@code ../shared/topology/README.md}: each on a topology written here and, in the extended suite, on its capture.
+ */
 class TopoCommandTest {
     private static final Pattern BDF = Pattern.compile("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
     private static final List<String> LEVELS = List.of("PIX", "PXB", "PHB", "NODE", "SYS");
     private static final Set<String> KINDS = Set.of("gpu", "accelerator", "nic", "nvme", "nvswitch", "other");
 
+    // the topology files written for these tests, and the captures in ../shared/topology they stand for
+    static final String P4D = "p4d-like.xml";
+    static final String NDV4 = "ndv4-like.xml";
+    static final String NCV4 = "ncv4-like.xml";
+    static final String MI300X = "mi300x-like.xml";
+    static final String P4D_CAPTURE = "nccl/aws-ofi-nccl/p4d-24xl-topo.xml";
+    static final String NDV4_CAPTURE = "azure/ndv4-topo.xml";
+    static final String NCV4_CAPTURE = "azure/ncv4-topo.xml";
+    static final String MI300X_CAPTURE = "rccl/topo_8p_940.xml";
+    static final String DOMAIN32_CAPTURE = "hwloc/linux/2pa-pcidomain32bits.tar.bz2";
+
     @TempDir
     Path tmp;
 
-    static Path fixtures() {
-        String env = System.getenv("RDMA4J_SHARED");
-        Path shared = env != null ? Path.of(env)
-                : Path.of(System.getProperty("rdma4j.project.root", "..")).resolve("../shared").normalize();
-        Path p = shared.resolve("topology");
-        assertTrue(Files.isDirectory(p), "fixtures missing: " + p);
-        return p;
+    /**
+     * A topology file written for these tests, under {@code src/test/resources/topology}. The p4d, NDv4 and NCv4 files
+     * are the engine's test fixtures, kept as copies because this module's tests cannot see the engine's resources;
+     * {@link #fixturesReportTheirCapturesDevices} holds both copies to the same captures.
+     */
+    static Path fixture(String name) {
+        URL url = TopoCommandTest.class.getResource("/topology/" + name);
+        assertNotNull(url, "no test resource topology/" + name);
+        try {
+            return Path.of(url.toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A real-machine capture in {@code ../shared/topology}; call it only from an {@link Extended} test's method. */
+    static Path capture(String rel) {
+        return TestPaths.shared().resolve("topology").resolve(rel);
     }
 
     private static String run(String... args) {
@@ -105,26 +138,64 @@ class TopoCommandTest {
 
     @Test
     void jsonOfAVendorFileKeepsTheContractAndPairsEachMi300xWithItsNic() {
-        Map<String, Object> j = json("--nccl-xml", fixtures().resolve("rccl/topo_8p_940.xml").toString());
+        pairsEachMi300xWithItsNic(fixture(MI300X));
+    }
+
+    @Test
+    @Extended
+    void jsonOfAVendorFileKeepsTheContractAndPairsEachMi300xWithItsNicOnTheCapture() {
+        pairsEachMi300xWithItsNic(capture(MI300X_CAPTURE));
+    }
+
+    /** Each MI300X's best NIC is the one on its ConnectX-7's switch, alone at PXB (README: 1:1 at PXB). */
+    private static void pairsEachMi300xWithItsNic(Path file) {
+        Map<String, Object> j = json("--nccl-xml", file.toString());
         checkContract(j);
         Map<String, Object> gpu0 = list(j, "affinity").get(0);
         assertEquals("0000:0c:00.0", gpu0.get("device"));
-        Map<String, Object> best = list(gpu0, "nics").get(0);
-        assertEquals("0000:07:00.0", best.get("bdf"));
-        assertEquals("PXB", best.get("level"));
-        Map<String, Object> nic = list(j, "devices").stream().filter(d -> d.get("bdf").equals("0000:07:00.0")).findFirst().orElseThrow();
+        Map<String, String> own = Map.of("0000:0c:00.0", "0000:07:00.0", "0000:15:00.0", "0000:10:00.0",
+                "0000:9f:00.0", "0000:9a:00.0", "0000:af:00.0", "0000:aa:00.0");
+        Map<String, String> best = new TreeMap<>();
+        for (Map<String, Object> a : list(j, "affinity")) {
+            List<Map<String, Object>> nics = list(a, "nics");
+            assertEquals("PXB", nics.get(0).get("level"), a.toString());
+            assertEquals(1.0, nics.get(1).get("tieGroup"), "no second NIC ties with the GPU's own: " + a);
+            best.put((String) a.get("device"), (String) nics.get(0).get("bdf"));
+        }
+        assertEquals(new TreeMap<>(own), best.entrySet().stream().filter(e -> own.containsKey(e.getKey()))
+                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue, (a, b) -> a, TreeMap::new)));
+        Map<String, Object> nic = device(j, "0000:07:00.0");
         assertEquals("nic", nic.get("kind"));
         assertEquals("15b3", nic.get("vendor"));
         assertEquals("1021", nic.get("device"));
         assertEquals("020700", nic.get("classCode"));
         assertEquals(0.0, nic.get("numaNode"));
         assertEquals(List.of("mlx5_0"), nic.get("names"));
+        // the PCIe switch inside the ConnectX-7 shares the NIC's vendor, but is a bridge, not a device of any kind
+        assertTrue(list(j, "devices").stream().noneMatch(d -> "1979".equals(d.get("device"))), "15b3:1979 listed");
+    }
+
+    private static Map<String, Object> device(Map<String, Object> j, String bdf) {
+        return list(j, "devices").stream().filter(d -> d.get("bdf").equals(bdf)).findFirst()
+                .orElseThrow(() -> new AssertionError("no device " + bdf));
     }
 
     @Test
     void jsonReportsTiesThroughTieGroups() {
-        Map<String, Object> j = json("--nccl-xml", fixtures().resolve("azure/ndv4-topo.xml").toString());
+        reportsTies(fixture(NDV4));
+    }
+
+    @Test
+    @Extended
+    void jsonReportsTiesThroughTieGroupsOnTheCapture() {
+        reportsTies(capture(NDV4_CAPTURE));
+    }
+
+    /** NDv4: each GPU's two NICs behind its synthetic switch tie; the next NIC is worse. */
+    private static void reportsTies(Path file) {
+        Map<String, Object> j = json("--nccl-xml", file.toString());
         checkContract(j);
+        assertEquals(8, list(j, "affinity").size());
         for (Map<String, Object> a : list(j, "affinity")) {
             List<Map<String, Object>> nics = list(a, "nics");
             assertEquals(0.0, nics.get(0).get("tieGroup"));
@@ -134,15 +205,87 @@ class TopoCommandTest {
     }
 
     @Test
+    void jsonOfASysfsTreeWithAFiveDigitDomain() {
+        hasTheFiveDigitDomain(qemuGuestWithFiveDigitDomain(tmp));
+    }
+
+    @Test
+    @Extended
     void jsonOfACapturedTreeWithAFiveDigitDomain() throws Exception {
-        Process p = new ProcessBuilder("tar", "-xjf", fixtures().resolve("hwloc/linux/2pa-pcidomain32bits.tar.bz2").toString(),
-                "-C", tmp.toString(), "--no-same-owner", "--no-same-permissions").inheritIO().start();
-        assertEquals(0, p.waitFor());
-        Map<String, Object> j = json("--fsroot", tmp.resolve("2pa-pcidomain32bits").toString());
+        hasTheFiveDigitDomain(unpack(capture(DOMAIN32_CAPTURE)));
+    }
+
+    private static void hasTheFiveDigitDomain(Path root) {
+        Map<String, Object> j = json("--fsroot", root.toString());
         checkContract(j);
-        assertTrue(list(j, "devices").stream().anyMatch(d -> d.get("bdf").equals("10000:00:04.0")));
-        assertTrue(list(j, "affinity").isEmpty());
-        assertNotNull(j.get("summary"));
+        Map<String, Object> scsi = device(j, "10000:00:04.0");
+        assertEquals("1af4", scsi.get("vendor"));
+        assertEquals("010000", scsi.get("classCode"));
+        assertEquals("pci10000:00", scsi.get("hostBridge"));
+        assertTrue(list(j, "affinity").isEmpty(), "the Cirrus VGA of a QEMU guest is no GPU");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> summary = (Map<String, Object>) j.get("summary");
+        assertNotNull(summary, "a captured tree's summary comes from its proc/");
+        assertEquals(2.0, summary.get("logicalCpus"));
+        assertEquals(2.0, summary.get("packages"));
+    }
+
+    private Path unpack(Path tarball) throws Exception {
+        Process p = new ProcessBuilder("tar", "-xjf", tarball.toString(), "-C", tmp.toString(), "--no-same-owner",
+                "--no-same-permissions").inheritIO().start();
+        assertEquals(0, p.waitFor());
+        return tmp.resolve("2pa-pcidomain32bits");
+    }
+
+    /**
+     * The QEMU guest of {@link #DOMAIN32_CAPTURE} as a sysfs tree: one NUMA node (CPUs 0-1 in two packages, 2 GB),
+     * functions that report {@code numa_node=-1} with {@code local_cpulist=0-1}, a Cirrus VGA (1013:00b8) and a virtio
+     * network function in domain 0 (its {@code ens3} sits under the {@code virtio0} child, not the function, and it
+     * has no verbs device), and a second host bridge {@code pci10000:00} holding 10000:00:00.0 and the virtio SCSI
+     * disk 10000:00:04.0 (1af4:1001, class 0x0100), whose bus links end in {@code /} as the capture's do.
+     */
+    static Path qemuGuestWithFiveDigitDomain(Path root) {
+        write(root.resolve("sys/devices/system/node/node0/cpulist"), "0-1");
+        write(root.resolve("sys/devices/system/cpu/online"), "0-1");
+        StringBuilder cpuinfo = new StringBuilder();
+        for (int cpu = 0; cpu < 2; cpu++) {
+            cpuinfo.append("processor\t: ").append(cpu).append("\nmodel name\t: Intel Core Processor (Skylake, IBRS)\n")
+                    .append("physical id\t: ").append(cpu).append("\ncore id\t\t: 0\n\n");
+        }
+        write(root.resolve("proc/cpuinfo"), cpuinfo.toString());
+        write(root.resolve("proc/meminfo"), "MemTotal:        2052540 kB");
+        pci(root, "pci0000:00", "0000:00:02.0", 0x030000, 0x1013, 0x00b8, "");
+        pci(root, "pci0000:00", "0000:00:03.0", 0x020000, 0x1af4, 0x1000, "");
+        write(root.resolve("sys/devices/pci0000:00/0000:00:03.0/virtio0/net/ens3/dev_id"), "0x0");
+        pci(root, "pci10000:00", "10000:00:00.0", 0x060000, 0x8086, 0x1237, "/");
+        pci(root, "pci10000:00", "10000:00:04.0", 0x010000, 0x1af4, 0x1001, "/");
+        return root;
+    }
+
+    private static void pci(Path root, String hostBridge, String bdf, int classCode, int vendor, int device,
+                            String linkEnd) {
+        Path d = root.resolve("sys/devices").resolve(hostBridge).resolve(bdf);
+        write(d.resolve("class"), String.format("0x%06x", classCode));
+        write(d.resolve("vendor"), String.format("0x%04x", vendor));
+        write(d.resolve("device"), String.format("0x%04x", device));
+        write(d.resolve("numa_node"), "-1");
+        write(d.resolve("local_cpulist"), "0-1");
+        try {
+            Path link = root.resolve("sys/bus/pci/devices").resolve(bdf);
+            Files.createDirectories(link.getParent());
+            Files.createSymbolicLink(link, Path.of("../../../devices/" + hostBridge + "/" + bdf + linkEnd));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void write(Path p, String content) {
+        try {
+            Files.createDirectories(p.getParent());
+            Files.writeString(p, content + "\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test
@@ -158,7 +301,18 @@ class TopoCommandTest {
 
     @Test
     void textReportShowsTheMatrixWithLevelsAndBestMarks() {
-        String out = run("--nccl-xml", fixtures().resolve("nccl/aws-ofi-nccl/p4d-24xl-topo.xml").toString());
+        showsTheMatrix(fixture(P4D));
+    }
+
+    @Test
+    @Extended
+    void textReportShowsTheMatrixWithLevelsAndBestMarksOnTheCapture() {
+        showsTheMatrix(capture(P4D_CAPTURE));
+    }
+
+    /** p4d: GPU 0's own EFA is the best mark at PIX, the far socket's EFAs are SYS. */
+    private static void showsTheMatrix(Path file) {
+        String out = run("--nccl-xml", file.toString());
         assertTrue(out.contains("NUMA nodes:"), out);
         List<String> rows = out.lines().filter(l -> l.startsWith("GPU")).toList();
         assertEquals(8, rows.size(), out);
@@ -168,8 +322,60 @@ class TopoCommandTest {
 
     @Test
     void textReportSaysWhenThereIsNoRdmaNic() {
-        String out = run("--nccl-xml", fixtures().resolve("azure/ncv4-topo.xml").toString());
+        saysThereIsNoRdmaNic(fixture(NCV4));
+    }
+
+    @Test
+    @Extended
+    void textReportSaysWhenThereIsNoRdmaNicOnTheCapture() {
+        saysThereIsNoRdmaNic(capture(NCV4_CAPTURE));
+    }
+
+    private static void saysThereIsNoRdmaNic(Path file) {
+        String out = run("--nccl-xml", file.toString());
         assertTrue(out.contains("no RDMA NIC"), out);
+    }
+
+    /**
+     * Every device a fixture lists is reported as its capture reports it (kind, ids, class, NUMA node and its source,
+     * host bridge, bridge path, link, names, ports), on the same NUMA nodes; the files that stand for a whole machine
+     * list exactly the capture's devices and rank them the same way.
+     */
+    @Test
+    @Extended
+    void fixturesReportTheirCapturesDevices() throws Exception {
+        Map<String, Path> whole = Map.of(P4D, capture(P4D_CAPTURE), NDV4, capture(NDV4_CAPTURE), NCV4,
+                capture(NCV4_CAPTURE));
+        for (Map.Entry<String, Path> e : whole.entrySet()) {
+            Map<String, Object> mine = json("--nccl-xml", fixture(e.getKey()).toString());
+            Map<String, Object> theirs = json("--nccl-xml", e.getValue().toString());
+            sameNodesAndDevices(mine, theirs, e.getKey());
+            assertEquals(list(theirs, "devices").size(), list(mine, "devices").size(), e.getKey());
+            assertEquals(theirs.get("affinity"), mine.get("affinity"), e.getKey());
+        }
+        sameNodesAndDevices(json("--nccl-xml", fixture(MI300X).toString()),
+                json("--nccl-xml", capture(MI300X_CAPTURE).toString()), MI300X);
+        Map<String, Object> guest = json("--fsroot", qemuGuestWithFiveDigitDomain(tmp.resolve("fixture")).toString());
+        Map<String, Object> captured = json("--fsroot", unpack(capture(DOMAIN32_CAPTURE)).toString());
+        sameNodesAndDevices(guest, captured, "QEMU guest");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> summary = new TreeMap<>((Map<String, Object>) guest.get("summary"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> capturedSummary = new TreeMap<>((Map<String, Object>) captured.get("summary"));
+        summary.remove("source");
+        capturedSummary.remove("source");
+        assertEquals(capturedSummary, summary, "QEMU guest: the summary from proc/");
+    }
+
+    private static void sameNodesAndDevices(Map<String, Object> mine, Map<String, Object> theirs, String what) {
+        assertEquals(nodes(theirs), nodes(mine), what + ": NUMA nodes");
+        for (Map<String, Object> d : list(mine, "devices")) {
+            assertEquals(device(theirs, (String) d.get("bdf")), d, what);
+        }
+    }
+
+    private static List<String> nodes(Map<String, Object> j) {
+        return list(j, "numaNodes").stream().map(n -> n.get("id") + " " + n.get("cpus")).toList();
     }
 
     @Test
