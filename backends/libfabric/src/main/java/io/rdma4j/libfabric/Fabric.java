@@ -26,8 +26,18 @@ public final class Fabric extends FabricResource {
         this.ownCopy = ownCopy;
     }
 
-    /** Opens the fabric of {@code info}; the {@link InfoList} it came from must be open (it may be closed afterwards). */
+    /**
+     * Opens the fabric of {@code info}; the {@link InfoList} it came from must be open (it may be closed afterwards).
+     *
+     * @throws IllegalArgumentException when the provider requires an mr_mode this binding does not implement (an info
+     *     from {@link Hints#none()} may); {@link Hints#rdm()} never returns one
+     */
     public static Fabric open(Info info) {
+        String mrProblem = Hints.unhonouredMrMode(info.mrMode());
+        if (mrProblem != null) {
+            throw new IllegalArgumentException("provider " + info.provider() + " on " + info.domain()
+                    + " requires mr_mode " + Info.mrModeToString(info.mrMode()) + ", but " + mrProblem);
+        }
         long source = info.address();
         long copy;
         try {

@@ -9,14 +9,20 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * What to ask {@code fi_getinfo} for. {@link #rdm()} asks for a reliable-datagram endpoint with messages and RMA in
- * both directions, and offers every memory-registration mode this binding honours ({@code FI_MR_LOCAL},
- * {@code FI_MR_VIRT_ADDR}, {@code FI_MR_PROV_KEY}, {@code FI_MR_ALLOCATED}) and the context modes
- * ({@code FI_CONTEXT}, {@code FI_CONTEXT2}); the provider picks what it needs. No provider is preferred or excluded
- * unless {@link #provider} names one.
+ * both directions, and offers every memory-registration mode this binding honours ({@link #SUPPORTED_MR_MODE}) and
+ * the context modes ({@code FI_CONTEXT}, {@code FI_CONTEXT2}); the provider picks what it needs. No provider is
+ * preferred or excluded unless {@link #provider} names one.
  */
 public final class Hints {
-    /** The mr_mode bits {@link MemoryRegion} and {@link Endpoint} honour. */
-    public static final int SUPPORTED_MR_MODE = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
+    /**
+     * The mr_mode bits {@link MemoryRegion} and {@link Endpoint} honour: every buffer an operation touches is a
+     * registered region whose descriptor is passed ({@code FI_MR_LOCAL}, and {@code FI_MR_HMEM}, whose device memory
+     * goes through {@code fi_mr_regattr} with its {@code iface}), remote addresses are virtual or offsets as the
+     * provider says ({@code FI_MR_VIRT_ADDR}), keys are the provider's or requested ({@code FI_MR_PROV_KEY}), and only
+     * allocated memory is registered ({@code FI_MR_ALLOCATED}).
+     */
+    public static final int SUPPORTED_MR_MODE =
+            FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED | FI_MR_HMEM;
     /** FI_MSG | FI_RMA with both initiator (FI_READ, FI_WRITE, FI_SEND, FI_RECV) and target (FI_REMOTE_*) roles. */
     public static final long DEFAULT_CAPS = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
@@ -84,12 +90,49 @@ public final class Hints {
     /** The mr_mode bits offered to providers; only bits in {@link #SUPPORTED_MR_MODE} are accepted. */
     public Hints mrMode(int mrMode) {
         requireHints();
-        if ((mrMode & ~SUPPORTED_MR_MODE) != 0) {
-            throw new IllegalArgumentException("mr_mode 0x" + Integer.toHexString(mrMode) + " has bits this binding does not honour (0x"
-                    + Integer.toHexString(mrMode & ~SUPPORTED_MR_MODE) + "): offer a subset of FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED");
+        String problem = unhonouredMrMode(mrMode);
+        if (problem != null) {
+            throw new IllegalArgumentException("mr_mode " + Info.mrModeToString(mrMode) + " cannot be offered: "
+                    + problem);
         }
         this.mrMode = mrMode;
         return this;
+    }
+
+    /**
+     * Why this binding cannot work with {@code mrMode}, naming each bit it does not implement and what that bit would
+     * need; null when every bit is honoured.
+     */
+    static String unhonouredMrMode(int mrMode) {
+        int missing = mrMode & ~SUPPORTED_MR_MODE;
+        if (missing == 0) {
+            return null;
+        }
+        StringBuilder sb = new StringBuilder("this binding does not implement ")
+                .append(Info.mrModeToString(missing)).append(" (");
+        String sep = "";
+        for (int bit = 1; bit != 0; bit <<= 1) {
+            if ((missing & bit) != 0) {
+                sb.append(sep).append(Info.mrModeToString(bit)).append(": ").append(needs(bit));
+                sep = "; ";
+            }
+        }
+        return sb.append("). It honours ").append(Info.mrModeToString(SUPPORTED_MR_MODE))
+                .append(": offer a subset of those, or use a provider that needs no more").toString();
+    }
+
+    private static String needs(int bit) {
+        return switch (bit) {
+            case FI_MR_BASIC, FI_MR_SCALABLE ->
+                    "a pre-1.5 mode; this binding asks for API 1.5 or newer and its explicit bits";
+            case FI_MR_RAW -> "raw keys larger than 64 bits exchanged with fi_mr_raw_attr and fi_mr_map_raw";
+            case FI_MR_MMU_NOTIFY -> "fi_mr_refresh after the pages under a region change";
+            case FI_MR_RMA_EVENT -> "fi_mr_bind to a counter and fi_mr_enable before use";
+            case FI_MR_ENDPOINT -> "each region bound to one endpoint with fi_mr_bind and fi_mr_enable, while"
+                    + " regions here belong to the domain and serve all its endpoints";
+            case FI_MR_COLLECTIVE -> "collective operations, which this binding does not offer";
+            default -> "an mr_mode bit unknown to this binding";
+        };
     }
 
     /** API version to request, {@code FI_VERSION(major, minor)}; by default 1.17 or the runtime's, whichever is lower. */

@@ -64,11 +64,13 @@ class PostPathAllocationTest {
             // the measurement itself: two back-to-back reads of the counter, to show it adds nothing of its own
             long before = mx.getThreadAllocatedBytes(tid);
             long empty = mx.getThreadAllocatedBytes(tid) - before;
-            System.out.println(provider + (contextPool ? " with FI_CONTEXT slots" : "") + ": bytes allocated over " + OPS
+            System.out.println(provider + (contextPool ? " with FI_CONTEXT slots" : "") + ": bytes allocated over "
+                    + OPS
                     + " operations of each kind: " + allocated + " (counter read alone: " + empty + ")");
             for (Map.Entry<Op, Long> e : allocated.entrySet()) {
-                assertTrue(e.getValue() <= SLACK_BYTES, e.getKey() + " over " + provider + " allocated " + e.getValue() + " bytes in "
-                        + OPS + " operations (" + (double) e.getValue() / OPS + " per operation): " + allocated);
+                assertTrue(e.getValue() <= SLACK_BYTES, e.getKey() + " over " + provider + " allocated " + e.getValue()
+                        + " bytes in " + OPS + " operations (" + (double) e.getValue() / OPS + " per operation): "
+                        + allocated);
             }
             assertEquals(0, a.ep.contextPool() == null ? 0 : a.ep.contextPool().inUse(), "context slots leaked");
         }
@@ -233,8 +235,9 @@ class PostPathAllocationTest {
                 }
             }
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("no progress for " + DEADLINE_NANOS / 1_000_000_000L + " s: " + aCompletions + " completions at the"
-                        + " initiator, " + bCompletions + " receives and " + bRemoteData + " remote CQ data at the target");
+                throw new AssertionError("no progress for " + DEADLINE_NANOS / 1_000_000_000L + " s: " + aCompletions
+                        + " completions at the initiator, " + bCompletions + " receives and " + bRemoteData
+                        + " remote CQ data at the target");
             }
         }
 

@@ -80,6 +80,7 @@ public final class FabricH {
     public static final int FI_MR_RMA_EVENT = 1 << 8;
     public static final int FI_MR_ENDPOINT = 1 << 9;
     public static final int FI_MR_HMEM = 1 << 10;
+    public static final int FI_MR_COLLECTIVE = 1 << 11;
 
     // enum fi_progress
     public static final int FI_PROGRESS_UNSPEC = 0;
