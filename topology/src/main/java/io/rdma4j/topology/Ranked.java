@@ -13,5 +13,6 @@ package io.rdma4j.topology;
  *                      same value are equally good and should share the load
  * @param <T>           {@link PciDevice} or {@link NvmeController}
  */
-public record Ranked<T>(T target, PciAddress address, Level level, int hops, double bandwidthGbps, int tieGroup) {
+public record Ranked<T>(T target, PciAddress address, Level level, int climb, int hops, double bandwidthGbps,
+                        int tieGroup) {
 }

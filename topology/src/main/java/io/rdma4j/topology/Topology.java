@@ -346,7 +346,8 @@ public final class Topology {
                     case Location.Device d -> require(d.address()).numaNode();
                 };
                 Level level = n.numaNode() >= 0 && n.numaNode() == fromNode ? Level.NODE : Level.SYS;
-                c.add(new Ranker.Candidate<>(n, n.pci().orElse(null), new Ranker.Relation(level, Ranker.UNKNOWN_HOPS), 0));
+                c.add(new Ranker.Candidate<>(n, n.pci().orElse(null), new Ranker.Relation(level, Ranker.UNKNOWN_HOPS,
+                        Ranker.UNKNOWN_HOPS), 0));
             }
         }
         return Ranker.rank(c);

@@ -10,7 +10,7 @@ import io.rdma4j.topology.internal.JsonWriter;
  *   "devices":   [ {"bdf": "0000:1a:00.0", "kind": "nic", "vendor": "15b3", "device": "1013",
  *                   "classCode": "020700", "numaNode": 0, "names": ["mlx5_0"], ...} ],
  *   "affinity":  [ {"device": "0000:1b:00.0",
- *                   "nics": [ {"bdf": "0000:1a:00.0", "level": "PXB", "hops": 3, "bandwidthGbps": 252.062, "tieGroup": 0}, ... ],
+ *                   "nics": [ {"bdf": "0000:1a:00.0", "level": "PXB", "climb": 1, "hops": 3, "bandwidthGbps": 252.062, "tieGroup": 0}, ... ],
  *                   "nvme": [ {"bdf": "...", "level": "..."} ] } ],
  *   "numaAffinity": [ {"node": 0, "cpuHome": 0, "nics": [...], "nvme": [...]} ],
  *   "nvmeControllers": [...], "source": "...", "nicFilter": "...", "warnings": [...], "summary": {...} }
@@ -29,6 +29,7 @@ public final class TopologyJson {
         w.beginObject();
         w.name("bdf").value(r.address().toString());
         w.name("level").value(r.level().name());
+        w.name("climb").value(r.climb());
         w.name("hops").value(r.hops());
         w.name("bandwidthGbps").value(r.bandwidthGbps());
         w.name("tieGroup").value(r.tieGroup());
