@@ -303,8 +303,8 @@ class EngineDeviceMemoryTest {
             // host memory ranks no NIC at PIX: the PIX above came from the GPU's PCI address
             try (LocalBuffer h = p4d.register(TestEngines.allocate(arena, 4 * MIB))) {
                 Plan plan = p4d.explain(h, dst);
-                assertTrue(!plan.lanes().isEmpty() && plan.lanes().stream().noneMatch(l -> l.localLevel().equals("PIX")),
-                        plan.toText());
+                assertTrue(!plan.lanes().isEmpty()
+                        && plan.lanes().stream().noneMatch(l -> l.localLevel().equals("PIX")), plan.toText());
             }
         }
     }

@@ -59,7 +59,8 @@ public final class TopologyFixtures {
      *   <li>an NVMe drive (8086:0953) at 00:02.0 with {@code numa_node=-1} but {@code local_cpulist=0-3}, registered
      *       as {@code misc/nvme0} (the capture has no {@code /sys/class/nvme}): NUMA 0;</li>
      *   <li>the ASPEED BMC video (1a03:2000, class 0x0300) at 05:00.0 behind 00:1c.0 and 04:00.0: not a GPU;</li>
-     *   <li>an Intel I350 (8086:1521, class 0x0200) {@code eth0} at 02:00.0 without a verbs device: not an RDMA NIC;</li>
+     *   <li>an Intel I350 (8086:1521, class 0x0200) {@code eth0} at 02:00.0 without a verbs device: not an RDMA
+     *       NIC;</li>
      *   <li>{@code /sys/class/infiniband/scif0} pointing to {@code devices/scif_dma_0}, which the tree lacks.</li>
      * </ul>
      *

@@ -61,7 +61,8 @@ class NicChooserTest {
 
     /** The interface the topology gives mlx4_0, found through the chooser itself (ib0 on the real machine). */
     private static String mlx4Netdev(Topology phi) {
-        return NicChooser.choose(phi, null, MemoryLocation.numa(1), TARGET, nd -> List.of(address("10.1.0.5"))).netdev();
+        return NicChooser.choose(phi, null, MemoryLocation.numa(1), TARGET, nd -> List.of(address("10.1.0.5")))
+                .netdev();
     }
 
     @Test
@@ -149,7 +150,8 @@ class NicChooserTest {
 
     private static void usesTheKernelRouteWithoutRdmaNics(Path ncv4File) {
         Topology ncv4 = Topology.builder().ncclXml(ncv4File).nicFilter("").build();
-        NicChooser.Choice c = NicChooser.choose(ncv4, null, MemoryLocation.numa(0), TARGET, nd -> List.of(address("10.1.0.5")));
+        NicChooser.Choice c = NicChooser.choose(ncv4, null, MemoryLocation.numa(0), TARGET,
+                nd -> List.of(address("10.1.0.5")));
         assertNull(c.nic());
         assertTrue(c.reason().startsWith("no RDMA NIC in the topology"), c.reason());
         assertTrue(c.reason().contains(ncv4File.toString()), c.reason());
@@ -174,8 +176,8 @@ class NicChooserTest {
         assertNull(c.source());
         assertNull(c.nic());
         // the GPU's two tied NICs come first, in address order, and neither is replaced by a guess
-        assertTrue(c.reason().startsWith("0103:00:00.0 has no network interface; 0104:00:00.0 has no network interface"),
-                c.reason());
+        assertTrue(c.reason().startsWith("0103:00:00.0 has no network interface; "
+                + "0104:00:00.0 has no network interface"), c.reason());
     }
 
     /** Neither case reads the topology's devices, so the fixture alone covers them. */
