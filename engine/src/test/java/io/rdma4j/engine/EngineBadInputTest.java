@@ -113,6 +113,9 @@ class EngineBadInputTest {
         assertThrows(IllegalArgumentException.class, () -> TransferEngine.builder().queueDepth(0).build());
         var e = assertThrows(io.rdma4j.BackendUnavailableException.class, () -> TransferEngine.builder().backend("nonexistent").build());
         assertTrue(e.getMessage().contains("nonexistent"), e.getMessage());
+        // an application has no ./rdma4j: the message names the API to call instead
+        assertTrue(e.getMessage().contains("known: [libfabric]") && e.getMessage().contains("TransferEngine.Builder.backend()"),
+                e.getMessage());
     }
 
     @Test

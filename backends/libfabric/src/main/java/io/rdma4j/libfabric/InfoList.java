@@ -38,7 +38,8 @@ public final class InfoList extends AbstractList<Info> implements AutoCloseable 
     /** @return the provider's first (preferred) match; fails clearly when nothing matched */
     public Info first() {
         if (infos.isEmpty()) {
-            throw new Rdma4jException("no libfabric provider matches " + hints + ": ./rdma4j info lists the providers usable here");
+            throw new Rdma4jException("no libfabric provider matches " + hints
+                    + ": Libfabric.getinfo(Hints.none()) lists every provider usable here");
         }
         return infos.get(0);
     }

@@ -90,7 +90,8 @@ public final class Libfabric {
                 return new InfoList(0, hints);
             }
             if (rc != 0) {
-                throw FabricException.of("fi_getinfo", hints.toString(), rc, "check the hints; ./rdma4j info lists what this machine offers");
+                throw FabricException.of("fi_getinfo", hints.toString(), rc,
+                        "check the hints; Libfabric.getinfo(Hints.none()) lists what this machine offers");
             }
             return new InfoList(out.get(ValueLayout.JAVA_LONG, 0), hints);
         }

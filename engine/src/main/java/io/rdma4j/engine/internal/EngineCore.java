@@ -249,9 +249,14 @@ public final class EngineCore implements TransferEngine {
         if (all.isEmpty()) {
             throw new BackendUnavailableException("no engine backend on the class path: add rdma4j-libfabric (or rdma4j-ibverbs) as a dependency", null);
         }
-        throw new BackendUnavailableException("no usable engine backend for '" + c.backend() + "'"
-                + (why.isEmpty() ? " (known: " + all.stream().map(EngineBackendProvider::name).toList() + ")" : why.toString())
-                + ". Run ./rdma4j info to see what this machine offers", null);
+        String none = "no usable engine backend for '" + c.backend() + "'";
+        if (why.isEmpty()) {
+            throw new BackendUnavailableException(none + " (known: " + all.stream().map(EngineBackendProvider::name).toList()
+                    + "): pass one of them, or \"auto\", to TransferEngine.Builder.backend()", null);
+        }
+        throw new BackendUnavailableException(none + why + ". Each reason is the backend's"
+                + " EngineBackendProvider.unavailabilityCause() or what its open() threw; Libfabric.unavailabilityCause()"
+                + " and Verbs.unavailabilityCause() probe the native libraries alone", null);
     }
 
     private Announcement announcementField;

@@ -198,7 +198,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
             List<Info> usable = usable(all);
             if (usable.isEmpty()) {
                 throw new BackendUnavailableException("libfabric offers no RDM provider with RMA, messages and 4 bytes of CQ data"
-                        + (want == null ? "" : " for provider '" + want + "'") + ". Run ./rdma4j info to see the providers here", null);
+                        + (want == null ? "" : " for provider '" + want + "'")
+                        + ". Libfabric.getinfo(Hints.rdm()) lists the RDM providers here", null);
             }
             String chosen = want != null ? usable.getFirst().provider() : best(usable);
             String source = sourceAddress(config, chosen);
