@@ -1,45 +1,32 @@
 package io.rdma4j.topology;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
+import io.rdma4j.ffi.Extended;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** hwloc/linux/2pa-pcidomain32bits: a QEMU guest with a PCI domain of 5 hex digits. */
-class PciDomain32BitsCaptureTest {
+/** {@link PciDomain32BitsChecks} on the capture hwloc/linux/2pa-pcidomain32bits, unpacked on first use. */
+@Extended
+class PciDomain32BitsCaptureTest extends PciDomain32BitsChecks {
     @TempDir
     static Path tmp;
-    static Topology topo;
+    private static Path root;
 
-    @BeforeAll
-    static void unpack() throws Exception {
-        topo = Topology.builder().fsroot(Fixtures.unpack("hwloc/linux/2pa-pcidomain32bits.tar.bz2", tmp)).nicFilter("").build();
-    }
-
-    @Test
-    void fiveHexDigitDomain10000Parses() {
-        PciDevice d = topo.device("10000:00:04.0").orElseThrow();
-        assertEquals(0x10000, d.address().domain());
-        assertEquals("10000:00:04.0", d.address().toString());
-        assertEquals("pci10000:00", d.hostBridge());
-        assertTrue(d.path().isEmpty());
-    }
-
-    @Test
-    void numaNodeMinusOneOnASingleNodeGuestIsNode0() {
-        PciDevice d = topo.device("0000:00:03.0").orElseThrow();
-        assertEquals(0, d.numaNode());
-        assertEquals(NumaSource.SINGLE_NODE, d.numaSource());
-    }
-
-    @Test
-    void guestWithoutGpusOrNicsHasEmptyAffinityAndRankings() {
-        assertTrue(topo.affinity().isEmpty());
-        assertTrue(topo.nics().isEmpty());
-        assertTrue(topo.rankNics("numa:0").isEmpty());
-        assertEquals(DeviceKind.OTHER, topo.device("0000:00:02.0").orElseThrow().kind()); // Cirrus VGA
+    @Override
+    Path root() {
+        synchronized (PciDomain32BitsCaptureTest.class) {
+            if (root == null) {
+                try {
+                    root = Fixtures.unpack("hwloc/linux/2pa-pcidomain32bits.tar.bz2", tmp);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            }
+            return root;
+        }
     }
 }
