@@ -211,6 +211,7 @@ final class DeviceBuffers {
     static Notification deliver(String peer, long tag, String bufferName, BufferImpls.Local l, long offset, long length, boolean crc, int crcValue) {
         boolean inside = offset >= 0 && length >= 0 && offset <= l.device.memory().length() - length;
         Notification.Checksum verdict = crc ? Notification.Checksum.MISMATCH : Notification.Checksum.NOT_REQUESTED;
+        long actual = -1;
         if (inside && !l.entry.deregistered) {
             landed(l, offset, length);
             if (crc) {
@@ -224,9 +225,12 @@ final class DeviceBuffers {
                         c.update(copy.asSlice(0, length).asByteBuffer());
                     }
                 }
-                verdict = (int) c.getValue() == crcValue ? Notification.Checksum.VERIFIED : Notification.Checksum.MISMATCH;
+                actual = c.getValue();
+                verdict = actual == Integer.toUnsignedLong(crcValue) ? Notification.Checksum.VERIFIED
+                        : Notification.Checksum.MISMATCH;
             }
         }
-        return new Notification(peer, tag, bufferName, offset, length, verdict);
+        long expected = crc ? Integer.toUnsignedLong(crcValue) : -1;
+        return new Notification(peer, tag, bufferName, offset, length, verdict, expected, actual);
     }
 }

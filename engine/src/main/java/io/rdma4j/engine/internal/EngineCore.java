@@ -1089,19 +1089,25 @@ public final class EngineCore implements TransferEngine {
             return;
         }
         if (!r.crc()) {
-            notes.add(new Notification(ch.peer, r.tag(), bufferName, r.offset(), r.length(), Notification.Checksum.NOT_REQUESTED));
+            notes.add(new Notification(ch.peer, r.tag(), bufferName, r.offset(), r.length(),
+                    Notification.Checksum.NOT_REQUESTED, -1, -1));
             return;
         }
         // checksum large ranges off the progress thread
         Thread.ofVirtual().start(() -> {
-            Notification.Checksum verdict = Notification.Checksum.MISMATCH;
+            long actual = -1;
             if (p != null && r.offset() >= 0 && r.length() >= 0 && r.offset() <= p.buffer().length() - r.length()
                     && p.buffer().segment.scope().isAlive()) {
                 CRC32C c = new CRC32C();
                 c.update(p.buffer().segment.asSlice(r.offset(), r.length()).asByteBuffer());
-                verdict = (int) c.getValue() == r.crcValue() ? Notification.Checksum.VERIFIED : Notification.Checksum.MISMATCH;
+                actual = c.getValue();
             }
-            notes.add(new Notification(ch.peer, r.tag(), bufferName, r.offset(), r.length(), verdict));
+            long expected = Integer.toUnsignedLong(r.crcValue());
+            // both values go to the user, so a mismatch says what the writer sent and what landed
+            Notification.Checksum verdict = actual == expected ? Notification.Checksum.VERIFIED
+                    : Notification.Checksum.MISMATCH;
+            notes.add(new Notification(ch.peer, r.tag(), bufferName, r.offset(), r.length(), verdict, expected,
+                    actual));
         });
     }
 

@@ -1,0 +1,165 @@
+package io.rdma4j.engine;
+
+import io.rdma4j.engine.spi.BackendRegistration;
+import io.rdma4j.engine.spi.Completions;
+import io.rdma4j.engine.spi.DeviceMemory;
+import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.LaneDescriptor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Wraps a real backend and, once armed, flips one byte of the next data write on its way to the peer: the write's
+ * bytes are copied into scratch memory registered with the real backend, one byte is inverted there, and the real
+ * backend sends the scratch copy. The writer's own buffer stays intact, as after a bit flip on the wire that the
+ * transport's own checks missed. Everything else goes to the real backend. A fake only to inject the fault.
+ */
+final class CorruptingBackend implements EngineBackend {
+    private final EngineBackend inner;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment scratch;
+    private final BackendRegistration scratchRegistration;
+    /** Byte of the next data write to invert, or -1 when disarmed. */
+    private final AtomicLong armed = new AtomicLong(-1);
+    private final AtomicLong corrupted = new AtomicLong();
+
+    /** @param largestWrite the largest data write that can be corrupted (the engine's chunk size) */
+    CorruptingBackend(EngineBackend inner, long largestWrite) {
+        this.inner = inner;
+        this.scratch = arena.allocate(largestWrite, 4096);
+        this.scratchRegistration = inner.register(scratch);
+    }
+
+    /** The next data write (not a notification) leaves with its byte {@code index} inverted. */
+    void corruptNextWrite(long index) {
+        armed.set(index);
+    }
+
+    /** @return data writes sent corrupted so far */
+    long corruptedWrites() {
+        return corrupted.get();
+    }
+
+    @Override
+    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress,
+                         long remoteKey, long context) {
+        long index = armed.getAndSet(-1);
+        if (index < 0 || index >= length || length > scratch.byteSize()) {
+            if (index >= 0) {
+                armed.compareAndSet(-1, index); // too short or too long: leave it for a write it fits
+            }
+            return inner.postWrite(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey,
+                    context);
+        }
+        MemorySegment.copy(MemorySegment.ofAddress(localAddress).reinterpret(length), 0, scratch, 0, length);
+        scratch.set(ValueLayout.JAVA_BYTE, index, (byte) ~scratch.get(ValueLayout.JAVA_BYTE, index));
+        int rc = inner.postWrite(lane, connection, scratchRegistration.handle(), scratch.address(), length,
+                remoteAddress, remoteKey, context);
+        if (rc == OK) {
+            corrupted.incrementAndGet();
+        } else {
+            armed.compareAndSet(-1, index); // the engine posts this write again: corrupt the retry
+        }
+        return rc;
+    }
+
+    @Override
+    public String name() {
+        return inner.name();
+    }
+
+    @Override
+    public String provider() {
+        return inner.provider();
+    }
+
+    @Override
+    public String description() {
+        return inner.description() + " (corrupting one write on request)";
+    }
+
+    @Override
+    public List<LaneDescriptor> lanes() {
+        return inner.lanes();
+    }
+
+    @Override
+    public int immediateBytes() {
+        return inner.immediateBytes();
+    }
+
+    @Override
+    public BackendRegistration register(MemorySegment segment) {
+        return inner.register(segment);
+    }
+
+    @Override
+    public BackendRegistration registerDevice(DeviceMemory memory) {
+        return inner.registerDevice(memory);
+    }
+
+    @Override
+    public int prepareConnection(int lane) {
+        return inner.prepareConnection(lane);
+    }
+
+    @Override
+    public byte[] endpointInfo(int lane, int connection) {
+        return inner.endpointInfo(lane, connection);
+    }
+
+    @Override
+    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {
+        inner.connect(lane, connection, remoteEndpointInfo);
+    }
+
+    @Override
+    public void disconnect(int lane, int connection) {
+        inner.disconnect(lane, connection);
+    }
+
+    @Override
+    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length,
+                                  long remoteAddress, long remoteKey, int immediate, long context) {
+        return inner.postWriteImmediate(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey,
+                immediate, context);
+    }
+
+    @Override
+    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress,
+                        long remoteKey, long context) {
+        return inner.postRead(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
+    }
+
+    @Override
+    public int poll(int lane, Completions out) {
+        return inner.poll(lane, out);
+    }
+
+    @Override
+    public String laneError(int lane) {
+        return inner.laneError(lane);
+    }
+
+    @Override
+    public boolean recover(int lane) {
+        return inner.recover(lane);
+    }
+
+    @Override
+    public void close() {
+        // deregister before freeing, then close the real backend
+        try {
+            scratchRegistration.close();
+        } finally {
+            try {
+                inner.close();
+            } finally {
+                arena.close();
+            }
+        }
+    }
+}

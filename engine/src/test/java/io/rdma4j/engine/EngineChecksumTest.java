@@ -1,0 +1,88 @@
+package io.rdma4j.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The CRC32C check of a write catches a byte corrupted in flight. The bytes go over a real libfabric provider; only
+ * the corruption is injected ({@link CorruptingBackend}, on the writer's side, after the writer computed its CRC).
+ * <p>
+ * The check runs at the target when the notification arrives, after the writer's last completion, and nothing flows
+ * back: the writer's transfer completes as delivered, and the target's {@link Notification} is where the mismatch is
+ * reported, with both CRCs, the tag and the range of the named buffer.
+ */
+class EngineChecksumTest {
+    static final long CHUNK = 256 << 10;
+    static final long SIZE = 3 * CHUNK;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void byteCorruptedInFlightIsReportedAsMismatchWithBothCrcsAndTheRange(String provider) throws Exception {
+        CorruptingBackend[] wire = new CorruptingBackend[1];
+        boolean tcp = provider.equals("tcp");
+        TransferEngine.Builder writer = tcp ? TestEngines.tcp("crc-a", 2) : TestEngines.shm("crc-a", 2);
+        TransferEngine.Builder target = tcp ? TestEngines.tcp("crc-b", 2) : TestEngines.shm("crc-b", 2);
+        try (Arena arena = Arena.ofShared();
+             TransferEngine a = writer.chunkSize(CHUNK)
+                     .backendWrapper(x -> wire[0] = new CorruptingBackend(x, CHUNK)).build();
+             TransferEngine b = target.chunkSize(CHUNK).build()) {
+            MemorySegment landing = TestEngines.allocate(arena, 2 * SIZE);
+            b.publish("landing", b.register(landing), Access.anyPeer());
+            MemorySegment src = TestEngines.allocate(arena, SIZE);
+            TestEngines.fill(src, 41);
+            long expected = crc32c(src);
+            try (LocalBuffer s = a.register(src)) {
+                RemoteBuffer dst = a.peer(b.name()).buffer("landing");
+
+                wire[0].corruptNextWrite(CHUNK / 2 + 7);
+                TransferResult r = a.write(s, 0, dst, SIZE, SIZE, TransferOptions.tag(4141).withCrc32c()).join();
+                assertEquals(SIZE, r.bytes());
+                assertEquals(1, wire[0].corruptedWrites(), "one data write went out corrupted");
+
+                Notification n = b.awaitTag(4141, Duration.ofSeconds(10));
+                assertNotNull(n, "a mismatch is still notified, so the target is not left waiting for the tag");
+                assertEquals(Notification.Checksum.MISMATCH, n.checksum(), n.toString());
+                assertEquals("landing", n.buffer());
+                assertEquals(SIZE, n.offset());
+                assertEquals(SIZE, n.length());
+                assertEquals(expected, n.expectedCrc32c(), "the writer's CRC32C, over the bytes it meant to send");
+                long landed = crc32c(landing.asSlice(SIZE, SIZE));
+                assertEquals(landed, n.actualCrc32c(), "the CRC32C of the bytes that landed");
+                assertNotEquals(expected, landed);
+                assertTrue(n.toString().contains("MISMATCH (writer's CRC32C 0x" + Long.toHexString(expected)
+                        + ", ours 0x" + Long.toHexString(landed) + ")"), n.toString());
+
+                // exactly one byte differs, and it is the one flipped on the way
+                long at = TestEngines.mismatch(src, 0, landing, SIZE, SIZE);
+                assertTrue(at >= 0, "the corruption reached the target's memory");
+                assertEquals(-1, TestEngines.mismatch(src, at + 1, landing, SIZE + at + 1, SIZE - at - 1));
+                assertNull(b.awaitTag(4141, Duration.ofMillis(100)), "one notification per write");
+
+                // the same write, clean, verifies: the check tells the two apart
+                a.write(s, 0, dst, SIZE, SIZE, TransferOptions.tag(4242).withCrc32c()).join();
+                Notification clean = b.awaitTag(4242, Duration.ofSeconds(10));
+                assertNotNull(clean);
+                assertEquals(Notification.Checksum.VERIFIED, clean.checksum(), clean.toString());
+                assertEquals(expected, clean.expectedCrc32c());
+                assertEquals(expected, clean.actualCrc32c());
+                assertEquals(1, wire[0].corruptedWrites());
+            }
+        }
+    }
+
+    private static long crc32c(MemorySegment s) {
+        CRC32C c = new CRC32C();
+        c.update(s.asByteBuffer());
+        return c.getValue();
+    }
+}
