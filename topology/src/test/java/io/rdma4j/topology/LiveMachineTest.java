@@ -36,7 +36,7 @@ class LiveMachineTest {
 
     @Test
     void vendorFileFromTheEnvironmentOverridesALiveScan() {
-        java.nio.file.Path file = Fixtures.file("azure/ndv4-topo.xml");
+        java.nio.file.Path file = Shapes.file("ndv4.xml");
         Topology t = Topology.builder().live().environment(java.util.Map.of(Topology.TOPO_FILE_ENV, file.toString()))
                 .nicFilter("").build();
         assertEquals("sysfs+nccl-xml:" + file, t.source());

@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** NCCL_IB_HCA semantics, through {@link NicFilter} and through {@link Topology.Builder}. */
+/** NCCL_IB_HCA semantics, through {@link NicFilter} and through {@link Topology.Builder} (on {@code mi300x.xml}). */
 class NicFilterTest {
     private static Topology mi300x(Map<String, String> env, String spec) {
-        return Topology.builder().ncclXml(Fixtures.file("rccl/topo_8p_940.xml")).environment(env).nicFilter(spec).build();
+        return Topology.builder().ncclXml(Shapes.file("mi300x.xml")).environment(env).nicFilter(spec).build();
     }
 
     private static List<String> names(Topology t) {

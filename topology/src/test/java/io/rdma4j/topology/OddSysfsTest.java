@@ -37,7 +37,7 @@ class OddSysfsTest {
         Files.createSymbolicLink(root.resolve("sys/class/infiniband/mlx5_9"), Path.of("../../devices/nowhere/infiniband/mlx5_9"));
 
         Topology t = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> Topology.builder().fsroot(root).nicFilter("").build());
-        assertEquals(List.of(Fixtures.bdf("0000:00:02.0"), Fixtures.bdf("0000:01:00.0")),
+        assertEquals(List.of(Shapes.bdf("0000:00:02.0"), Shapes.bdf("0000:01:00.0")),
                 t.devices().stream().map(PciDevice::address).toList());
         PciDevice gpu = t.device("0000:00:02.0").orElseThrow();
         assertEquals(DeviceKind.GPU, gpu.kind());

@@ -54,7 +54,7 @@ class ParsingTest {
 
     @Test
     void unknownDeviceLocationNamesTheGpusThatExist() {
-        Topology t = Fixtures.xml("azure/ndv2-topo.xml");
+        Topology t = Shapes.xml("ndv2.xml");
         TopologyException e = assertThrows(TopologyException.class, () -> t.rankNics("0000:99:00.0"));
         assertTrue(e.getMessage().contains("0000:99:00.0") && e.getMessage().contains("0001:00:00.0"), e.getMessage());
     }

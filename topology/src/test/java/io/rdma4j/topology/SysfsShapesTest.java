@@ -1,6 +1,6 @@
 package io.rdma4j.topology;
 
-import static io.rdma4j.topology.Fixtures.bdf;
+import static io.rdma4j.topology.Shapes.bdf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
