@@ -8,16 +8,21 @@ import java.util.List;
  * @param peers peer names allowed; empty means any authenticated peer
  */
 public record Access(List<String> peers) {
+    /** Copies {@code peers}. */
     public Access {
         peers = List.copyOf(peers);
     }
 
-    /** @return access for any authenticated peer */
+    /** {@return access for any authenticated peer} */
     public static Access anyPeer() {
         return new Access(List.of());
     }
 
-    /** @return access for the named peers only */
+    /**
+     * {@return access for the named peers only}
+     *
+     * @param peers one or more peer names
+     */
     public static Access only(String... peers) {
         if (peers.length == 0) {
             throw new IllegalArgumentException("Access.only needs at least one peer name; use Access.anyPeer() for everyone");

@@ -19,7 +19,12 @@ public final class Explain {
     private Explain() {
     }
 
-    /** Loads an NCCL topology XML file or a captured sysfs root (a directory holding {@code sys/}). */
+    /**
+     * Loads an NCCL topology XML file or a captured sysfs root (a directory holding {@code sys/}).
+     *
+     * @param fileOrRoot the XML file, or the directory holding {@code sys/}
+     * @return the topology it describes
+     */
     public static Topology topology(Path fileOrRoot) {
         if (!Files.exists(fileOrRoot)) {
             throw new IllegalArgumentException("topology " + fileOrRoot + " does not exist: pass an NCCL topology XML file or a captured sysfs root");
@@ -32,6 +37,15 @@ public final class Explain {
      * {@code src} to {@code dstLocation} on {@code dst}: NICs ranked on each side, paired rail to rail in rank order,
      * the best-level pairs kept, striped in {@code chunkBytes} chunks weighted by link rate (one lane below
      * {@code smallThreshold}). A side without an RDMA NIC gives a plan without lanes whose reason says so.
+     *
+     * @param src the source machine
+     * @param srcLocation where the source memory is
+     * @param dst the destination machine
+     * @param dstLocation where the destination memory is
+     * @param bytes bytes to write
+     * @param chunkBytes the chunk size of striping
+     * @param smallThreshold writes below this size go on one lane
+     * @return the plan: lanes, bytes and chunks per lane, and the reason
      */
     public static Plan plan(Topology src, String srcLocation, Topology dst, String dstLocation, long bytes, long chunkBytes, long smallThreshold) {
         if (bytes < 0) {

@@ -11,26 +11,30 @@ import java.lang.foreign.MemorySegment;
  */
 public interface LocalBuffer extends AutoCloseable {
     /**
-     * @return the registered memory
+     * {@return the registered memory}
+     *
      * @throws UnsupportedOperationException for device memory, which the CPU cannot address (see {@link #device()})
      */
     MemorySegment segment();
 
-    /** @return the device (GPU) memory this buffer registers ({@link TransferEngine#register(DeviceMemory)}), or null for host memory */
+    /**
+     * {@return the device (GPU) memory this buffer registers ({@link TransferEngine#register(DeviceMemory)}), or null
+     * for host memory}
+     */
     default DeviceMemory device() {
         return null;
     }
 
-    /** @return its length in bytes */
+    /** {@return its length in bytes} */
     long length();
 
-    /** @return where it lives (drives lane choice) */
+    /** {@return where it lives (drives lane choice)} */
     MemoryLocation location();
 
-    /** @return how long the backend took to register the underlying range (0 when this handle reused a cached one) */
+    /** {@return how long the backend took to register the underlying range (0 when this handle reused a cached one)} */
     long registrationNanos();
 
-    /** @return whether this handle reused a registration already in the cache */
+    /** {@return whether this handle reused a registration already in the cache} */
     boolean reused();
 
     @Override

@@ -15,6 +15,7 @@ public record MemoryLocation(int numaNode, String gpuAddress) {
     /** Host memory whose NUMA node is not known: every NUMA-local lane ranks the same. */
     public static final MemoryLocation HOST = new MemoryLocation(-1, null);
 
+    /** Checks the node and normalises the PCI address to lower case. */
     public MemoryLocation {
         if (numaNode < -1) {
             throw new IllegalArgumentException("numaNode must be -1 (unknown) or >= 0, got " + numaNode);
@@ -27,12 +28,20 @@ public record MemoryLocation(int numaNode, String gpuAddress) {
         }
     }
 
-    /** @return host memory on {@code node} */
+    /**
+     * {@return host memory on {@code node}}
+     *
+     * @param node the NUMA node, 0 or more
+     */
     public static MemoryLocation numa(int node) {
         return new MemoryLocation(node, null);
     }
 
-    /** @return memory of the GPU at PCI address {@code bdf} (NUMA node unknown) */
+    /**
+     * {@return memory of the GPU at PCI address {@code bdf} (NUMA node unknown)}
+     *
+     * @param bdf the GPU's PCI address, {@code dddd:bb:dd.f}
+     */
     public static MemoryLocation gpu(String bdf) {
         return new MemoryLocation(-1, bdf);
     }

@@ -17,7 +17,14 @@ package io.rdma4j.engine;
 public record Notification(String peer, long tag, String buffer, long offset, long length, Checksum checksum,
                            long expectedCrc32c, long actualCrc32c) {
     /** Outcome of the optional CRC32C check. */
-    public enum Checksum { NOT_REQUESTED, VERIFIED, MISMATCH }
+    public enum Checksum {
+        /** The writer asked for no check. */
+        NOT_REQUESTED,
+        /** The CRC32C of the bytes in our memory equals the writer's. */
+        VERIFIED,
+        /** The CRC32C differs, or the range the writer named is not inside a live buffer of ours. */
+        MISMATCH
+    }
 
     /** Names the check's values in hex, as CRC32C is usually written, so a mismatch reads at a glance in a log. */
     @Override

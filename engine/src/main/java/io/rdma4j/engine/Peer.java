@@ -2,15 +2,17 @@ package io.rdma4j.engine;
 
 /** Another engine, as resolved through the rendezvous. */
 public interface Peer {
-    /** @return its name in the directory */
+    /** {@return its name in the directory} */
     String name();
 
-    /** @return the process generation it announced (changes when it restarts) */
+    /** {@return the process generation it announced (changes when it restarts)} */
     long generation();
 
     /**
      * Looks a published buffer of this peer up.
      *
+     * @param name the name it was published under
+     * @return the buffer, ready to be a target or source of transfers
      * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
      */
     RemoteBuffer buffer(String name);

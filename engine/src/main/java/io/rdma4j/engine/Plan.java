@@ -10,11 +10,12 @@ import java.util.List;
  * @param reason why these lanes
  */
 public record Plan(List<PlanLane> lanes, long bytes, String reason) {
+    /** Copies {@code lanes}. */
     public Plan {
         lanes = List.copyOf(lanes);
     }
 
-    /** @return the plan as the JSON contract of {@code ./rdma4j explain --json} */
+    /** {@return the plan as the JSON contract of {@code ./rdma4j explain --json}} */
     public String toJson() {
         StringBuilder sb = new StringBuilder("{\"lanes\": [");
         for (int i = 0; i < lanes.size(); i++) {
@@ -29,7 +30,7 @@ public record Plan(List<PlanLane> lanes, long bytes, String reason) {
         return sb.append("], \"reason\": ").append(quote(reason)).append('}').toString();
     }
 
-    /** @return a human-readable table */
+    /** {@return a human-readable table} */
     public String toText() {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format("%-14s %-14s %-6s %-6s %14s %8s%n", "local NIC", "remote NIC", "local", "remote", "bytes", "chunks"));
@@ -40,7 +41,12 @@ public record Plan(List<PlanLane> lanes, long bytes, String reason) {
         return sb.append("why: ").append(reason).append('\n').toString();
     }
 
-    /** JSON string literal of {@code s} ({@code null} for null). */
+    /**
+     * JSON string literal of {@code s} ({@code null} for null).
+     *
+     * @param s the string, or {@code null}
+     * @return the literal, quotes included, or {@code null}
+     */
     public static String quote(String s) {
         if (s == null) {
             return "null";

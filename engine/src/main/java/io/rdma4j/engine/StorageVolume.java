@@ -11,34 +11,41 @@ import java.util.concurrent.CompletableFuture;
  * except each namespace's tail below one stripe unit.
  */
 public interface StorageVolume extends AutoCloseable {
-    /** @return a short name for messages: the first namespace and how many more */
+    /** {@return a short name for messages: the first namespace and how many more} */
     String name();
 
-    /** @return bytes per logical block of the volume: the largest block size of its namespaces */
+    /** {@return bytes per logical block of the volume: the largest block size of its namespaces} */
     int blockSize();
 
-    /** @return usable bytes */
+    /** {@return usable bytes} */
     long capacityBytes();
 
-    /** @return the stripe unit in bytes */
+    /** {@return the stripe unit in bytes} */
     long stripeUnit();
 
-    /** @return one line per namespace: where it is, its size and block size, the NIC used to reach it and why */
+    /** {@return one line per namespace: where it is, its size and block size, the NIC used to reach it and why} */
     List<String> describe();
 
     /**
-     * @return {@code length} bytes from logical block {@code startLba}
+     * {@return {@code length} bytes from logical block {@code startLba}}
+     *
+     * @param startLba the first logical block
+     * @param length bytes, a multiple of the block size
      * @throws IllegalArgumentException when the range is not whole blocks or runs past {@link #capacityBytes()}
      * @throws io.rdma4j.ClosedException when the volume is closed
      */
     VolumeExtent extent(long startLba, long length);
 
-    /** @return the whole volume as one extent */
+    /** {@return the whole volume as one extent} */
     default VolumeExtent all() {
         return extent(0, capacityBytes());
     }
 
-    /** Makes every completed write durable on every namespace (NVMe Flush). */
+    /**
+     * Makes every completed write durable on every namespace (NVMe Flush).
+     *
+     * @return completes when every namespace acknowledged the flush
+     */
     CompletableFuture<Void> flush();
 
     /** Fails transfers still in flight and disconnects. Idempotent. */

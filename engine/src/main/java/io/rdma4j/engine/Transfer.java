@@ -8,13 +8,13 @@ import java.util.concurrent.CompletableFuture;
  * {@link TransferException} subclass or {@link java.util.concurrent.CancellationException} otherwise.
  */
 public interface Transfer {
-    /** @return the future of the result */
+    /** {@return the future of the result} */
     CompletableFuture<TransferResult> future();
 
-    /** @return bytes whose chunks completed so far */
+    /** {@return bytes whose chunks completed so far} */
     long bytesCompleted();
 
-    /** @return bytes this transfer moves */
+    /** {@return bytes this transfer moves} */
     long bytesTotal();
 
     /**
@@ -23,9 +23,15 @@ public interface Transfer {
      * landed and the notification was on its way (then the target still gets it: it never names missing data). Chunks
      * already on the wire finish on their own; the memory stays registered until they have. Returns false if it had
      * already finished.
+     *
+     * @return false if the transfer had already finished
      */
     boolean cancel();
 
-    /** Waits for the result, rethrowing the failure unwrapped. */
+    /**
+     * Waits for the result, rethrowing the failure unwrapped.
+     *
+     * @return what the transfer did
+     */
     TransferResult join();
 }

@@ -27,21 +27,33 @@ import java.util.function.UnaryOperator;
  * }</pre>
  */
 public interface TransferEngine extends AutoCloseable {
-    /** @return a builder with defaults: the best available backend, embedded rendezvous, 1 MiB chunks */
+    /** {@return a builder with defaults: the best available backend, embedded rendezvous, 1 MiB chunks} */
     static Builder builder() {
         return new Builder();
     }
 
-    /** @return this engine's peer name */
+    /** {@return this engine's peer name} */
     String name();
 
-    /** @return one line on the backend and lanes in use */
+    /** {@return one line on the backend and lanes in use} */
     String description();
 
-    /** Registers host memory (NUMA node unknown) and returns a local buffer; reuses a cached registration that contains it. */
+    /**
+     * Registers host memory (NUMA node unknown) and returns a local buffer; reuses a cached registration that contains
+     * it.
+     *
+     * @param segment memory to register; it must stay alive until the buffer is closed
+     * @return the buffer, usable as a source or target and for publishing
+     */
     LocalBuffer register(MemorySegment segment);
 
-    /** Registers memory at a known location (drives lane ranking). */
+    /**
+     * Registers memory at a known location (drives lane ranking).
+     *
+     * @param segment memory to register; it must stay alive until the buffer is closed
+     * @param location where the memory lives (NUMA node or GPU), for ranking lanes
+     * @return the buffer, usable as a source or target and for publishing
+     */
     LocalBuffer register(MemorySegment segment, MemoryLocation location);
 
     /**
@@ -52,71 +64,159 @@ public interface TransferEngine extends AutoCloseable {
      * device's producing work first; reads into it and notifications naming it complete only once the device sees the
      * bytes. Publishing it makes its current contents readable by peers (publish again after the device changed it
      * when the engine stages it); a peer's write into it reaches the device when its notification arrives.
+     *
+     * @param memory the device memory; it must stay allocated until the buffer is closed
+     * @return the buffer, located at the device
      */
     LocalBuffer register(DeviceMemory memory);
 
-    /** Makes {@code buffer} reachable by peers under {@code name}. */
+    /**
+     * Makes {@code buffer} reachable by peers under {@code name}.
+     *
+     * @param name the name peers ask for
+     * @param buffer a buffer registered with this engine
+     * @param access the peers that may receive its keys
+     */
     void publish(String name, LocalBuffer buffer, Access access);
 
-    /** Withdraws a published buffer. */
+    /**
+     * Withdraws a published buffer.
+     *
+     * @param name the name it was published under
+     */
     void unpublish(String name);
 
     /**
      * Resolves a peer through the rendezvous.
      *
+     * @param name the peer's engine name
+     * @return the peer, through which its published buffers are found
      * @throws UnknownPeerException when no peer of that name is announced
      */
     Peer peer(String name);
 
-    /** Writes all of {@code source} to the start of {@code target}. */
+    /**
+     * Writes all of {@code source} to the start of {@code target}.
+     *
+     * @param source the registered local buffer to send from
+     * @param target the peer's published buffer, at least as long as {@code source}
+     * @return the running transfer, whose future completes once every chunk completed
+     */
     default Transfer write(LocalBuffer source, RemoteBuffer target) {
         return write(source, 0, target, 0, source.length(), TransferOptions.DEFAULT);
     }
 
-    /** Writes all of {@code source} to the start of {@code target} with options. */
+    /**
+     * Writes all of {@code source} to the start of {@code target} with options.
+     *
+     * @param source the registered local buffer to send from
+     * @param target the peer's published buffer, at least as long as {@code source}
+     * @param options deadline, notification tag and checksum
+     * @return the running transfer, whose future completes once every chunk completed
+     */
     default Transfer write(LocalBuffer source, RemoteBuffer target, TransferOptions options) {
         return write(source, 0, target, 0, source.length(), options);
     }
 
     /**
-     * Writes {@code length} bytes from {@code source} at {@code sourceOffset} to {@code target} at {@code targetOffset}.
+     * Writes {@code length} bytes from {@code source} at {@code sourceOffset} to {@code target} at
+     * {@code targetOffset}.
      * Bad arguments throw before anything is posted.
+     *
+     * @param source the registered local buffer to send from
+     * @param sourceOffset first byte of {@code source} to send
+     * @param target the peer's published buffer
+     * @param targetOffset where in {@code target} the first byte lands
+     * @param length bytes to move
+     * @param options deadline, notification tag and checksum
+     * @return the running transfer, whose future completes once every chunk completed
      */
     Transfer write(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length, TransferOptions options);
 
-    /** Reads all of {@code source} into the start of {@code target}. */
+    /**
+     * Reads all of {@code source} into the start of {@code target}.
+     *
+     * @param target the registered local buffer the bytes land in
+     * @param source the peer's published buffer, at least as long as {@code target}
+     * @return the running transfer, whose future completes once every chunk completed
+     */
     default Transfer read(LocalBuffer target, RemoteBuffer source) {
         return read(target, 0, source, 0, target.length(), TransferOptions.DEFAULT);
     }
 
-    /** Reads {@code length} bytes of {@code source} at {@code sourceOffset} into {@code target} at {@code targetOffset}. */
+    /**
+     * Reads {@code length} bytes of {@code source} at {@code sourceOffset} into {@code target} at {@code targetOffset}.
+     *
+     * @param target the registered local buffer the bytes land in
+     * @param targetOffset where in {@code target} the first byte lands
+     * @param source the peer's published buffer
+     * @param sourceOffset first byte of {@code source} to read
+     * @param length bytes to move
+     * @param options the deadline of the read
+     * @return the running transfer, whose future completes once every chunk completed
+     */
     Transfer read(LocalBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length, TransferOptions options);
 
-    /** Starts a batch of writes; every request is checked before any is posted. */
+    /**
+     * Starts a batch of writes; every request is checked before any is posted.
+     *
+     * @param requests the writes, each with its own options
+     * @return one transfer per request, in the same order
+     */
     List<Transfer> writeAll(List<TransferRequest> requests);
 
-    /** @return the notifications peers sent here */
+    /** {@return the notifications peers sent here} */
     Notifications notifications();
 
-    /** Waits for the notification with {@code tag} (taking it out of {@link #notifications()}); returns {@code null} on timeout. */
+    /**
+     * Waits for the notification with {@code tag} (taking it out of {@link #notifications()}); returns {@code null} on
+     * timeout.
+     *
+     * @param tag the tag a peer's write carries
+     * @param timeout how long to wait
+     * @return the notification, or {@code null} when none arrived in time
+     * @throws InterruptedException when the waiting thread is interrupted
+     */
     Notification awaitTag(long tag, Duration timeout) throws InterruptedException;
 
-    /** @return the plan of a write of all of {@code source} to {@code target}, without moving a byte */
+    /**
+     * {@return the plan of a write of all of {@code source} to {@code target}, without moving a byte}
+     *
+     * @param source the local buffer of the write
+     * @param target the peer's published buffer
+     */
     default Plan explain(LocalBuffer source, RemoteBuffer target) {
         return explain(source, 0, target, 0, source.length());
     }
 
-    /** @return the plan of a write, without moving a byte */
+    /**
+     * {@return the plan of a write, without moving a byte}
+     *
+     * @param source the local buffer of the write
+     * @param sourceOffset first byte of {@code source} to send
+     * @param target the peer's published buffer
+     * @param targetOffset where in {@code target} the first byte lands
+     * @param length bytes to move
+     */
     Plan explain(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length);
 
     /**
      * Opens remote block storage as a volume: connects to every namespace's target through the NIC nearest
      * {@link VolumeSpec#near()} and stripes them (RAID-0). Needs a block-store provider on the class path
      * ({@code rdma4j-nvmeof}). Closed with the engine if not before.
+     *
+     * @param spec the namespaces, stripe unit and memory location
+     * @return the open volume
      */
     StorageVolume openVolume(VolumeSpec spec);
 
-    /** Writes all of {@code source} to the start of {@code target}. */
+    /**
+     * Writes all of {@code source} to the start of {@code target}.
+     *
+     * @param source the registered local buffer to send from
+     * @param target the extent of a volume, at least as long as {@code source}
+     * @return the running transfer, whose future completes once every chunk completed
+     */
     default Transfer write(LocalBuffer source, VolumeExtent target) {
         return write(source, 0, target, 0, source.length(), TransferOptions.DEFAULT);
     }
@@ -126,29 +226,66 @@ public interface TransferEngine extends AutoCloseable {
      * {@code targetOffset}: stripe-unit pieces go to their namespaces, several in flight on each and every namespace at
      * once; the pieces are slices of the source (no copy). Deadlines apply; a notification tag does not (storage has no
      * peer). Bad arguments throw before any I/O; a failure names the namespace's target and the NVMe status.
+     *
+     * @param source the registered local buffer to send from
+     * @param sourceOffset first byte of {@code source} to send
+     * @param target the extent of a volume
+     * @param targetOffset byte offset in {@code target}, a multiple of the block size
+     * @param length bytes to move
+     * @param options the deadline (a tag is ignored)
+     * @return the running transfer, whose future completes once every chunk completed
      */
     Transfer write(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length, TransferOptions options);
 
-    /** Reads all of {@code source} into the start of {@code target}. */
+    /**
+     * Reads all of {@code source} into the start of {@code target}.
+     *
+     * @param target the registered local buffer the bytes land in
+     * @param source the extent of a volume, no longer than {@code target}
+     * @return the running transfer, whose future completes once every chunk completed
+     */
     default Transfer read(LocalBuffer target, VolumeExtent source) {
         return read(target, 0, source, 0, source.length(), TransferOptions.DEFAULT);
     }
 
-    /** Reads {@code length} bytes of {@code source} at {@code sourceOffset} into {@code target} at {@code targetOffset}. */
+    /**
+     * Reads {@code length} bytes of {@code source} at {@code sourceOffset} into {@code target} at {@code targetOffset}.
+     *
+     * @param target the registered local buffer the bytes land in
+     * @param targetOffset where in {@code target} the first byte lands
+     * @param source the extent of a volume
+     * @param sourceOffset byte offset in {@code source}, a multiple of the block size
+     * @param length bytes to move
+     * @param options the deadline of the read
+     * @return the running transfer, whose future completes once every chunk completed
+     */
     Transfer read(LocalBuffer target, long targetOffset, VolumeExtent source, long sourceOffset, long length, TransferOptions options);
 
-    /** @return the plan of a write of all of {@code source} to {@code target}: namespaces, NICs and why */
+    /**
+     * {@return the plan of a write of all of {@code source} to {@code target}: namespaces, NICs and why}
+     *
+     * @param source the local buffer of the write
+     * @param target the extent of a volume
+     */
     default Plan explain(LocalBuffer source, VolumeExtent target) {
         return explain(source, 0, target, 0, source.length());
     }
 
-    /** @return the plan of a write to a volume, without moving a byte */
+    /**
+     * {@return the plan of a write to a volume, without moving a byte}
+     *
+     * @param source the local buffer of the write
+     * @param sourceOffset first byte of {@code source} to send
+     * @param target the extent of a volume
+     * @param targetOffset byte offset in {@code target}
+     * @param length bytes to move
+     */
     Plan explain(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length);
 
-    /** @return counters per local lane */
+    /** {@return counters per local lane} */
     List<LaneStats> laneStats();
 
-    /** @return total time spent registering memory with the backend, in nanoseconds */
+    /** {@return total time spent registering memory with the backend, in nanoseconds} */
     long registrationNanos();
 
     /** Fails what is still in flight, withdraws from the rendezvous, closes lanes and frees registrations. */
@@ -180,111 +317,204 @@ public interface TransferEngine extends AutoCloseable {
         Builder() {
         }
 
-        /** Peer name in the rendezvous ({@code [A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}}); default {@code engine-PID-N}. */
+        /**
+         * Peer name in the rendezvous ({@code [A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}}); default {@code engine-PID-N}.
+         *
+         * @param name the peer name
+         * @return this builder
+         */
         public Builder name(String name) {
             this.name = Objects.requireNonNull(name, "name");
             return this;
         }
 
-        /** {@code auto} (default: the available backend with the highest priority) or a backend name such as {@code libfabric}. */
+        /**
+         * {@code auto} (default: the available backend with the highest priority) or a backend name such as
+         * {@code libfabric}.
+         *
+         * @param backend the backend name, or {@code auto}
+         * @return this builder
+         */
         public Builder backend(String backend) {
             this.backend = Objects.requireNonNull(backend, "backend");
             return this;
         }
 
-        /** Backend-specific transport, e.g. libfabric provider {@code tcp} or {@code shm}. */
+        /**
+         * Backend-specific transport, e.g. libfabric provider {@code tcp} or {@code shm}.
+         *
+         * @param provider the transport, or {@code null} for the backend's choice
+         * @return this builder
+         */
         public Builder provider(String provider) {
             this.provider = provider;
             return this;
         }
 
-        /** Use the directory at {@code target} ({@code host:port} or {@code inproc:NAME}) instead of the embedded one. */
+        /**
+         * Use the directory at {@code target} ({@code host:port} or {@code inproc:NAME}) instead of the embedded one.
+         *
+         * @param target the directory's address
+         * @param security token or TLS settings for reaching it
+         * @return this builder
+         */
         public Builder directory(String target, Security security) {
             this.directory = Objects.requireNonNull(target, "target");
             this.security = Objects.requireNonNull(security, "security");
             return this;
         }
 
-        /** NCCL-style NIC filter ({@code mlx5_0,mlx5_1} or {@code ^mlx5_2}). */
+        /**
+         * NCCL-style NIC filter ({@code mlx5_0,mlx5_1} or {@code ^mlx5_2}).
+         *
+         * @param filter the filter, or {@code null} for every NIC
+         * @return this builder
+         */
         public Builder nicFilter(String filter) {
             this.nicFilter = filter;
             return this;
         }
 
-        /** Endpoints (queue pairs) opened per NIC or device; default 1. */
+        /**
+         * Endpoints (queue pairs) opened per NIC or device; default 1.
+         *
+         * @param n endpoints per NIC, 1 or more
+         * @return this builder
+         */
         public Builder lanesPerNic(int n) {
             this.lanesPerNic = n;
             return this;
         }
 
-        /** Chunk size of striped transfers; default 1 MiB. */
+        /**
+         * Chunk size of striped transfers; default 1 MiB.
+         *
+         * @param bytes the chunk size in bytes
+         * @return this builder
+         */
         public Builder chunkSize(long bytes) {
             this.chunkBytes = bytes;
             return this;
         }
 
-        /** Transfers below this go on one lane; default 128 KiB. */
+        /**
+         * Transfers below this go on one lane; default 128 KiB.
+         *
+         * @param bytes the threshold in bytes
+         * @return this builder
+         */
         public Builder smallTransferThreshold(long bytes) {
             this.smallThreshold = bytes;
             return this;
         }
 
-        /** Operations kept in flight per lane; default 32. */
+        /**
+         * Operations kept in flight per lane; default 32.
+         *
+         * @param depth operations in flight per lane, 1 or more
+         * @return this builder
+         */
         public Builder queueDepth(int depth) {
             this.queueDepth = depth;
             return this;
         }
 
-        /** Dedicated progress threads (lanes are spread over them); default 1. */
+        /**
+         * Dedicated progress threads (lanes are spread over them); default 1.
+         *
+         * @param n the number of threads, 1 or more
+         * @return this builder
+         */
         public Builder progressThreads(int n) {
             this.progressThreads = n;
             return this;
         }
 
-        /** Progress threads spin instead of backing off to park (lowest latency, burns a core each). */
+        /**
+         * Progress threads spin instead of backing off to park (lowest latency, burns a core each).
+         *
+         * @param spin true to spin
+         * @return this builder
+         */
         public Builder busySpin(boolean spin) {
             this.busySpin = spin;
             return this;
         }
 
-        /** How often one chunk may be re-sent on another lane before the transfer fails; default 4. */
+        /**
+         * How often one chunk may be re-sent on another lane before the transfer fails; default 4.
+         *
+         * @param n re-sends allowed per chunk
+         * @return this builder
+         */
         public Builder maxRetries(int n) {
             this.maxRetries = n;
             return this;
         }
 
-        /** A failing lane pauses for {@code first}, doubling per consecutive failure up to {@code max}. */
+        /**
+         * A failing lane pauses for {@code first}, doubling per consecutive failure up to {@code max}.
+         *
+         * @param first the pause after one failure
+         * @param max the longest pause
+         * @return this builder
+         */
         public Builder laneCooldown(Duration first, Duration max) {
             this.cooldown = first;
             this.maxCooldown = max;
             return this;
         }
 
-        /** Lease asked from the directory; default 10 s. */
+        /**
+         * Lease asked from the directory; default 10 s.
+         *
+         * @param lease how long the announcement lives without renewal
+         * @return this builder
+         */
         public Builder lease(Duration lease) {
             this.lease = lease;
             return this;
         }
 
-        /** Overrides a lane's striping weight (default: its link bandwidth). */
+        /**
+         * Overrides a lane's striping weight (default: its link bandwidth).
+         *
+         * @param lane the local lane index
+         * @param weight its share of a striped transfer, relative to the others
+         * @return this builder
+         */
         public Builder laneWeight(int lane, double weight) {
             this.laneWeights.put(lane, weight);
             return this;
         }
 
-        /** Rank NICs from this NCCL topology XML or captured sysfs root instead of scanning the live machine. */
+        /**
+         * Rank NICs from this NCCL topology XML or captured sysfs root instead of scanning the live machine.
+         *
+         * @param fileOrRoot an NCCL topology XML file, or the root of a captured sysfs tree
+         * @return this builder
+         */
         public Builder topology(java.nio.file.Path fileOrRoot) {
             this.topology = fileOrRoot;
             return this;
         }
 
-        /** Wraps the opened backend (fault injection in tests, tracing). */
+        /**
+         * Wraps the opened backend (fault injection in tests, tracing).
+         *
+         * @param wrapper given the opened backend, returns the one the engine uses
+         * @return this builder
+         */
         public Builder backendWrapper(UnaryOperator<EngineBackend> wrapper) {
             this.backendWrapper = Objects.requireNonNull(wrapper, "wrapper");
             return this;
         }
 
-        /** Discovers topology, opens the backend's devices, starts progress and announces the engine. */
+        /**
+         * Discovers topology, opens the backend's devices, starts progress and announces the engine.
+         *
+         * @return the started engine; close it to withdraw and free everything
+         */
         public TransferEngine build() {
             return EngineCore.open(new EngineConfig(name, backend, provider, directory, security, nicFilter, lanesPerNic, chunkBytes,
                     smallThreshold, queueDepth, progressThreads, busySpin, maxRetries, cooldown, maxCooldown, lease, topology,

@@ -14,6 +14,7 @@ import java.time.Duration;
 public record TransferOptions(Duration deadline, boolean notifies, long tag, boolean crc32c) {
     public static final TransferOptions DEFAULT = new TransferOptions(null, false, 0, false);
 
+    /** Checks that the deadline is positive and that a checksum comes with a tag. */
     public TransferOptions {
         if (deadline != null && (deadline.isNegative() || deadline.isZero())) {
             throw new IllegalArgumentException("deadline must be positive, got " + deadline);
@@ -23,22 +24,34 @@ public record TransferOptions(Duration deadline, boolean notifies, long tag, boo
         }
     }
 
-    /** @return these options with a deadline */
+    /**
+     * {@return these options with a deadline}
+     *
+     * @param d the deadline, or {@code null} for none
+     */
     public TransferOptions withDeadline(Duration d) {
         return new TransferOptions(d, notifies, tag, crc32c);
     }
 
-    /** @return these options with a completion-gated notification carrying {@code t} */
+    /**
+     * {@return these options with a completion-gated notification carrying {@code t}}
+     *
+     * @param t the tag
+     */
     public TransferOptions withTag(long t) {
         return new TransferOptions(deadline, true, t, crc32c);
     }
 
-    /** @return these options with the CRC32C of the range verified on the target */
+    /** {@return these options with the CRC32C of the range verified on the target} */
     public TransferOptions withCrc32c() {
         return new TransferOptions(deadline, notifies, tag, true);
     }
 
-    /** @return options with just a notification tag */
+    /**
+     * {@return options with just a notification tag}
+     *
+     * @param t the tag
+     */
     public static TransferOptions tag(long t) {
         return DEFAULT.withTag(t);
     }

@@ -14,13 +14,20 @@ import java.util.Objects;
  */
 public record TransferRequest(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length,
                               TransferOptions options) {
+    /** Checks the buffers are given; {@code null} options mean {@link TransferOptions#DEFAULT}. */
     public TransferRequest {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(target, "target");
         options = options == null ? TransferOptions.DEFAULT : options;
     }
 
-    /** @return a request for the whole source into the start of the target */
+    /**
+     * {@return a request for the whole source into the start of the target}
+     *
+     * @param source the local registered buffer
+     * @param target the remote buffer
+     * @param options deadline, notification, checksum
+     */
     public static TransferRequest of(LocalBuffer source, RemoteBuffer target, TransferOptions options) {
         return new TransferRequest(source, 0, target, 0, source.length(), options);
     }

@@ -11,6 +11,7 @@ import java.util.List;
  * @param retries     chunks that had to be re-sent on another lane
  */
 public record TransferResult(long bytes, List<Integer> lanesUsed, long nanos, int retries) {
+    /** Copies {@code lanesUsed}. */
     public TransferResult {
         lanesUsed = List.copyOf(lanesUsed);
     }

@@ -9,7 +9,7 @@ package io.rdma4j.engine;
  * @param length   bytes, a multiple of the block size
  */
 public record VolumeExtent(StorageVolume volume, long startLba, long length) {
-    /** @return the extent's first byte in the volume */
+    /** {@return the extent's first byte in the volume} */
     public long byteOffset() {
         return startLba * volume.blockSize();
     }

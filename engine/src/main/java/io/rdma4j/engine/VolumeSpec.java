@@ -33,6 +33,7 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
     /** The default stripe unit, 1 MiB. */
     public static final long DEFAULT_STRIPE_UNIT = 1 << 20;
 
+    /** Checks the namespaces and the stripe unit, and copies the lists. */
     public VolumeSpec {
         if (namespaces == null || namespaces.isEmpty()) {
             throw new IllegalArgumentException("a volume needs at least one namespace, e.g. tcp://10.0.0.2:4420/NQN/1");
@@ -52,7 +53,11 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
         options = Map.copyOf(Objects.requireNonNull(options, "options"));
     }
 
-    /** @return a spec of the namespaces given as {@code TRANSPORT://HOST:PORT/NQN/NSID}, 1 MiB stripes, host memory */
+    /**
+     * {@return a spec of the namespaces given as {@code TRANSPORT://HOST:PORT/NQN/NSID}, 1 MiB stripes, host memory}
+     *
+     * @param namespaces the namespaces, in striping order
+     */
     public static VolumeSpec of(String... namespaces) {
         List<Namespace> list = new ArrayList<>();
         for (String s : namespaces) {
@@ -61,26 +66,48 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
         return new VolumeSpec(list, DEFAULT_STRIPE_UNIT, MemoryLocation.HOST, null, Map.of());
     }
 
-    /** @return a spec of {@code namespaces}, 1 MiB stripes, host memory */
+    /**
+     * {@return a spec of {@code namespaces}, 1 MiB stripes, host memory}
+     *
+     * @param namespaces the namespaces, in striping order
+     */
     public static VolumeSpec of(List<Namespace> namespaces) {
         return new VolumeSpec(namespaces, DEFAULT_STRIPE_UNIT, MemoryLocation.HOST, null, Map.of());
     }
 
+    /**
+     * {@return this spec with a stripe unit of {@code bytes}}
+     *
+     * @param bytes a power of two from 4 KiB to 1 GiB
+     */
     public VolumeSpec withStripeUnit(long bytes) {
         return new VolumeSpec(namespaces, bytes, near, sourceAddress, options);
     }
 
-    /** @return this spec with NICs ranked for memory at {@code location} */
+    /**
+     * {@return this spec with NICs ranked for memory at {@code location}}
+     *
+     * @param location the memory the volume will mostly serve
+     */
     public VolumeSpec near(MemoryLocation location) {
         return new VolumeSpec(namespaces, stripeUnit, location, sourceAddress, options);
     }
 
-    /** @return this spec leaving by {@code address} (a local address of the NIC to use) instead of the chosen NIC */
+    /**
+     * {@return this spec leaving by {@code address} (a local address of the NIC to use) instead of the chosen NIC}
+     *
+     * @param address a local address, or {@code null} to choose
+     */
     public VolumeSpec withSourceAddress(InetAddress address) {
         return new VolumeSpec(namespaces, stripeUnit, near, address, options);
     }
 
-    /** @return this spec with one provider option set */
+    /**
+     * {@return this spec with one provider option set}
+     *
+     * @param key the option's name
+     * @param value its value
+     */
     public VolumeSpec withOption(String key, String value) {
         Map<String, String> m = new HashMap<>(options);
         m.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
@@ -97,6 +124,7 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
      * @param nsid         the namespace ID (1 or more)
      */
     public record Namespace(String transport, String host, int port, String subsystemNqn, long nsid) {
+        /** Checks every component and lower-cases the transport. */
         public Namespace {
             if (transport == null || !(transport.equalsIgnoreCase("tcp") || transport.equalsIgnoreCase("rdma"))) {
                 throw new IllegalArgumentException("transport '" + transport + "' must be tcp or rdma");
@@ -117,7 +145,12 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
             }
         }
 
-        /** Parses {@code TRANSPORT://HOST[:PORT]/NQN/NSID} ({@code [IPV6]:PORT} for IPv6); the port defaults to 4420. */
+        /**
+         * Parses {@code TRANSPORT://HOST[:PORT]/NQN/NSID} ({@code [IPV6]:PORT} for IPv6); the port defaults to 4420.
+         *
+         * @param s the namespace as text
+         * @return the namespace
+         */
         public static Namespace parse(String s) {
             String form = " (expected TRANSPORT://HOST[:PORT]/NQN/NSID, e.g. tcp://10.0.0.2:4420/nqn.2026-01.io.example:ckpt/1)";
             if (s == null) {

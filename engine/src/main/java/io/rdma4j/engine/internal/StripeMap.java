@@ -72,7 +72,7 @@ public final class StripeMap {
         return members;
     }
 
-    /** @return the namespace holding volume byte {@code offset} (0 <= offset < capacity) */
+    /** @return the namespace holding volume byte {@code offset} ({@code 0 <= offset < capacity}) */
     public int member(long offset) {
         long u = offset < 0 ? -1 : offset / unit;
         int z = zone(u);
