@@ -109,4 +109,46 @@ class ClassCodeTrapsTest {
         assertTrue(t.nics().stream().noneMatch(PciDevice::verbs));
         assertFalse(t.nics().get(0).link().gbps() == 0);
     }
+
+    @Test
+    void everyClassCodeTrapOnOneScannedMachineIsSortedIntoItsKind() {
+        // one function of each trap class on a scanned tree, so the scanner's own class and id reading is covered too
+        FakeSysfs fs = new FakeSysfs(tmp).node(0, "0-7", "10");
+        record Fn(String bdf, int cls, int vendor, int device, DeviceKind expected, String what) {
+        }
+        List<Fn> fns = List.of(
+                new Fn("0000:01:00.0", 0x030200, 0x10de, 0x2330, DeviceKind.GPU, "H100, 3D controller"),
+                new Fn("0000:02:00.0", 0x038000, 0x1002, 0x740c, DeviceKind.GPU, "MI250, display controller"),
+                new Fn("0000:03:00.0", 0x120000, 0x1002, 0x74a1, DeviceKind.GPU, "MI300X, processing accelerator"),
+                new Fn("0000:04:00.0", 0x120000, 0x1da3, 0x1020, DeviceKind.ACCELERATOR, "Gaudi2"),
+                new Fn("0000:05:00.0", 0x0b4000, 0x8086, 0x225c, DeviceKind.ACCELERATOR, "Xeon Phi, co-processor"),
+                new Fn("0000:06:00.0", 0x068000, 0x10de, 0x22a3, DeviceKind.NVSWITCH, "NVSwitch"),
+                new Fn("0000:07:00.0", 0x030000, 0x1a03, 0x2000, DeviceKind.OTHER, "ASPEED BMC video"),
+                new Fn("0000:08:00.0", 0x020700, 0x15b3, 0x1021, DeviceKind.NIC, "ConnectX-7, InfiniBand class"),
+                new Fn("0000:09:00.0", 0x0c0600, 0x1077, 0x7322, DeviceKind.NIC, "QLogic, older InfiniBand class"),
+                new Fn("0000:0a:00.0", 0x028000, 0x15b3, 0x1003, DeviceKind.NIC, "ConnectX-3, class 0x0280"),
+                new Fn("0000:0b:00.0", 0x020000, 0x1d0f, 0xefa1, DeviceKind.NIC, "EFA, Ethernet class"),
+                new Fn("0000:0c:00.0", 0x020000, 0x17db, 0x0501, DeviceKind.NIC, "Slingshot, Ethernet class"),
+                new Fn("0000:0d:00.0", 0x020000, 0x1d0f, 0xec20, DeviceKind.OTHER, "ENA, Ethernet only"));
+        int port = 1;
+        for (Fn f : fns) {
+            fs.pci("pci0000:00", List.of(String.format("0000:00:%02x.0", port++)), f.bdf, f.cls, f.vendor, f.device, 0,
+                    "0-7", "16.0 GT/s PCIe", 16);
+        }
+        // a ConnectX-7's internal switch (15b3:1979) is bridges above its NIC function, never a device of its own
+        fs.bridge("pci0000:00", List.of("0000:00:1f.0"), "0000:0e:00.0", 0x15b3, 0x1979, 0, "0-7");
+        fs.pci("pci0000:00", List.of("0000:00:1f.0", "0000:0e:00.0"), "0000:0f:00.0", 0x020700, 0x15b3, 0x1021, 0, "0-7",
+                "32.0 GT/s PCIe", 16);
+        Topology t = Topology.builder().fsroot(tmp).nicFilter("").build();
+        for (Fn f : fns) {
+            PciDevice d = t.device(f.bdf).orElseThrow();
+            assertEquals(f.expected, d.kind(), f.what);
+            assertEquals(f.cls, d.classCode(), f.what);
+        }
+        assertTrue(t.device("0000:0e:00.0").isEmpty());
+        PciDevice cx7 = t.device("0000:0f:00.0").orElseThrow();
+        assertEquals(DeviceKind.NIC, cx7.kind());
+        assertEquals(0x1979, cx7.path().get(1).device());
+        assertEquals(3, t.computeDevices().stream().filter(d -> d.kind() == DeviceKind.GPU).count());
+    }
 }
