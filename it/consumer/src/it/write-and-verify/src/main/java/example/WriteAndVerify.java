@@ -20,8 +20,8 @@ public final class WriteAndVerify {
     public static void main(String[] args) throws Exception {
         long size = 1 << 20;
         try (Arena arena = Arena.ofShared();
-             TransferEngine receiver = TransferEngine.builder().name("receiver").backend("libfabric").provider("shm").build();
-             TransferEngine sender = TransferEngine.builder().name("sender").backend("libfabric").provider("shm").build()) {
+             TransferEngine receiver = shmEngine("receiver");
+             TransferEngine sender = shmEngine("sender")) {
             MemorySegment landing = arena.allocate(size, 4096);
             receiver.publish("landing", receiver.register(landing), Access.only("sender"));
 
@@ -41,7 +41,13 @@ public final class WriteAndVerify {
             if (at != -1) {
                 throw new IllegalStateException("byte " + at + " differs after the write");
             }
-            System.out.println("verified " + size + " bytes written by " + done.peer() + " (" + sender.description() + ")");
+            System.out.println("verified " + size + " bytes written by " + done.peer());
+            System.out.println(sender.description());
         }
+    }
+
+    /** An engine on libfabric's shm provider, which moves bytes between processes of one machine without a NIC. */
+    static TransferEngine shmEngine(String name) {
+        return TransferEngine.builder().name(name).backend("libfabric").provider("shm").build();
     }
 }
