@@ -10,7 +10,8 @@ import io.rdma4j.topology.internal.JsonWriter;
  *   "devices":   [ {"bdf": "0000:1a:00.0", "kind": "nic", "vendor": "15b3", "device": "1013",
  *                   "classCode": "020700", "numaNode": 0, "names": ["mlx5_0"], ...} ],
  *   "affinity":  [ {"device": "0000:1b:00.0",
- *                   "nics": [ {"bdf": "0000:1a:00.0", "level": "PXB", "climb": 1, "hops": 3, "bandwidthGbps": 252.062, "tieGroup": 0}, ... ],
+ *                   "nics": [ {"bdf": "0000:1a:00.0", "level": "PXB", "climb": 1, "hops": 3,
+ *                              "bandwidthGbps": 252.062, "tieGroup": 0}, ... ],
  *                   "nvme": [ {"bdf": "...", "level": "..."} ] } ],
  *   "numaAffinity": [ {"node": 0, "cpuHome": 0, "nics": [...], "nvme": [...]} ],
  *   "nvmeControllers": [...], "source": "...", "nicFilter": "...", "warnings": [...], "summary": {...} }

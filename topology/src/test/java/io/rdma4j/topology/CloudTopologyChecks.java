@@ -57,7 +57,8 @@ abstract class CloudTopologyChecks {
     void p4dEfaClass0200IsAnRdmaNicAndSyntheticSwitchesAreMarked() {
         Topology t = p4d();
         assertEquals(4, t.nics().size());
-        assertTrue(t.nics().stream().allMatch(n -> n.vendor() == 0x1d0f && n.deviceId() == 0xefa0 && n.classCode() == 0x020000));
+        assertTrue(t.nics().stream()
+                .allMatch(n -> n.vendor() == 0x1d0f && n.deviceId() == 0xefa0 && n.classCode() == 0x020000));
         assertEquals(8, t.devices(DeviceKind.GPU).size());
         PciBridge sw = t.device("0000:10:1b.0").orElseThrow().path().get(0);
         assertEquals(bdf("ffff:ff:01.0"), sw.address());

@@ -100,12 +100,14 @@ final class FakeSysfs {
             }
         }
         rel.append('/').append(bdf);
-        attrs(root.resolve("sys/devices").resolve(rel.toString()), classCode, vendor, device, numa, localCpus, speed, width);
+        attrs(root.resolve("sys/devices").resolve(rel.toString()), classCode, vendor, device, numa, localCpus, speed,
+                width);
         link(root.resolve("sys/bus/pci/devices").resolve(bdf), "../../../devices/" + rel);
         return this;
     }
 
-    private static void attrs(Path d, int classCode, int vendor, int device, int numa, String localCpus, String speed, int width) {
+    private static void attrs(Path d, int classCode, int vendor, int device, int numa, String localCpus, String speed,
+                              int width) {
         write(d.resolve("class"), String.format("0x%06x", classCode));
         write(d.resolve("vendor"), String.format("0x%04x", vendor));
         write(d.resolve("device"), String.format("0x%04x", device));
@@ -155,7 +157,8 @@ final class FakeSysfs {
      * {@code scif0 -> ../../devices/scif_dma_0/infiniband/scif0}: a verbs device with no PCI parent.
      */
     FakeSysfs danglingIb(String name, String parentDevice) {
-        link(root.resolve("sys/class/infiniband").resolve(name), "../../devices/" + parentDevice + "/infiniband/" + name);
+        link(root.resolve("sys/class/infiniband").resolve(name),
+                "../../devices/" + parentDevice + "/infiniband/" + name);
         return this;
     }
 

@@ -10,14 +10,19 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 
-/** The read-only fixtures in {@code ../shared/topology} and unpacking of its sysfs captures. */
+/**
+ * The read-only real-machine captures in {@code ../shared/topology} and unpacking of its sysfs captures. Only
+ * {@code @Extended} tests use it, inside their test methods: a bare clone has no ../shared, and the project's own
+ * inputs are in {@link Shapes} and {@link FakeSysfs}.
+ */
 final class Fixtures {
     private Fixtures() {
     }
 
     static Path dir() {
         Path d = TestPaths.shared().resolve("topology");
-        assertTrue(Files.isDirectory(d), "fixtures missing: " + d + " (the read-only ../shared beside the project root)");
+        assertTrue(Files.isDirectory(d),
+                "fixtures missing: " + d + " (the read-only ../shared beside the project root)");
         return d;
     }
 
@@ -49,7 +54,8 @@ final class Fixtures {
         if (rc != 0) {
             List<String> serious = out.lines().filter(l -> !l.isBlank())
                     .filter(l -> !l.contains("Cannot mknod") && !l.contains("Cannot change ownership")
-                            && !l.contains("Cannot utime") && !l.contains("Exiting with failure status due to previous errors"))
+                            && !l.contains("Cannot utime")
+                            && !l.contains("Exiting with failure status due to previous errors"))
                     .toList();
             assertTrue(serious.isEmpty(), "tar -xjf " + archive + " failed (" + rc + "): " + out);
         }

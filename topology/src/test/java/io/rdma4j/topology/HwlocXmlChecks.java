@@ -99,7 +99,8 @@ abstract class HwlocXmlChecks {
     void dgx2WithoutNicsRanksNothingAndSaysSo() {
         assertTrue(dgx2().affinity().stream().allMatch(a -> a.nics().isEmpty()));
         assertEquals(dgx2Gpus(), dgx2().affinity().size());
-        TopologyException e = org.junit.jupiter.api.Assertions.assertThrows(TopologyException.class, dgx2()::requireNics);
+        TopologyException e = org.junit.jupiter.api.Assertions.assertThrows(TopologyException.class,
+                dgx2()::requireNics);
         assertTrue(e.getMessage().contains("no RDMA NIC"), e.getMessage());
     }
 }

@@ -16,13 +16,20 @@ class NumaNodesFromDevicesTest {
     @TempDir
     Path tmp;
 
-    /** Two sockets, no node folders: a GPU and a NIC name node 1, a NIC names node 0, an NVMe says -1 with node 1's CPUs. */
+    /**
+     * Two sockets, no node folders: a GPU and a NIC name node 1, a NIC names node 0, an NVMe says -1 with node 1's
+     * CPUs.
+     */
     private Topology twoSocketsWithoutNodeFolders() {
         FakeSysfs fs = new FakeSysfs(tmp).onlineCpus("0-15");
-        fs.pci("pci0000:00", List.of("0000:00:01.0"), "0000:01:00.0", 0x020700, 0x15b3, 0x101b, 0, "0-7", "16.0 GT/s PCIe", 16);
-        fs.pci("pci0000:80", List.of("0000:80:01.0"), "0000:81:00.0", 0x030200, 0x10de, 0x20b5, 1, "8-15", "16.0 GT/s PCIe", 16);
-        fs.pci("pci0000:80", List.of("0000:80:02.0"), "0000:82:00.0", 0x020700, 0x15b3, 0x101b, 1, "8-15", "16.0 GT/s PCIe", 16);
-        fs.pci("pci0000:80", List.of("0000:80:03.0"), "0000:83:00.0", 0x010802, 0x144d, 0xa80a, -1, "8-15", "8.0 GT/s PCIe", 4);
+        fs.pci("pci0000:00", List.of("0000:00:01.0"), "0000:01:00.0", 0x020700, 0x15b3, 0x101b,
+                0, "0-7", "16.0 GT/s PCIe", 16);
+        fs.pci("pci0000:80", List.of("0000:80:01.0"), "0000:81:00.0", 0x030200, 0x10de, 0x20b5,
+                1, "8-15", "16.0 GT/s PCIe", 16);
+        fs.pci("pci0000:80", List.of("0000:80:02.0"), "0000:82:00.0", 0x020700, 0x15b3, 0x101b,
+                1, "8-15", "16.0 GT/s PCIe", 16);
+        fs.pci("pci0000:80", List.of("0000:80:03.0"), "0000:83:00.0", 0x010802, 0x144d, 0xa80a,
+                -1, "8-15", "8.0 GT/s PCIe", 4);
         return Topology.builder().fsroot(tmp).nicFilter("").build();
     }
 

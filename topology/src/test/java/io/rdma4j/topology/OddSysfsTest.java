@@ -20,7 +20,8 @@ class OddSysfsTest {
     void fifosLoopsDanglingLinksAndGarbageAreSkippedNotFatal() throws Exception {
         Path root = tmp.resolve("root");
         FakeSysfs fs = new FakeSysfs(root).node(0, "0-3", "10").node(1, "4-7", "20 10");
-        fs.pci("pci0000:00", List.of("0000:00:01.0"), "0000:01:00.0", 0x020700, 0x15b3, 0x1021, 0, "0-3", "16.0 GT/s PCIe", 16);
+        fs.pci("pci0000:00", List.of("0000:00:01.0"), "0000:01:00.0", 0x020700, 0x15b3, 0x1021,
+                0, "0-3", "16.0 GT/s PCIe", 16);
         fs.pci("pci0000:00", List.of(), "0000:00:02.0", 0x030200, 0x10de, 0x2330, -1, "0-7", null, 0);
         Path dev = fs.deviceDir("0000:00:02.0");
         // a FIFO where an attribute should be: reading it would block forever

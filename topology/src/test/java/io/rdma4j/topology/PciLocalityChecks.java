@@ -1,7 +1,6 @@
 package io.rdma4j.topology;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -12,7 +11,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What hwloc/linux/40intel64-2g2n4c+pcilocality must yield (trap 3): 4 NUMA nodes with interleaved CPUs and a QLogic
  * HCA {@code qib0} (class 0x0c06) at 43:00.0 whose {@code numa_node=2} contradicts its {@code local_cpulist} of every
- * CPU; checked on the capture ({@link PciLocalityCaptureTest}) and on a tree written here ({@link PciLocalityShapeTest}).
+ * CPU; checked on the capture ({@link PciLocalityCaptureTest}) and on a tree written here
+ * ({@link PciLocalityShapeTest}).
  */
 abstract class PciLocalityChecks {
     private static final Map<Path, Topology> SCANNED = new ConcurrentHashMap<>();

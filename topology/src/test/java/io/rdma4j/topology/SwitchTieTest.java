@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Ties below one PCIe switch (trap 5): GPUs and NICs that are equally close share the load, but a NIC that shares a
- * lower bridge with the GPU wins alone, even where counting bridges would call it a tie ({@code asymmetric-switch.xml}).
+ * lower bridge with the GPU wins alone, even where counting bridges would call it a tie
+ * ({@code asymmetric-switch.xml}).
  */
 class SwitchTieTest {
     private final Topology t = Shapes.xml("asymmetric-switch.xml");

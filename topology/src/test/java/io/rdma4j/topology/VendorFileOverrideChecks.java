@@ -14,7 +14,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A vendor file over a live scan, as NCCL_TOPO_FILE is used on AWS: the VM's sysfs (written here in the kernel's
  * layout, with the ids the files name) hides what the file states. Checked with AWS's files
- * ({@link VendorFileOverrideCaptureTest}) and with files written here with their facts ({@link VendorFileOverrideTest}).
+ * ({@link VendorFileOverrideCaptureTest}) and with files written here with their facts
+ * ({@link VendorFileOverrideTest}).
  */
 abstract class VendorFileOverrideChecks {
     /** g5.48xlarge's topology file. */
@@ -32,7 +33,8 @@ abstract class VendorFileOverrideChecks {
     static FakeSysfs g5(Path root) {
         FakeSysfs fs = new FakeSysfs(root).node(0, "0-95", "10 20").node(1, "96-191", "20 10");
         for (String dev : List.of("16", "17", "18", "19", "1a", "1b", "1c", "1d")) {
-            fs.pci("pci0000:00", List.of(), "0000:00:" + dev + ".0", 0x030200, 0x10de, 0x2237, -1, ALL_CPUS, "16.0 GT/s PCIe", 16);
+            fs.pci("pci0000:00", List.of(), "0000:00:" + dev + ".0", 0x030200, 0x10de, 0x2237,
+                    -1, ALL_CPUS, "16.0 GT/s PCIe", 16);
         }
         fs.pci("pci0000:00", List.of(), "0000:00:15.0", 0x020000, 0x1d0f, 0xefa0, -1, ALL_CPUS, "8.0 GT/s PCIe", 16);
         fs.ib("rdmap0s21", "0000:00:15.0", "100 Gb/sec (4X EDR)", "eth1");
@@ -89,7 +91,8 @@ abstract class VendorFileOverrideChecks {
                 fs.ib("rdmap" + efaIndex++, bdf, "100 Gb/sec (4X EDR)", "eth" + efaIndex);
             }
             String dsp = String.format("0000:%s:%02x.0", s.dsp, port);
-            fs.pci(hb, List.of(rp, up, dsp), "0000:" + s.gpu + ":00.0", 0x030200, 0x10de, 0x2330, s.numa, cpus, "32.0 GT/s PCIe", 16);
+            fs.pci(hb, List.of(rp, up, dsp), "0000:" + s.gpu + ":00.0", 0x030200, 0x10de, 0x2330,
+                    s.numa, cpus, "32.0 GT/s PCIe", 16);
         }
         return fs;
     }
@@ -104,7 +107,8 @@ abstract class VendorFileOverrideChecks {
                 new Expect("64", List.of("60", "61", "62", "63")), new Expect("b9", List.of("b5", "b6", "b7", "b8")),
                 new Expect("ca", List.of("c6", "c7", "c8", "c9")))) {
             List<Ranked<PciDevice>> r = t.rankNics("0000:" + e.gpu + ":00.0");
-            Set<PciAddress> best = r.stream().filter(x -> x.tieGroup() == 0).map(Ranked::address).collect(Collectors.toSet());
+            Set<PciAddress> best = r.stream().filter(x -> x.tieGroup() == 0).map(Ranked::address)
+                    .collect(Collectors.toSet());
             assertEquals(e.efas.stream().map(b -> bdf("0000:" + b + ":00.0")).collect(Collectors.toSet()), best, e.gpu);
             assertTrue(r.subList(0, 4).stream().allMatch(x -> x.level() == Level.PXB), e.gpu);
             assertTrue(r.get(4).level().compareTo(Level.PXB) > 0, e.gpu);
@@ -124,7 +128,8 @@ abstract class VendorFileOverrideChecks {
                 .nicFilter("").build();
         assertEquals(List.of(bdf("0000:00:15.0")), t.nics().stream().map(PciDevice::address).toList());
         assertTrue(t.device("0000:10:1b.0").isEmpty());
-        assertTrue(t.warnings().stream().anyMatch(w -> w.contains("12 device(s) this machine does not have")), t.warnings().toString());
+        assertTrue(t.warnings().stream().anyMatch(w -> w.contains("12 device(s) this machine does not have")),
+                t.warnings().toString());
     }
 
     private static int r(Topology t) {
@@ -138,6 +143,7 @@ abstract class VendorFileOverrideChecks {
         Topology t = Topology.builder().fsroot(fs.root).ncclXml(g5File())
                 .nicFilter("").build();
         assertEquals(1, t.device("0000:00:15.0").orElseThrow().numaNode());
-        assertTrue(t.warnings().stream().anyMatch(w -> w.contains("0000:00:15.0") && w.contains("using the file")), t.warnings().toString());
+        assertTrue(t.warnings().stream().anyMatch(w -> w.contains("0000:00:15.0") && w.contains("using the file")),
+                t.warnings().toString());
     }
 }

@@ -43,11 +43,13 @@ class XeonPhiCaptureTest extends XeonPhiChecks {
         for (PciDevice d : placed) {
             PciDevice h = hwloc.device(d.address()).orElseThrow(() -> new AssertionError("hwloc lacks " + d.address()));
             assertEquals(d.kind(), h.kind(), d.address().toString());
-            assertEquals(d.path().stream().map(PciBridge::address).toList(), h.path().stream().map(PciBridge::address).toList());
+            assertEquals(d.path().stream().map(PciBridge::address).toList(),
+                    h.path().stream().map(PciBridge::address).toList());
             if (h.numaNode() >= 0) {
                 assertEquals(h.numaNode(), d.numaNode(), d.address().toString());
             }
         }
-        assertEquals(hwloc.numaNodes().stream().map(NumaNode::cpus).toList(), topo().numaNodes().stream().map(NumaNode::cpus).toList());
+        assertEquals(hwloc.numaNodes().stream().map(NumaNode::cpus).toList(),
+                topo().numaNodes().stream().map(NumaNode::cpus).toList());
     }
 }

@@ -75,7 +75,8 @@ abstract class XeonPhiChecks {
         assertEquals(0, nvme.numaNode());
         assertEquals(NumaSource.LOCAL_CPULIST, nvme.numaSource());
         assertEquals(List.of(0, 1, 2, 3), nvme.localCpus());
-        NvmeController c = topo().nvmeControllers().stream().filter(x -> x.pci().equals(java.util.Optional.of(nvme.address())))
+        NvmeController c = topo().nvmeControllers().stream()
+                .filter(x -> x.pci().equals(java.util.Optional.of(nvme.address())))
                 .findFirst().orElseThrow();
         assertEquals("nvme0", c.name());
         assertEquals("pcie", c.transport());
@@ -102,7 +103,8 @@ abstract class XeonPhiChecks {
     @Test
     void bridgeChainComesFromTheResolvedSysfsPath() {
         PciDevice vga = topo().device("0000:05:00.0").orElseThrow();
-        assertEquals(List.of(bdf("0000:00:1c.0"), bdf("0000:04:00.0")), vga.path().stream().map(PciBridge::address).toList());
+        assertEquals(List.of(bdf("0000:00:1c.0"), bdf("0000:04:00.0")),
+                vga.path().stream().map(PciBridge::address).toList());
         assertEquals(0x1a03, vga.path().get(1).vendor());
     }
 

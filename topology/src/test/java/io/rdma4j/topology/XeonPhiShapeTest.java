@@ -39,11 +39,12 @@ class XeonPhiShapeTest extends XeonPhiChecks {
         fs.pci("pci0000:00", List.of(), "0000:00:1f.2", 0x010601, 0x8086, 0x1d02, 0, "0-7", null, 0);
         fs.bridge("pci0000:00", List.of(), "0000:00:1c.0", 0x8086, 0x1d10, 0, "0-7");
         fs.bridge("pci0000:00", List.of("0000:00:1c.0"), "0000:04:00.0", 0x1a03, 0x1150, 0, "0-7");
-        fs.pci("pci0000:00", List.of("0000:00:1c.0", "0000:04:00.0"), "0000:05:00.0", 0x030000, 0x1a03, 0x2000, 0, "0-7",
-                null, 0);
+        fs.pci("pci0000:00", List.of("0000:00:1c.0", "0000:04:00.0"), "0000:05:00.0", 0x030000, 0x1a03, 0x2000,
+                0, "0-7", null, 0);
         fs.pci("pci0000:80", List.of("0000:80:02.2"), "0000:82:00.0", 0x028000, 0x15b3, 0x1003, 1, "8-15", "8 GT/s", 8);
         fs.verbs("mlx4_0", "0000:82:00.0", "56 Gb/sec (4X FDR)", "InfiniBand", "ib0");
-        fs.pci("pci0000:80", List.of("0000:80:03.0"), "0000:83:00.0", 0x0b4000, 0x8086, 0x225c, 1, "8-15", "5 GT/s", 16);
+        fs.pci("pci0000:80", List.of("0000:80:03.0"), "0000:83:00.0", 0x0b4000, 0x8086, 0x225c,
+                1, "8-15", "5 GT/s", 16);
         fs.danglingIb("scif0", "scif_dma_0");
         try {
             // an old kernel registers the controller as misc/nvme0, with no /sys/class/nvme entry

@@ -87,8 +87,9 @@ public final class Ranker {
         int group = -1;
         Candidate<T> prev = null;
         for (Candidate<T> c : sorted) {
-            if (prev == null || prev.relation.level() != c.relation.level() || prev.relation.climb() != c.relation.climb()
-                    || prev.relation.hops() != c.relation.hops() || Double.compare(prev.bandwidth, c.bandwidth) != 0) {
+            if (prev == null || prev.relation.level() != c.relation.level()
+                    || prev.relation.climb() != c.relation.climb() || prev.relation.hops() != c.relation.hops()
+                    || Double.compare(prev.bandwidth, c.bandwidth) != 0) {
                 group++;
             }
             out.add(new Ranked<>(c.target, c.address, c.relation.level(), c.relation.climb(), c.relation.hops(),

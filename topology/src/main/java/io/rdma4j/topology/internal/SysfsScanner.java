@@ -411,8 +411,8 @@ public final class SysfsScanner {
                         + "): ranked as remote from every node");
             }
             model.devices.put(f.addr, new PciDevice(f.addr, f.kind, f.attrs.vendor, f.attrs.device, f.attrs.classCode,
-                    loc.node, loc.source, CpuSets.toList(f.local), f.attrs.link, f.hostBridge, f.path, f.verbs, f.netdevs,
-                    List.of(), f.driver, Optional.ofNullable(loc.conflict)));
+                    loc.node, loc.source, CpuSets.toList(f.local), f.attrs.link, f.hostBridge, f.path, f.verbs,
+                    f.netdevs, List.of(), f.driver, Optional.ofNullable(loc.conflict)));
         }
     }
 
