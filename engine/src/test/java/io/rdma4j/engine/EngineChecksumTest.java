@@ -9,7 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -76,6 +78,42 @@ class EngineChecksumTest {
                 assertEquals(expected, clean.expectedCrc32c());
                 assertEquals(expected, clean.actualCrc32c());
                 assertEquals(1, wire[0].corruptedWrites());
+            }
+        }
+    }
+
+    /** The same check for a write into published device memory, staged through host memory on the target. */
+    @Test
+    void byteCorruptedOnItsWayToStagedDeviceMemoryIsReportedAsMismatch() throws Exception {
+        CorruptingBackend[] wire = new CorruptingBackend[1];
+        try (Arena arena = Arena.ofShared();
+             TransferEngine a = TestEngines.tcp("crc-host", 2).chunkSize(CHUNK)
+                     .backendWrapper(x -> wire[0] = new CorruptingBackend(x, CHUNK)).build();
+             TransferEngine gpu = TestEngines.tcp("crc-gpu", 2).chunkSize(CHUNK)
+                     .backendWrapper(x -> new DeviceTestBackend(x, new AtomicLong(), null, false)).build()) {
+            RecordingDeviceMemory dev = new RecordingDeviceMemory(TestEngines.allocate(arena, SIZE), "0000:10:1c.0",
+                    new AtomicLong());
+            MemorySegment src = TestEngines.allocate(arena, SIZE);
+            TestEngines.fill(src, 43);
+            long expected = crc32c(src);
+            try (LocalBuffer d = gpu.register(dev); LocalBuffer s = a.register(src)) {
+                gpu.publish("gpu", d, Access.anyPeer());
+                wire[0].corruptNextWrite(11);
+                a.write(s, a.peer(gpu.name()).buffer("gpu"), TransferOptions.tag(4343).withCrc32c()).join();
+                assertEquals(1, wire[0].corruptedWrites());
+                Notification n = gpu.awaitTag(4343, Duration.ofSeconds(10));
+                assertNotNull(n);
+                assertEquals(Notification.Checksum.MISMATCH, n.checksum(), n.toString());
+                assertEquals("gpu", n.buffer());
+                assertEquals(expected, n.expectedCrc32c());
+                // the check ran over what reached the device, one byte off from what was sent
+                long onDevice = crc32c(dev.memory);
+                assertEquals(onDevice, n.actualCrc32c(), n.toString());
+                assertNotEquals(expected, onDevice);
+                long at = TestEngines.mismatch(src, 0, dev.memory, 0, SIZE);
+                assertTrue(at >= 0);
+                assertEquals(-1, TestEngines.mismatch(src, at + 1, dev.memory, at + 1, SIZE - at - 1));
+                gpu.unpublish("gpu");
             }
         }
     }
