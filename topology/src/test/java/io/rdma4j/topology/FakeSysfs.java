@@ -9,7 +9,7 @@ import java.util.List;
 /**
  * Writes a small sysfs tree in the kernel's layout (devices under {@code sys/devices/pciDDDD:BB/...}, relative links
  * in {@code sys/bus/pci/devices} and {@code sys/class/*}): the facts of the real-machine captures in ../shared that the
- * tests check (see {@link CapturedShapes}), written here so that a bare clone carries its own test inputs, and shapes
+ * tests check (see {@link XeonPhiShapeTest}), written here so that a bare clone carries its own test inputs, and shapes
  * no capture covers (cloud VMs that the vendor files describe, NVMe over fabrics, multipath). It is scanner input, not
  * a stand-in for the scanner.
  */
