@@ -9,7 +9,8 @@ import java.time.Duration;
  * @param notifies         whether the target receives {@link #tag()} once every byte landed
  * @param tag             the notification tag (any 64-bit value)
  * @param crc32c          send the CRC32C of the transferred range with the notification for the target to verify
- *                        (needs {@link #notifies()})
+ *                        (needs {@link #notifies()}); the verdict, with both CRCs, is in the target's
+ *                        {@link Notification}, and the writer's transfer completes without waiting for it
  */
 public record TransferOptions(Duration deadline, boolean notifies, long tag, boolean crc32c) {
     public static final TransferOptions DEFAULT = new TransferOptions(null, false, 0, false);
