@@ -1,0 +1,16 @@
+// Run by maven-invoker-plugin after the consumer's build passed: checks what that build's exit status does not say.
+import java.util.jar.JarFile
+
+def log = new File(basedir, 'build.log').text
+assert log.contains('verified 1048576 bytes written by sender') : 'the consumer did not report its verified write'
+
+// each rdma4j jar the consumer resolved carries its stable module name
+def names = ['engine': 'io.rdma4j.engine', 'libfabric': 'io.rdma4j.libfabric', 'backend-common': 'io.rdma4j.common',
+             'topology': 'io.rdma4j.topology', 'rendezvous': 'io.rdma4j.rendezvous', 'proto': 'io.rdma4j.proto']
+names.each { artifact, name ->
+    def jar = new File(localRepositoryPath,
+            "io/rdma4j/rdma4j-$artifact/$projectVersion/rdma4j-$artifact-${projectVersion}.jar")
+    def actual = new JarFile(jar).withCloseable { it.manifest.mainAttributes.getValue('Automatic-Module-Name') }
+    assert actual == name : "$jar has Automatic-Module-Name $actual, expected $name"
+}
+true
