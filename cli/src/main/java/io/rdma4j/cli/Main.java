@@ -47,6 +47,7 @@ public final class Main {
         System.out.println("usage: ./rdma4j <command> [options]\n");
         System.out.printf("  %-12s %s%n", "test", "run the whole test suite (installs what it needs)");
         System.out.printf("  %-12s %s%n", "build", "build everything without running tests");
+        System.out.printf("  %-12s %s%n", "install", "put every module, sources, Javadoc and rdma4j-bom in ~/.m2");
         System.out.printf("  %-12s %s%n", "bench", "run the benchmarks in perf/ (./rdma4j bench help)");
         System.out.printf("  %-12s %s%n", "example", "run a program from examples/: OneSidedWrite, WeightSync, NvmeCheckpoint");
         for (Command c : commands()) {
