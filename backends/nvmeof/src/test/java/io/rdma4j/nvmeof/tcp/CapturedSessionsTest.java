@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdma4j.ffi.Extended;
 import io.rdma4j.nvmeof.ControllerInfo;
 import io.rdma4j.nvmeof.DiscoveryLog;
 import io.rdma4j.nvmeof.NamespaceInfo;
@@ -21,7 +22,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Golden bytes: every PDU of the SPDK captures decodes, re-encodes to the same bytes, and means what the trace shows. */
+/**
+ * Golden bytes from SPDK: every PDU of SPDK's captures in ../shared/nvme-tcp-traces decodes, re-encodes to the same
+ * bytes, and means what the trace shows. An extra check beside the project's own capture of the kernel target
+ * ({@link NvmetCapturedSessionsTest}), which every clone runs; this one runs only where ../shared is present.
+ */
+@Extended
 class CapturedSessionsTest {
     private static final int MAX_DATA = 1 << 20;
     private static final String CNODE1 = "nqn.2016-06.io.spdk:cnode1";

@@ -29,7 +29,12 @@ final class Pcap {
     }
 
     static List<Connection> connections(Path file, int targetPort) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(file));
+        return connections(Files.readAllBytes(file), file.toString(), targetPort);
+    }
+
+    /** @param file names the capture in messages */
+    static List<Connection> connections(byte[] capture, String file, int targetPort) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(capture);
         int magic = b.order(ByteOrder.LITTLE_ENDIAN).getInt(0);
         if (magic != 0xa1b2c3d4 && magic != 0xa1b23c4d) {
             b.order(ByteOrder.BIG_ENDIAN);
