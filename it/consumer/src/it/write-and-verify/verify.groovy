@@ -13,4 +13,13 @@ names.each { artifact, name ->
     def actual = new JarFile(jar).withCloseable { it.manifest.mainAttributes.getValue('Automatic-Module-Name') }
     assert actual == name : "$jar has Automatic-Module-Name $actual, expected $name"
 }
+
+// the README's "Use it from Maven" shows this class verbatim, less its Javadoc
+def section = new File(readme).text.with { it.substring(it.indexOf('## Use it from Maven')) }
+def from = section.indexOf('```java\n') + '```java\n'.length()
+def shown = section.substring(from, section.indexOf('\n```', from))
+def source = new File(basedir, 'src/main/java/example/WriteAndVerify.java').text
+def doc = source.indexOf('/**')
+def expected = source.substring(0, doc) + source.substring(source.indexOf('*/', doc) + 3)
+assert shown.trim() == expected.trim() : "$readme, 'Use it from Maven': the class shown is not the one that ran"
 true
