@@ -23,10 +23,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A scripted NVMe/TCP peer for fault injection on the host, where no kernel target exists: it answers bring-up and
  * I/O from a RAM namespace so a test can reach the point where it breaks the protocol on purpose ({@link #fault}).
- * The real-target tests run against Linux nvmet in the test VM ({@code *GuestTest}).
+ * The real-target tests run against Linux nvmet in the test VM ({@code *GuestTest}). Public, and shipped in this
+ * module's test-jar, so the command line's tests can drive {@code ./rdma4j nvme} against it on the host.
  */
-final class ScriptedTarget implements AutoCloseable {
-    static final String NQN = "nqn.2026-01.io.rdma4j:scripted";
+public final class ScriptedTarget implements AutoCloseable {
+    /** The one I/O subsystem it serves (namespace 1, 512-byte blocks); the discovery NQN is answered too. */
+    public static final String NQN = "nqn.2026-01.io.rdma4j:scripted";
 
     /** Decides what to do with a PDU about to be sent: return the bytes to send (maybe altered), or null to drop the connection. */
     interface Fault {
@@ -62,14 +64,21 @@ final class ScriptedTarget implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final Thread acceptor;
 
-    ScriptedTarget(int capacityBytes) throws IOException {
+    /** @param capacityBytes size of namespace 1, kept in RAM */
+    public ScriptedTarget(int capacityBytes) throws IOException {
         storage = new byte[capacityBytes];
         server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         acceptor = Thread.ofPlatform().daemon().name("scripted-target").start(this::acceptLoop);
     }
 
-    Target target() {
+    /** @return where it listens: 127.0.0.1 and a port of its own */
+    public Target target() {
         return Target.tcp("127.0.0.1", server.getLocalPort());
+    }
+
+    /** @return a copy of namespace 1's bytes from {@code offset}: what the host's writes left there */
+    public byte[] stored(int offset, int length) {
+        return java.util.Arrays.copyOfRange(storage, offset, offset + length);
     }
 
     /** Drops every connection, as a target that went away. */
@@ -93,6 +102,9 @@ final class ScriptedTarget implements AutoCloseable {
         while (!server.isClosed()) {
             try {
                 Socket s = server.accept();
+                // A read's C2HData and CapsuleResp go out as two small writes: without this, Nagle holds the second
+                // until the first is acknowledged, a delayed-ACK stall on every command.
+                s.setTcpNoDelay(true);
                 sockets.add(s);
                 Thread.ofPlatform().daemon().name("scripted-target-conn").start(() -> serve(s));
             } catch (IOException e) {
@@ -361,6 +373,9 @@ final class ScriptedTarget implements AutoCloseable {
     }
 
     private void dataIn(Conn c, int cid, byte[] d) throws IOException {
+        // Read once: a test may flip it as soon as the host completed this command by the SUCCESS flag, which must not
+        // make this command get a CapsuleResp too.
+        boolean successFlag = this.successFlag;
         List<Pdu.C2HData> pieces = new ArrayList<>();
         for (int o = 0; o < d.length; o += c2hPiece) {
             int n = Math.min(c2hPiece, d.length - o);
