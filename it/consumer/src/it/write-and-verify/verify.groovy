@@ -22,4 +22,21 @@ def source = new File(basedir, 'src/main/java/example/WriteAndVerify.java').text
 def doc = source.indexOf('/**')
 def expected = source.substring(0, doc) + source.substring(source.indexOf('*/', doc) + 3)
 assert shown.trim() == expected.trim() : "$readme, 'Use it from Maven': the class shown is not the one that ran"
+
+// the BOM lists every jar the build publishes (examples and perf are never dependencies), test-jars included
+def root = new File(readme).parentFile
+def bom = new groovy.xml.XmlSlurper().parse(new File(root, 'bom/pom.xml'))
+def listed = bom.dependencyManagement.dependencies.dependency.collect { "${it.artifactId}:${it.type.text() ?: 'jar'}" }
+new groovy.xml.XmlSlurper().parse(new File(root, 'pom.xml')).modules.module*.text().each { module ->
+    def pom = new File(root, "$module/pom.xml")
+    def model = new groovy.xml.XmlSlurper().parse(pom)
+    if (model.packaging.text() == 'pom' || module in ['examples', 'perf']) {
+        return
+    }
+    def wanted = ["${model.artifactId}:jar"]
+    if (pom.text.contains('<goal>test-jar</goal>')) {
+        wanted << "${model.artifactId}:test-jar"
+    }
+    wanted.each { assert it in listed : "bom/pom.xml does not list $it, which $module publishes" }
+}
 true
