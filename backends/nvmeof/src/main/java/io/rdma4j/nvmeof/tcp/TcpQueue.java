@@ -35,9 +35,12 @@ import java.util.zip.CRC32C;
  * {@link #submit} never blocks. A reader thread parses PDUs and completes futures (callbacks run on it: do not block
  * in them); a writer thread sends PDUs, so answering an R2T never waits on the reader.
  *
- * <p>The data path copies no data and allocates nothing per PDU. Every command has a slot, indexed by its command
- * identifier and reused, with its capsule header in a direct buffer. PDU headers are read into one reused direct
- * buffer (never more than the header, so data is never read into it); C2HData payload goes from the socket straight
+ * <p>The data path copies no data, and its own PDU code allocates nothing per PDU: what a thread allocates per command
+ * is a completion entry on the reader, and the JDK's own 40 bytes for each scattering or gathering socket call on
+ * memory from an {@code Arena} ({@code DataPathAllocationTest} measures both). Every command has a slot, indexed by
+ * its command identifier and reused, with its capsule header in a direct buffer. PDU headers are read into one
+ * reused direct buffer (never more than the header, so data is never read into it); C2HData payload goes from the
+ * socket straight
  * into the caller's memory ({@code segment.asSlice(...).asByteBuffer()}), with the data digest computed over it there.
  * Capsules, in-capsule data and H2CData go out by gathering writes of the header buffer and a view of the caller's
  * memory. What remains per command is the future, the completion entry and the buffer view.
