@@ -40,8 +40,8 @@ import java.util.zip.CRC32C;
  * memory from an {@code Arena} ({@code DataPathAllocationTest} measures both). Every command has a slot, indexed by
  * its command identifier and reused, with its capsule header in a direct buffer. PDU headers are read into one
  * reused direct buffer (never more than the header, so data is never read into it); C2HData payload goes from the
- * socket straight
- * into the caller's memory ({@code segment.asSlice(...).asByteBuffer()}), with the data digest computed over it there.
+ * socket straight into the caller's memory ({@code segment.asSlice(...).asByteBuffer()}), with the data digest
+ * computed over it there.
  * Capsules, in-capsule data and H2CData go out by gathering writes of the header buffer and a view of the caller's
  * memory. What remains per command is the future, the completion entry and the buffer view.
  *
