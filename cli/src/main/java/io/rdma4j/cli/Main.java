@@ -45,7 +45,7 @@ public final class Main {
 
     private static void usage() {
         System.out.println("usage: ./rdma4j <command> [options]\n");
-        System.out.printf("  %-12s %s%n", "test", "run the whole test suite (installs what it needs)");
+        System.out.printf("  %-12s %s%n", "test", "run the host test suite (installs what it needs; the guest suites: scripts/testvm)");
         System.out.printf("  %-12s %s%n", "build", "build everything without running tests");
         System.out.printf("  %-12s %s%n", "install", "put every module, sources, Javadoc and rdma4j-bom in ~/.m2");
         System.out.printf("  %-12s %s%n", "bench", "run the benchmarks in perf/ (./rdma4j bench help)");

@@ -49,7 +49,7 @@ final class NvmeCommand implements Command {
                          memory; --lba counts the volume's blocks; --stripe is the stripe unit (1048576)
             options: --hostnqn NQN --hostid UUID (default: kept in ~/.config/rdma4j), --queues N (4), --depth N (128),
                      --digest (header and data digests, NVMe/TCP), --timeout SECONDS (I/O timeout, 30)
-            Exit status: 0 on success, 1 with the NVMe status named on any error, 2 on bad usage.""";
+            Exit status: 0 on success, 2 with no verb, 1 on any other error (the NVMe status named where there is one).""";
 
     private final PrintStream out;
 
