@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
@@ -19,9 +20,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The CRC32C check of a write catches a byte corrupted in flight. The bytes go over a real libfabric provider; only
  * the corruption is injected ({@link CorruptingBackend}, on the writer's side, after the writer computed its CRC).
  * <p>
- * The check runs at the target when the notification arrives, after the writer's last completion, and nothing flows
- * back: the writer's transfer completes as delivered, and the target's {@link Notification} is where the mismatch is
- * reported, with both CRCs, the tag and the range of the named buffer.
+ * The check runs at the target when the notification arrives, after the writer's last completion. The target's
+ * {@link Notification} reports the verdict, with both CRCs, the tag and the range of the named buffer; the writer
+ * reads the verdict back, and its transfer completes only then: normally when verified, with
+ * {@link ChecksumMismatchException} on a mismatch.
  */
 class EngineChecksumTest {
     static final long CHUNK = 256 << 10;
@@ -47,9 +49,11 @@ class EngineChecksumTest {
                 RemoteBuffer dst = a.peer(b.name()).buffer("landing");
 
                 wire[0].corruptNextWrite(CHUNK / 2 + 7);
-                TransferResult r = a.write(s, 0, dst, SIZE, SIZE, TransferOptions.tag(4141).withCrc32c()).join();
-                assertEquals(SIZE, r.bytes());
+                Transfer corrupted = a.write(s, 0, dst, SIZE, SIZE, TransferOptions.tag(4141).withCrc32c());
+                ChecksumMismatchException e = assertThrows(ChecksumMismatchException.class, corrupted::join,
+                        "the writer's transfer fails with the target's verdict");
                 assertEquals(1, wire[0].corruptedWrites(), "one data write went out corrupted");
+                assertTrue(corrupted.future().isCompletedExceptionally());
 
                 Notification n = b.awaitTag(4141, Duration.ofSeconds(10));
                 assertNotNull(n, "a mismatch is still notified, so the target is not left waiting for the tag");
@@ -61,6 +65,15 @@ class EngineChecksumTest {
                 long landed = crc32c(landing.asSlice(SIZE, SIZE));
                 assertEquals(landed, n.actualCrc32c(), "the CRC32C of the bytes that landed");
                 assertNotEquals(expected, landed);
+                assertEquals(b.name(), e.peer());
+                assertEquals(4141, e.tag());
+                assertEquals("landing", e.buffer());
+                assertEquals(SIZE, e.offset());
+                assertEquals(SIZE, e.length());
+                assertEquals(expected, e.expectedCrc32c(), "what the writer sent");
+                assertEquals(landed, e.actualCrc32c(), "what landed, as the target computed it");
+                assertEquals(String.format("CRC32C mismatch on peer %s, tag 4141 (range %d+%d of 'landing'): "
+                        + "sent 0x%08x, landed 0x%08x", b.name(), SIZE, SIZE, expected, landed), e.getMessage());
                 assertTrue(n.toString().contains("MISMATCH (writer's CRC32C 0x" + Long.toHexString(expected)
                         + ", ours 0x" + Long.toHexString(landed) + ")"), n.toString());
 
@@ -71,7 +84,8 @@ class EngineChecksumTest {
                 assertNull(b.awaitTag(4141, Duration.ofMillis(100)), "one notification per write");
 
                 // the same write, clean, verifies: the check tells the two apart
-                a.write(s, 0, dst, SIZE, SIZE, TransferOptions.tag(4242).withCrc32c()).join();
+                TransferResult r = a.write(s, 0, dst, SIZE, SIZE, TransferOptions.tag(4242).withCrc32c()).join();
+                assertEquals(SIZE, r.bytes());
                 Notification clean = b.awaitTag(4242, Duration.ofSeconds(10));
                 assertNotNull(clean);
                 assertEquals(Notification.Checksum.VERIFIED, clean.checksum(), clean.toString());
@@ -99,7 +113,9 @@ class EngineChecksumTest {
             try (LocalBuffer d = gpu.register(dev); LocalBuffer s = a.register(src)) {
                 gpu.publish("gpu", d, Access.anyPeer());
                 wire[0].corruptNextWrite(11);
-                a.write(s, a.peer(gpu.name()).buffer("gpu"), TransferOptions.tag(4343).withCrc32c()).join();
+                RemoteBuffer target = a.peer(gpu.name()).buffer("gpu");
+                ChecksumMismatchException e = assertThrows(ChecksumMismatchException.class,
+                        () -> a.write(s, target, TransferOptions.tag(4343).withCrc32c()).join());
                 assertEquals(1, wire[0].corruptedWrites());
                 Notification n = gpu.awaitTag(4343, Duration.ofSeconds(10));
                 assertNotNull(n);
@@ -113,6 +129,19 @@ class EngineChecksumTest {
                 long at = TestEngines.mismatch(src, 0, dev.memory, 0, SIZE);
                 assertTrue(at >= 0);
                 assertEquals(-1, TestEngines.mismatch(src, at + 1, dev.memory, at + 1, SIZE - at - 1));
+                assertEquals(gpu.name(), e.peer());
+                assertEquals(4343, e.tag());
+                assertEquals("gpu", e.buffer());
+                assertEquals(0, e.offset());
+                assertEquals(SIZE, e.length());
+                assertEquals(expected, e.expectedCrc32c());
+                assertEquals(onDevice, e.actualCrc32c(), e.getMessage());
+
+                // the same write, clean, verifies and completes normally
+                assertEquals(SIZE, a.write(s, target, TransferOptions.tag(4344).withCrc32c()).join().bytes());
+                Notification clean = gpu.awaitTag(4344, Duration.ofSeconds(10));
+                assertNotNull(clean);
+                assertEquals(Notification.Checksum.VERIFIED, clean.checksum(), clean.toString());
                 gpu.unpublish("gpu");
             }
         }
