@@ -1,6 +1,8 @@
 package io.rdma4j.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -10,6 +12,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
@@ -144,6 +151,109 @@ class EngineChecksumTest {
                 assertEquals(Notification.Checksum.VERIFIED, clean.checksum(), clean.toString());
                 gpu.unpublish("gpu");
             }
+        }
+    }
+
+    /**
+     * Many writes with a CRC in flight through a 4-slot notification ring, so slots wrap around many times while
+     * verdicts are unread: each write waits for its own verdict, none is mistaken for the slot's previous one, and a
+     * slot is not reused before its verdict was read. Writes without a CRC share the ring.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void manyChecksummedWritesThroughASmallRingAllCompleteVerified(String provider) throws Exception {
+        int writes = 48;
+        long piece = 64 << 10;
+        boolean tcp = provider.equals("tcp");
+        String before = System.setProperty("rdma4j.engine.inboxSlots", "4");
+        try (Arena arena = Arena.ofShared();
+             TransferEngine a = (tcp ? TestEngines.tcp("ring-a", 2) : TestEngines.shm("ring-a", 2)).build();
+             TransferEngine b = (tcp ? TestEngines.tcp("ring-b", 2) : TestEngines.shm("ring-b", 2)).build()) {
+            restore(before);
+            MemorySegment landing = TestEngines.allocate(arena, writes * piece);
+            b.publish("ring", b.register(landing), Access.anyPeer());
+            MemorySegment src = TestEngines.allocate(arena, writes * piece);
+            TestEngines.fill(src, 47);
+            try (LocalBuffer s = a.register(src)) {
+                RemoteBuffer dst = a.peer(b.name()).buffer("ring");
+                List<Transfer> inFlight = new ArrayList<>();
+                for (int i = 0; i < writes; i++) {
+                    TransferOptions o = TransferOptions.tag(5000 + i).withDeadline(Duration.ofSeconds(30));
+                    inFlight.add(a.write(s, i * piece, dst, i * piece, piece, i % 3 == 2 ? o : o.withCrc32c()));
+                }
+                for (int i = 0; i < writes; i++) {
+                    assertEquals(piece, inFlight.get(i).join().bytes(), "write " + i);
+                }
+                for (int i = 0; i < writes; i++) {
+                    Notification n = b.awaitTag(5000 + i, Duration.ofSeconds(10));
+                    assertNotNull(n, "tag " + (5000 + i));
+                    assertEquals(i % 3 == 2 ? Notification.Checksum.NOT_REQUESTED : Notification.Checksum.VERIFIED,
+                            n.checksum(), n.toString());
+                }
+                assertEquals(-1, TestEngines.mismatch(src, 0, landing, 0, writes * piece));
+            }
+        } finally {
+            restore(before);
+        }
+    }
+
+    /**
+     * A verdict that never arrives (every read of it comes back stale, while credit reads stay real) ends the write by
+     * its deadline, with an error that says what it waited for; a write waiting for its verdict can be cancelled; and
+     * neither keeps the slot: with a one-slot ring, a later write with a CRC still completes verified.
+     */
+    @Test
+    void checksummedWriteWhoseVerdictNeverComesEndsByItsDeadline() throws Exception {
+        CorruptingBackend[] wire = new CorruptingBackend[1];
+        String before = System.setProperty("rdma4j.engine.inboxSlots", "1");
+        try (Arena arena = Arena.ofShared();
+             TransferEngine a = TestEngines.tcp("late-a", 2).chunkSize(CHUNK)
+                     .backendWrapper(x -> wire[0] = new CorruptingBackend(x, CHUNK)).build();
+             TransferEngine b = TestEngines.tcp("late-b", 2).chunkSize(CHUNK).build()) {
+            restore(before);
+            MemorySegment landing = TestEngines.allocate(arena, SIZE);
+            b.publish("late", b.register(landing), Access.anyPeer());
+            MemorySegment src = TestEngines.allocate(arena, SIZE);
+            TestEngines.fill(src, 53);
+            try (LocalBuffer s = a.register(src)) {
+                RemoteBuffer dst = a.peer(b.name()).buffer("late");
+                wire[0].staleVerdictReads(true);
+                Transfer t = a.write(s, dst, TransferOptions.tag(6001).withCrc32c()
+                        .withDeadline(Duration.ofMillis(500)));
+                ExecutionException failed = assertThrows(ExecutionException.class,
+                        () -> t.future().get(10, TimeUnit.SECONDS), "ends by its deadline, never hangs");
+                TransferTimeoutException e = assertInstanceOf(TransferTimeoutException.class, failed.getCause());
+                assertTrue(e.getMessage().contains("waiting for the target's CRC32C verdict"), e.getMessage());
+                assertEquals(SIZE, t.bytesCompleted(), "every byte landed");
+                Notification n = b.awaitTag(6001, Duration.ofSeconds(10));
+                assertNotNull(n);
+                assertEquals(Notification.Checksum.VERIFIED, n.checksum(), "the target did judge it");
+
+                Transfer waiting = a.write(s, dst, TransferOptions.tag(6002).withCrc32c());
+                assertNotNull(b.awaitTag(6002, Duration.ofSeconds(10)), "the data and tag landed");
+                Thread.sleep(50);
+                assertFalse(waiting.future().isDone(), "still waiting for a verdict it cannot read");
+                assertTrue(waiting.cancel());
+                assertThrows(CancellationException.class, waiting::join);
+
+                wire[0].staleVerdictReads(false);
+                TransferResult r = a.write(s, dst, TransferOptions.tag(6003).withCrc32c()
+                        .withDeadline(Duration.ofSeconds(10))).join();
+                assertEquals(SIZE, r.bytes());
+                Notification clean = b.awaitTag(6003, Duration.ofSeconds(10));
+                assertNotNull(clean);
+                assertEquals(Notification.Checksum.VERIFIED, clean.checksum(), clean.toString());
+            }
+        } finally {
+            restore(before);
+        }
+    }
+
+    private static void restore(String before) {
+        if (before == null) {
+            System.clearProperty("rdma4j.engine.inboxSlots");
+        } else {
+            System.setProperty("rdma4j.engine.inboxSlots", before);
         }
     }
 
