@@ -4,8 +4,9 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A running transfer. The future completes normally only when every chunk completed successfully (and, for a write
- * with a notification, when the tag has been delivered into the target's memory); exceptionally with a
- * {@link TransferException} subclass or {@link java.util.concurrent.CancellationException} otherwise.
+ * with a notification, when the tag has been delivered into the target's memory; for a write with a CRC32C, when the
+ * target verified it); exceptionally with a {@link TransferException} subclass ({@link ChecksumMismatchException} when
+ * the target's check failed) or {@link java.util.concurrent.CancellationException} otherwise.
  */
 public interface Transfer {
     /** {@return the future of the result} */

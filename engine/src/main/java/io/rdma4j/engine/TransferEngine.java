@@ -112,7 +112,10 @@ public interface TransferEngine extends AutoCloseable {
      * @param source the registered local buffer to send from
      * @param target the peer's published buffer, at least as long as {@code source}
      * @param options deadline, notification tag and checksum
-     * @return the running transfer, whose future completes once every chunk completed
+     * @return the running transfer, whose future completes once every chunk completed (with a checksum: once the
+     *         target verified it), or fails with {@link TransferTimeoutException} when the deadline passed first,
+     *         {@link ChecksumMismatchException} when the bytes that landed differ from those sent,
+     *         {@link PeerLostException} or {@link LaneFailureException}
      */
     default Transfer write(LocalBuffer source, RemoteBuffer target, TransferOptions options) {
         return write(source, 0, target, 0, source.length(), options);
@@ -129,7 +132,10 @@ public interface TransferEngine extends AutoCloseable {
      * @param targetOffset where in {@code target} the first byte lands
      * @param length bytes to move
      * @param options deadline, notification tag and checksum
-     * @return the running transfer, whose future completes once every chunk completed
+     * @return the running transfer, whose future completes once every chunk completed (with a checksum: once the
+     *         target verified it), or fails with {@link TransferTimeoutException} when the deadline passed first,
+     *         {@link ChecksumMismatchException} when the bytes that landed differ from those sent,
+     *         {@link PeerLostException} or {@link LaneFailureException}
      */
     Transfer write(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length, TransferOptions options);
 
@@ -161,7 +167,8 @@ public interface TransferEngine extends AutoCloseable {
      * Starts a batch of writes; every request is checked before any is posted.
      *
      * @param requests the writes, each with its own options
-     * @return one transfer per request, in the same order
+     * @return one transfer per request, in the same order, each completing or failing as a single
+     *         {@link #write(LocalBuffer, long, RemoteBuffer, long, long, TransferOptions) write} does
      */
     List<Transfer> writeAll(List<TransferRequest> requests);
 

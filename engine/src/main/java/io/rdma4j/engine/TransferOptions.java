@@ -10,7 +10,10 @@ import java.time.Duration;
  * @param tag             the notification tag (any 64-bit value)
  * @param crc32c          send the CRC32C of the transferred range with the notification for the target to verify
  *                        (needs {@link #notifies()}); the verdict, with both CRCs, is in the target's
- *                        {@link Notification}, and the writer's transfer completes without waiting for it
+ *                        {@link Notification}, and the writer's transfer completes only once the target's verdict
+ *                        is read back (one more small RDMA read, repeated until the target has checked the range):
+ *                        normally when verified, with {@link ChecksumMismatchException} when the bytes that landed
+ *                        differ. The {@link #deadline()} covers that wait too
  */
 public record TransferOptions(Duration deadline, boolean notifies, long tag, boolean crc32c) {
     public static final TransferOptions DEFAULT = new TransferOptions(null, false, 0, false);
@@ -43,7 +46,10 @@ public record TransferOptions(Duration deadline, boolean notifies, long tag, boo
         return new TransferOptions(deadline, true, t, crc32c);
     }
 
-    /** {@return these options with the CRC32C of the range verified on the target} */
+    /**
+     * {@return these options with the CRC32C of the range verified on the target, the writer's transfer failing with
+     * {@link ChecksumMismatchException} when it differs}
+     */
     public TransferOptions withCrc32c() {
         return new TransferOptions(deadline, notifies, tag, true);
     }

@@ -3,6 +3,7 @@ package io.rdma4j.engine.internal;
 import io.rdma4j.BackendUnavailableException;
 import io.rdma4j.ClosedException;
 import io.rdma4j.engine.Access;
+import io.rdma4j.engine.ChecksumMismatchException;
 import io.rdma4j.engine.LaneStats;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.MemoryLocation;
@@ -61,6 +62,7 @@ import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -73,7 +75,13 @@ import java.util.zip.CRC32C;
 
 /** The engine: lanes and progress threads over a backend, peers through the rendezvous, transfers planned and dispatched. */
 public final class EngineCore implements TransferEngine {
-    static final int INBOX_SLOTS = 256;
+    /**
+     * Records in the notification ring we give each initiator ({@code -Drdma4j.engine.inboxSlots}, 1..256, default
+     * 256, read when an engine opens). The initiator learns it from the inbox's size.
+     */
+    static final String INBOX_SLOTS_PROPERTY = "rdma4j.engine.inboxSlots";
+    /** Longest pause between two reads of a CRC32C verdict that is not there yet. */
+    private static final long VERDICT_POLL_MAX_NANOS = 1_000_000;
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}");
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
@@ -110,6 +118,7 @@ public final class EngineCore implements TransferEngine {
     private volatile Throwable lastProgressError;
     private volatile boolean closed;
     private final Volumes volumes;
+    private final int inboxSlots;
 
     /** What we gave one initiator: connections from our lanes and its inbox. */
     private record Inbound(String initiator, long generation, int[] lanes, int[] connections, InChannel inbox, String inboxName) {
@@ -122,6 +131,11 @@ public final class EngineCore implements TransferEngine {
         this.config = config;
         this.name = name;
         this.backend = backend;
+        this.inboxSlots = Integer.getInteger(INBOX_SLOTS_PROPERTY, NotificationRecord.MAX_SLOTS);
+        if (inboxSlots < 1 || inboxSlots > NotificationRecord.MAX_SLOTS) {
+            throw new IllegalArgumentException("-D" + INBOX_SLOTS_PROPERTY + " must be 1.."
+                    + NotificationRecord.MAX_SLOTS + ", got " + inboxSlots);
+        }
         this.wireBackend = backend.name().equalsIgnoreCase("ibverbs") ? Backend.IBVERBS : Backend.LIBFABRIC;
         this.laneDescriptors = List.copyOf(backend.lanes());
         this.planner = new Planner(config.chunkBytes(), config.smallThreshold());
@@ -642,7 +656,7 @@ public final class EngineCore implements TransferEngine {
         }
         TransferImpl t = new TransferImpl(this, p.link, p.op, p.length, p.local.entry.registration().handle(), localAddress, ra, p.remote.key,
                 p.all.toArray(new Planner.Candidate[0]), p.options.notifies(), p.options.tag(), p.options.crc32c(), crc, p.remote.generation(),
-                p.remoteOffset, p.local.entry);
+                p.remoteOffset, p.remote.shortName, p.local.entry);
         active.add(t);
         p.link.active.add(t);
         if (closed) {
@@ -655,8 +669,10 @@ public final class EngineCore implements TransferEngine {
         }
         if (p.options.deadline() != null) {
             Duration d = p.options.deadline();
-            t.deadlineTask = timer.schedule(() -> t.fail(new TransferTimeoutException((p.op == Op.READ ? "read" : "write") + " of " + p.length
-                    + " bytes with " + p.link.name + " missed its " + d.toMillis() + " ms deadline with " + t.bytesCompleted() + " bytes done")),
+            String what = (p.op == Op.READ ? "read" : "write") + " of " + p.length + " bytes with " + p.link.name;
+            t.deadlineTask = timer.schedule(() -> t.fail(new TransferTimeoutException(what + " missed its "
+                    + d.toMillis() + " ms deadline with " + t.bytesCompleted() + " bytes done"
+                    + (t.awaitingVerdict ? ", waiting for the target's CRC32C verdict" : ""))),
                     d.toNanos(), TimeUnit.NANOSECONDS);
         }
         Planner.Assignment a = p.assignment;
@@ -776,10 +792,11 @@ public final class EngineCore implements TransferEngine {
                     base[k.lane()] = k.address();
                     key[k.lane()] = k.key();
                 }
-                if (inbox.generation() <= 0 || inbox.generation() >= (1 << 16) || inbox.length() < (long) INBOX_SLOTS * NotificationRecord.SLOT_BYTES + 8) {
+                int slots = NotificationRecord.slotsOf(inbox.length());
+                if (inbox.generation() <= 0 || inbox.generation() >= (1 << 16) || slots < 1) {
                     throw new TransferException("peer '" + link.name + "' described a malformed inbox: " + inbox);
                 }
-                link.channel = new OutChannel(backend, INBOX_SLOTS, (int) inbox.generation(), base, key);
+                link.channel = new OutChannel(backend, slots, (int) inbox.generation(), base, key);
                 link.session = result;
             } catch (RendezvousException e) {
                 throw new PeerLostException("handshake with peer '" + link.name + "' at " + link.info.handshakeAddress() + " failed: " + e.getMessage(), e);
@@ -847,7 +864,7 @@ public final class EngineCore implements TransferEngine {
                 throw e;
             }
             int id = allocateInbox();
-            InChannel ch = new InChannel(backend, initiator, initiatorGeneration, id, INBOX_SLOTS);
+            InChannel ch = new InChannel(backend, initiator, initiatorGeneration, id, inboxSlots);
             inboxes.set(id, ch);
             inbound.put(initiator, new Inbound(initiator, initiatorGeneration, myLanes, myConns, ch, inboxName(initiator)));
             return out;
@@ -984,6 +1001,98 @@ public final class EngineCore implements TransferEngine {
         t.peer.channel.notify(this, t, l, remoteLane, connection);
     }
 
+    /**
+     * Every notification copy of {@code t} completed (on lane {@code l}'s thread): a write without a CRC is done, one
+     * with a CRC reads the target's verdict first.
+     */
+    void notified(TransferImpl t, LaneRuntime l) {
+        if (!t.crc) {
+            t.complete();
+            return;
+        }
+        t.awaitingVerdict = true;
+        pollVerdict(t, l);
+    }
+
+    /** Posts a read of {@code t}'s verdict word on {@code l} (on its thread), unless {@code t} ended meanwhile. */
+    private void pollVerdict(TransferImpl t, LaneRuntime l) {
+        OutChannel ch = t.peer.channel;
+        if (t.peer.lost()) {
+            t.fail(new PeerLostException("write of " + t.total + " bytes with '" + t.peer.name
+                    + "' failed: the peer is gone (" + t.peer.lostReason + ") before its CRC32C verdict was read"));
+        }
+        if (t.isTerminal()) {
+            ch.verdictDone(this, t, l);
+            return;
+        }
+        int rc = ch.postVerdictRead(t, l);
+        if (rc == EngineBackend.BACK_PRESSURED) {
+            pollVerdictLater(t, l);
+        } else if (rc != EngineBackend.OK) {
+            String err = backend.laneError(l.lane);
+            err = l.describe() + ": CRC32C verdict read post failed: " + (err == null ? "status " + rc : err);
+            laneFailed(l, err);
+            verdictReadFailed(t, l, err);
+        }
+    }
+
+    /** A read of {@code t}'s verdict word completed on {@code l} ({@code err} when it failed). */
+    void verdictRead(TransferImpl t, LaneRuntime l, boolean ok, String err) {
+        OutChannel ch = t.peer.channel;
+        if (t.isTerminal()) {
+            ch.verdictDone(this, t, l);
+            return;
+        }
+        if (!ok) {
+            verdictReadFailed(t, l, err);
+            return;
+        }
+        long word = ch.verdictWord(t);
+        int code = NotificationRecord.verdictCode(word);
+        // the peer's word is untrusted: only a word written for our sequence with a verdict decides; the previous
+        // write's word in the slot (or anything else) means the check is not done yet
+        if (!NotificationRecord.verdictFor(word, t.notifySeq) || code == NotificationRecord.VERDICT_NONE) {
+            pollVerdictLater(t, l);
+            return;
+        }
+        ch.verdictDone(this, t, l);
+        if (code == NotificationRecord.VERDICT_VERIFIED) {
+            t.complete();
+        } else {
+            long landed = code == NotificationRecord.VERDICT_MISMATCH
+                    ? Integer.toUnsignedLong(NotificationRecord.verdictCrc(word)) : -1;
+            t.fail(new ChecksumMismatchException(t.peer.name, t.tag, t.targetName, t.targetOffset, t.total,
+                    Integer.toUnsignedLong(t.crcValue), landed));
+        }
+    }
+
+    private void verdictReadFailed(TransferImpl t, LaneRuntime l, String err) {
+        t.recordError(err);
+        t.retries.incrementAndGet();
+        Planner.Candidate c = ++t.verdictFailures > config.maxRetries() ? null : pickLane(t, l.lane, t.verdictFailures);
+        if (c == null) {
+            t.fail(t.laneFailure("reading the CRC32C verdict of notification " + t.tag + " after a " + t.total
+                    + "-byte write"));
+            t.peer.channel.verdictDone(this, t, l);
+            return;
+        }
+        pollVerdictLater(t, lanes[c.localLane()]);
+    }
+
+    /**
+     * Reads the verdict again after a pause: the target checks a large range on a virtual thread, so the verdict may
+     * take milliseconds; the pause doubles from 10 us up to {@link #VERDICT_POLL_MAX_NANOS}.
+     */
+    private void pollVerdictLater(TransferImpl t, LaneRuntime l) {
+        long pause = Math.min(VERDICT_POLL_MAX_NANOS, 10_000L << Math.min(t.verdictPolls++, 8));
+        try {
+            timer.schedule(() -> l.owner.submit((Runnable) () -> pollVerdict(t, l)), pause, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // closing: close() fails every transfer in flight
+            t.peer.channel.verdictDone(this, t, l);
+        }
+    }
+
     void dispatchCopy(NotifyCopy c) {
         lanes[c.lane].owner.submit(c);
     }
@@ -1080,10 +1189,19 @@ public final class EngineCore implements TransferEngine {
         if (p != null && p.buffer().device != null) {
             // the written range goes to the device (copy or flush) before the user sees the notification: off this thread
             Thread.ofVirtual().start(() -> {
+                Notification n = null;
                 try {
-                    notes.add(DeviceBuffers.deliver(ch.peer, r.tag(), bufferName, p.buffer(), r.offset(), r.length(), r.crc(), r.crcValue()));
+                    n = DeviceBuffers.deliver(ch.peer, r.tag(), bufferName, p.buffer(), r.offset(), r.length(), r.crc(),
+                            r.crcValue());
+                    notes.add(n);
                 } catch (RuntimeException e) {
                     progressError(e);
+                } finally {
+                    // after the notification, so a writer told of the verdict finds it here; always, or the slot stays
+                    if (r.crc()) {
+                        judged(ch, r.seq(), n == null ? Notification.Checksum.MISMATCH : n.checksum(),
+                                n == null ? -1 : n.actualCrc32c());
+                    }
                 }
             });
             return;
@@ -1096,19 +1214,35 @@ public final class EngineCore implements TransferEngine {
         // checksum large ranges off the progress thread
         Thread.ofVirtual().start(() -> {
             long actual = -1;
-            if (p != null && r.offset() >= 0 && r.length() >= 0 && r.offset() <= p.buffer().length() - r.length()
-                    && p.buffer().segment.scope().isAlive()) {
-                CRC32C c = new CRC32C();
-                c.update(p.buffer().segment.asSlice(r.offset(), r.length()).asByteBuffer());
-                actual = c.getValue();
+            Notification.Checksum verdict = Notification.Checksum.MISMATCH;
+            try {
+                if (p != null && r.offset() >= 0 && r.length() >= 0 && r.offset() <= p.buffer().length() - r.length()
+                        && p.buffer().segment.scope().isAlive()) {
+                    CRC32C c = new CRC32C();
+                    c.update(p.buffer().segment.asSlice(r.offset(), r.length()).asByteBuffer());
+                    actual = c.getValue();
+                }
+                long expected = Integer.toUnsignedLong(r.crcValue());
+                // both values go to the user, so a mismatch says what the writer sent and what landed
+                verdict = actual == expected ? Notification.Checksum.VERIFIED : Notification.Checksum.MISMATCH;
+                notes.add(new Notification(ch.peer, r.tag(), bufferName, r.offset(), r.length(), verdict, expected,
+                        actual));
+            } catch (RuntimeException e) {
+                // the buffer was closed under the check: the writer hears of an unchecked range
+                actual = -1;
+                verdict = Notification.Checksum.MISMATCH;
+                progressError(e);
+            } finally {
+                judged(ch, r.seq(), verdict, actual);
             }
-            long expected = Integer.toUnsignedLong(r.crcValue());
-            // both values go to the user, so a mismatch says what the writer sent and what landed
-            Notification.Checksum verdict = actual == expected ? Notification.Checksum.VERIFIED
-                    : Notification.Checksum.MISMATCH;
-            notes.add(new Notification(ch.peer, r.tag(), bufferName, r.offset(), r.length(), verdict, expected,
-                    actual));
         });
+    }
+
+    /** Tells the writer of record {@code seq} our verdict (it RDMA-reads the word) and frees the record's slot. */
+    private static void judged(InChannel ch, long seq, Notification.Checksum verdict, long actual) {
+        int code = verdict == Notification.Checksum.VERIFIED ? NotificationRecord.VERDICT_VERIFIED
+                : actual < 0 ? NotificationRecord.VERDICT_UNCHECKED : NotificationRecord.VERDICT_MISMATCH;
+        ch.verdict(seq, code, actual < 0 ? 0 : (int) actual);
     }
 
     // ------------------------------------------------------------------ notifications

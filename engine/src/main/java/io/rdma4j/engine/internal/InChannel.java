@@ -8,8 +8,13 @@ import java.util.Arrays;
 
 /**
  * Our inbox for one initiator: {@code slots} records followed by the consumed counter the initiator reads for flow
- * control. A record is delivered exactly once, when copies from every lane it names have arrived: repeated immediates
- * (EFA may deliver one more than once) only set a bit already set, and a sequence already delivered is dropped.
+ * control, then one verdict word per slot. A record is delivered exactly once, when copies from every lane it names
+ * have arrived: repeated immediates (EFA may deliver one more than once) only set a bit already set, and a sequence
+ * already delivered is dropped.
+ *
+ * <p>A slot is consumed once its verdict word is written: at delivery for a record without a CRC, and only after the
+ * check ({@link #verdict}) for one with a CRC, so the initiator cannot send into the slot again before its verdict is
+ * there to read.
  */
 final class InChannel implements AutoCloseable {
     final String peer;
@@ -22,6 +27,8 @@ final class InChannel implements AutoCloseable {
     private final long[] deliveredSeq;
     private final long[] pendingSeq;
     private final long[] seenLanes;
+    /** Per slot: the last sequence whose verdict word is written (the slot may be consumed up to it). */
+    private final long[] doneSeq;
     private long consumed;
     long duplicates;
     long invalid;
@@ -35,12 +42,14 @@ final class InChannel implements AutoCloseable {
         this.peerGeneration = peerGeneration;
         this.id = id;
         this.slots = slots;
-        this.inbox = arena.allocate((long) slots * NotificationRecord.SLOT_BYTES + 8, 64);
+        this.inbox = arena.allocate(NotificationRecord.inboxBytes(slots), 64);
         this.registration = backend.register(inbox);
         this.deliveredSeq = new long[slots];
         this.pendingSeq = new long[slots];
         this.seenLanes = new long[slots];
+        this.doneSeq = new long[slots];
         Arrays.fill(deliveredSeq, -1);
+        Arrays.fill(doneSeq, -1);
         Arrays.fill(pendingSeq, -1);
     }
 
@@ -73,11 +82,36 @@ final class InChannel implements AutoCloseable {
         Record rec = new Record(seq, r.get(NotificationRecord.LONG, NotificationRecord.TAG), r.get(NotificationRecord.LONG, NotificationRecord.GENERATION),
                 r.get(NotificationRecord.LONG, NotificationRecord.OFFSET), r.get(NotificationRecord.LONG, NotificationRecord.LENGTH),
                 (r.get(NotificationRecord.INT, NotificationRecord.FLAGS) & NotificationRecord.FLAG_CRC) != 0, r.get(NotificationRecord.INT, NotificationRecord.CRC));
-        while (deliveredSeq[(int) (consumed % slots)] == consumed) {
+        if (!rec.crc()) {
+            done(slot, seq, NotificationRecord.VERDICT_NONE, 0);
+        }
+        return rec;
+    }
+
+    /**
+     * Writes the verdict of delivered record {@code seq}, which carried a CRC, and frees its slot; a sequence not
+     * delivered here, or already judged, is ignored.
+     *
+     * @param code {@link NotificationRecord#VERDICT_VERIFIED}, {@code _MISMATCH} or {@code _UNCHECKED}
+     * @param landedCrc the CRC32C of the bytes in our memory (0 when unchecked)
+     */
+    synchronized void verdict(long seq, int code, int landedCrc) {
+        int slot = (int) (seq % slots);
+        if (seq < 0 || deliveredSeq[slot] != seq || doneSeq[slot] == seq || !inbox.scope().isAlive()) {
+            return;
+        }
+        done(slot, seq, code, landedCrc);
+    }
+
+    /** Caller holds the lock: the verdict word first, then the counter, so a freed slot always has its word. */
+    private void done(int slot, long seq, int code, int landedCrc) {
+        inbox.set(NotificationRecord.LONG, NotificationRecord.verdictOffset(slots, slot),
+                NotificationRecord.verdict(seq, code, landedCrc));
+        doneSeq[slot] = seq;
+        while (doneSeq[(int) (consumed % slots)] == consumed) {
             consumed++;
         }
-        inbox.set(NotificationRecord.LONG, (long) slots * NotificationRecord.SLOT_BYTES, consumed);
-        return rec;
+        inbox.set(NotificationRecord.LONG, NotificationRecord.consumedOffset(slots), consumed);
     }
 
     long length() {
@@ -85,7 +119,7 @@ final class InChannel implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         registration.close();
         arena.close();
     }

@@ -5,6 +5,7 @@ import io.rdma4j.engine.spi.EngineBackend;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 
 /**
  * Our side of the notification channel to one peer: a ring of {@code slots} records in the peer's inbox. A record goes
@@ -14,6 +15,11 @@ import java.util.ArrayDeque;
  *
  * <p>Flow control needs no reverse path: sequence numbers below {@code consumed + slots} are free, and when they run out
  * we RDMA-read the peer's consumed counter (the word after its ring).
+ *
+ * <p>Neither does the CRC32C verdict: after its copies completed, a write with a CRC RDMA-reads its slot's verdict word
+ * (after the counter, one per slot) until the peer wrote it for the write's sequence. The peer counts a slot consumed
+ * only once its verdict word is written, and we hand a slot out again only once the verdict of the write before in it
+ * was read (or that write ended otherwise), so a verdict is never overwritten before its writer saw it.
  */
 final class OutChannel implements AutoCloseable {
     final int slots;
@@ -28,6 +34,8 @@ final class OutChannel implements AutoCloseable {
     private long consumed;
     private boolean creditReadInFlight;
     private final ArrayDeque<TransferImpl> waiting = new ArrayDeque<>();
+    /** Per slot: the sequence of a write with a CRC whose verdict we have not read yet, or -1. */
+    private final long[] unreadVerdict;
 
     OutChannel(EngineBackend backend, int slots, int inboxId, long[] remoteBase, long[] remoteKey) {
         if (slots < 1 || slots > NotificationRecord.MAX_SLOTS) {
@@ -37,7 +45,10 @@ final class OutChannel implements AutoCloseable {
         this.inboxId = inboxId;
         this.remoteBase = remoteBase;
         this.remoteKey = remoteKey;
-        this.outbox = arena.allocate((long) slots * NotificationRecord.SLOT_BYTES + 8, 64);
+        // the same shape as the peer's inbox: records we send, then where its counter and verdict words land
+        this.outbox = arena.allocate(NotificationRecord.inboxBytes(slots), 64);
+        this.unreadVerdict = new long[slots];
+        Arrays.fill(unreadVerdict, -1);
         this.registration = backend.register(outbox);
     }
 
@@ -56,8 +67,15 @@ final class OutChannel implements AutoCloseable {
                     requestCredit(current, remoteLane, connection);
                     return;
                 }
+                if (unreadVerdict[(int) (nextSeq % slots)] >= 0) {
+                    waiting.add(t); // woken by verdictDone
+                    return;
+                }
                 seq = nextSeq++;
                 t.notifySeq = seq;
+                if (t.crc) {
+                    unreadVerdict[(int) (seq % slots)] = seq;
+                }
                 NotificationRecord.write(slot(seq), seq, t.tag, t.targetGeneration, t.targetOffset, t.total, t.crc, t.crcValue, mask);
             }
         }
@@ -77,6 +95,43 @@ final class OutChannel implements AutoCloseable {
                 NotificationRecord.immediate(inboxId, s, c.markLane));
     }
 
+    /** Posts a read of {@code t}'s verdict word on lane {@code l} (on its progress thread); returns the status. */
+    int postVerdictRead(TransferImpl t, LaneRuntime l) {
+        int s = (int) (t.notifySeq % slots);
+        int rl = t.peer.remoteLane[l.lane];
+        long at = NotificationRecord.verdictOffset(slots, s);
+        return l.owner.postVerdictRead(l, t, rl, t.peer.connection[l.lane], registration.handle(),
+                registration.address() + at, remoteBase[rl] + at, remoteKey[rl]);
+    }
+
+    /** {@return the verdict word last read for {@code t}'s slot (untrusted: the caller checks its sequence)} */
+    long verdictWord(TransferImpl t) {
+        long at = NotificationRecord.verdictOffset(slots, (int) (t.notifySeq % slots));
+        return outbox.get(NotificationRecord.LONG, at);
+    }
+
+    /**
+     * {@code t}'s verdict was read, or will not be (it ended otherwise): its slot may be handed out again, and the
+     * notifications waiting for it try again on lane {@code l}.
+     */
+    void verdictDone(EngineCore engine, TransferImpl t, LaneRuntime l) {
+        ArrayDeque<TransferImpl> again;
+        synchronized (this) {
+            int s = (int) (t.notifySeq % slots);
+            if (t.notifySeq < 0 || unreadVerdict[s] != t.notifySeq) {
+                return;
+            }
+            unreadVerdict[s] = -1;
+            again = new ArrayDeque<>(waiting);
+            waiting.clear();
+        }
+        for (TransferImpl w : again) {
+            if (!w.isTerminal()) {
+                notify(engine, w, l, w.peer.remoteLane[l.lane], w.peer.connection[l.lane]);
+            }
+        }
+    }
+
     private MemorySegment slot(long seq) {
         return outbox.asSlice((seq % slots) * NotificationRecord.SLOT_BYTES, NotificationRecord.SLOT_BYTES);
     }
@@ -86,9 +141,9 @@ final class OutChannel implements AutoCloseable {
         if (creditReadInFlight) {
             return;
         }
-        long local = registration.address() + (long) slots * NotificationRecord.SLOT_BYTES;
-        int rc = l.owner.postCreditRead(l, this, remoteLane, connection, registration.handle(), local,
-                remoteBase[remoteLane] + (long) slots * NotificationRecord.SLOT_BYTES, remoteKey[remoteLane]);
+        long at = NotificationRecord.consumedOffset(slots);
+        int rc = l.owner.postCreditRead(l, this, remoteLane, connection, registration.handle(),
+                registration.address() + at, remoteBase[remoteLane] + at, remoteKey[remoteLane]);
         if (rc == EngineBackend.OK) {
             creditReadInFlight = true;
         } else {
@@ -112,7 +167,7 @@ final class OutChannel implements AutoCloseable {
         synchronized (this) {
             creditReadInFlight = false;
             if (ok) {
-                long c = outbox.get(NotificationRecord.LONG, (long) slots * NotificationRecord.SLOT_BYTES);
+                long c = outbox.get(NotificationRecord.LONG, NotificationRecord.consumedOffset(slots));
                 // the peer's counter is untrusted: it only moves forward and never past what we sent
                 if (c > consumed && c <= nextSeq) {
                     consumed = c;

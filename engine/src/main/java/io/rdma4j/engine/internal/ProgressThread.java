@@ -292,6 +292,26 @@ final class ProgressThread implements Runnable {
         return rc;
     }
 
+    /** Posts a read of a peer's CRC32C verdict word for {@code t}. */
+    int postVerdictRead(LaneRuntime l, TransferImpl t, int remoteLane, int connection, int localHandle,
+                        long localAddress, long remoteAddress, long remoteKey) {
+        int slot = l.takeSlot();
+        if (slot < 0) {
+            return EngineBackend.BACK_PRESSURED;
+        }
+        int rc = backend.postRead(l.lane, connection, localHandle, localAddress, NotificationRecord.VERDICT_BYTES,
+                remoteAddress, remoteKey, slot);
+        if (rc == EngineBackend.OK) {
+            l.slotOwner[slot] = t;
+            l.slotKind[slot] = Op.VERDICT_READ;
+            l.slotRemoteLane[slot] = remoteLane;
+            l.slotConnection[slot] = connection;
+        } else {
+            l.giveSlot(slot);
+        }
+        return rc;
+    }
+
     private int poll(LaneRuntime l) {
         // always poll: with manual progress the peer's incoming writes on this lane only advance when we do
         Completions c = completions;
@@ -343,7 +363,7 @@ final class ProgressThread implements Runnable {
                     TransferImpl t = nc.transfer;
                     if (ok) {
                         if (t.copiesLeft.decrementAndGet() == 0) {
-                            t.complete();
+                            engine.notified(t, l);
                         }
                     } else if (!nc.abandoned()) {
                         t.recordError(err);
@@ -352,6 +372,7 @@ final class ProgressThread implements Runnable {
                     t.retired();
                 }
                 case Op.CREDIT_READ -> ((OutChannel) owner).creditRead(engine, l, ok, remoteLane, connection);
+                case Op.VERDICT_READ -> engine.verdictRead((TransferImpl) owner, l, ok, err);
                 default -> engine.progressError(new IllegalStateException("slot kind " + kind));
             }
         }

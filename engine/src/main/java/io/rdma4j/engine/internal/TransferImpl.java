@@ -34,6 +34,8 @@ final class TransferImpl implements Transfer {
     final int crcValue;
     final long targetGeneration;
     final long targetOffset;
+    /** The target buffer's name, for messages. */
+    final String targetName;
     final RegistrationCache.Entry registration;
     final long startNanos = System.nanoTime();
     final CompletableFuture<TransferResult> future = new CompletableFuture<>();
@@ -47,13 +49,18 @@ final class TransferImpl implements Transfer {
     volatile long notifySeq = -1;
     /** Notification copies still to complete (one per lane that carried data). */
     final AtomicInteger copiesLeft = new AtomicInteger();
+    /** Every notification copy completed and the target's CRC32C verdict is being read. */
+    volatile boolean awaitingVerdict;
+    /** Reads of the verdict word so far, and how many of them failed (touched only by the lane thread polling). */
+    int verdictPolls;
+    int verdictFailures;
     volatile boolean terminal;
     volatile ScheduledFuture<?> deadlineTask;
     private List<String> errors;
 
     TransferImpl(EngineCore engine, PeerLink peer, byte op, long total, int localHandle, long localAddress, long[] remoteAddress, long[] remoteKey,
                  Planner.Candidate[] pairs, boolean notify, long tag, boolean crc, int crcValue, long targetGeneration, long targetOffset,
-                 RegistrationCache.Entry registration) {
+                 String targetName, RegistrationCache.Entry registration) {
         this.engine = engine;
         this.peer = peer;
         this.op = op;
@@ -69,6 +76,7 @@ final class TransferImpl implements Transfer {
         this.crcValue = crcValue;
         this.targetGeneration = targetGeneration;
         this.targetOffset = targetOffset;
+        this.targetName = targetName;
         this.registration = registration;
     }
 
