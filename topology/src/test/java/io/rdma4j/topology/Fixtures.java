@@ -13,20 +13,39 @@ import java.util.stream.Stream;
 /**
  * The read-only real-machine captures in {@code ../shared/topology} and unpacking of its sysfs captures. Only
  * {@code @Extended} tests use it, inside their test methods: a bare clone has no ../shared, and the project's own
- * inputs are in {@link Shapes} and {@link FakeSysfs}.
+ * inputs are in {@link Shapes} and {@link FakeSysfs}. The engine's and the command line's tests use it too, from this
+ * module's test-jar, to hold those inputs to the captures they stand for.
  */
-final class Fixtures {
+public final class Fixtures {
+    /** The capture {@link Shapes#P4D} reproduces. */
+    public static final String P4D_CAPTURE = "nccl/aws-ofi-nccl/p4d-24xl-topo.xml";
+    /** The capture {@link Shapes#NDV4} reproduces. */
+    public static final String NDV4_CAPTURE = "azure/ndv4-topo.xml";
+    /** The capture {@link Shapes#NCV4} reproduces. */
+    public static final String NCV4_CAPTURE = "azure/ncv4-topo.xml";
+    /** The capture {@link Shapes#MI300X} reproduces. */
+    public static final String MI300X_CAPTURE = "rccl/topo_8p_940.xml";
+    /** The sysfs capture {@link FakeSysfs#xeonPhiBox} reproduces. */
+    public static final String XEON_PHI_CAPTURE = "hwloc/linux/32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2";
+    /** The sysfs capture {@link FakeSysfs#qemuGuestWithFiveDigitDomain} reproduces. */
+    public static final String DOMAIN32_CAPTURE = "hwloc/linux/2pa-pcidomain32bits.tar.bz2";
+
     private Fixtures() {
     }
 
-    static Path dir() {
+    /** @return {@code ../shared/topology}; fails the test where it is missing */
+    public static Path dir() {
         Path d = TestPaths.shared().resolve("topology");
         assertTrue(Files.isDirectory(d),
                 "fixtures missing: " + d + " (the read-only ../shared beside the project root)");
         return d;
     }
 
-    static Path file(String rel) {
+    /**
+     * @param rel a capture's path relative to {@code ../shared/topology}, e.g. {@link #P4D_CAPTURE}
+     * @return the capture; fails the test where it is missing
+     */
+    public static Path file(String rel) {
         Path p = dir().resolve(rel);
         assertTrue(Files.isRegularFile(p), "fixture missing: " + p);
         return p;
@@ -42,7 +61,7 @@ final class Fixtures {
      * from some machines, device nodes that an unprivileged user cannot create: those failures are tolerated, any
      * other tar error fails the test.
      */
-    static Path unpack(String tarball, Path into) throws IOException, InterruptedException {
+    public static Path unpack(String tarball, Path into) throws IOException, InterruptedException {
         Path archive = file(tarball);
         // memory-block links and CPU cache descriptions are half of a capture's files and nothing the scanner reads
         Process p = new ProcessBuilder("tar", "-xjf", archive.toString(), "-C", into.toString(), "--no-same-owner",
