@@ -4,15 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.ffi.Extended;
+import io.rdma4j.topology.Fixtures;
+import io.rdma4j.topology.Shapes;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code ./rdma4j explain}: the JSON contract and the no-NIC case, on topologies written here and, in the extended
- * suite, on the captures in {@code ../shared/topology} they stand for.
+ * {@code ./rdma4j explain}: the JSON contract and the no-NIC case, on topologies written for the tests ({@link Shapes},
+ * from the topology module's test-jar) and, in the extended suite, on the captures in {@code ../shared/topology} they
+ * stand for.
  */
 class ExplainCommandTest {
     static String[] run(int expected, String... args) {
@@ -24,14 +28,14 @@ class ExplainCommandTest {
     }
 
     @Test
-    void printsTheJsonContractForAnRdmaPair() {
-        printsTheJsonContract(TopoCommandTest.fixture(TopoCommandTest.NDV4));
+    void printsTheJsonContractForAnRdmaPair(@TempDir Path tmp) {
+        printsTheJsonContract(Shapes.copy(Shapes.NDV4, tmp));
     }
 
     @Test
     @Extended
     void printsTheJsonContractForAnRdmaPairOnTheCapture() {
-        printsTheJsonContract(TopoCommandTest.capture(TopoCommandTest.NDV4_CAPTURE));
+        printsTheJsonContract(Fixtures.file(Fixtures.NDV4_CAPTURE));
     }
 
     /** NDv4: GPU 0003's tied NICs 0103/0104 pair rail to rail with GPU 0001's 0101/0102, half the bytes each. */
@@ -47,16 +51,14 @@ class ExplainCommandTest {
     }
 
     @Test
-    void saysSoWhenAMachineHasNoRdmaNic() {
-        saysThereIsNoRdmaNic(TopoCommandTest.fixture(TopoCommandTest.NCV4),
-                TopoCommandTest.fixture(TopoCommandTest.NDV4));
+    void saysSoWhenAMachineHasNoRdmaNic(@TempDir Path tmp) {
+        saysThereIsNoRdmaNic(Shapes.copy(Shapes.NCV4, tmp), Shapes.copy(Shapes.NDV4, tmp));
     }
 
     @Test
     @Extended
     void saysSoWhenAMachineHasNoRdmaNicOnTheCaptures() {
-        saysThereIsNoRdmaNic(TopoCommandTest.capture(TopoCommandTest.NCV4_CAPTURE),
-                TopoCommandTest.capture(TopoCommandTest.NDV4_CAPTURE));
+        saysThereIsNoRdmaNic(Fixtures.file(Fixtures.NCV4_CAPTURE), Fixtures.file(Fixtures.NDV4_CAPTURE));
     }
 
     private static void saysThereIsNoRdmaNic(Path ncv4, Path ndv4) {

@@ -6,13 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.ffi.Extended;
-import io.rdma4j.ffi.TestPaths;
+import io.rdma4j.topology.FakeSysfs;
+import io.rdma4j.topology.Fixtures;
+import io.rdma4j.topology.Shapes;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.net.URISyntaxException;
-import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,45 +25,28 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code ./rdma4j topo}: the JSON contract, parsed back, and the text matrix, on machines of
- * {@code ../shared/topology/README.md}: each on a topology written here and, in the extended suite, on its capture.
+ * {@code ../shared/topology/README.md}: each on a machine written for the tests ({@link Shapes}, {@link FakeSysfs}, from
+ * the topology module's test-jar) and, in the extended suite, on its capture.
  */
 class TopoCommandTest {
     private static final Pattern BDF = Pattern.compile("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
     private static final List<String> LEVELS = List.of("PIX", "PXB", "PHB", "NODE", "SYS");
     private static final Set<String> KINDS = Set.of("gpu", "accelerator", "nic", "nvme", "nvswitch", "other");
 
-    // the topology files written for these tests, and the captures in ../shared/topology they stand for
-    static final String P4D = "p4d-like.xml";
-    static final String NDV4 = "ndv4-like.xml";
-    static final String NCV4 = "ncv4-like.xml";
-    static final String MI300X = "mi300x-like.xml";
-    static final String P4D_CAPTURE = "nccl/aws-ofi-nccl/p4d-24xl-topo.xml";
-    static final String NDV4_CAPTURE = "azure/ndv4-topo.xml";
-    static final String NCV4_CAPTURE = "azure/ncv4-topo.xml";
-    static final String MI300X_CAPTURE = "rccl/topo_8p_940.xml";
-    static final String DOMAIN32_CAPTURE = "hwloc/linux/2pa-pcidomain32bits.tar.bz2";
-
     @TempDir
     Path tmp;
 
     /**
-     * A topology file written for these tests, under {@code src/test/resources/topology}. The p4d, NDv4 and NCv4 files
-     * are the engine's test fixtures, kept as copies because this module's tests cannot see the engine's resources;
-     * {@link #fixturesReportTheirCapturesDevices} holds both copies to the same captures.
+     * A topology file written for the tests ({@link Shapes}, from the topology module's test-jar), copied to a file
+     * that {@code --nccl-xml} can read.
      */
-    static Path fixture(String name) {
-        URL url = TopoCommandTest.class.getResource("/topology/" + name);
-        assertNotNull(url, "no test resource topology/" + name);
-        try {
-            return Path.of(url.toURI());
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
+    private Path fixture(String name) {
+        return Shapes.copy(name, tmp);
     }
 
     /** A real-machine capture in {@code ../shared/topology}; call it only from an {@link Extended} test's method. */
-    static Path capture(String rel) {
-        return TestPaths.shared().resolve("topology").resolve(rel);
+    private static Path capture(String rel) {
+        return Fixtures.file(rel);
     }
 
     private static String run(String... args) {
@@ -138,13 +119,13 @@ class TopoCommandTest {
 
     @Test
     void jsonOfAVendorFileKeepsTheContractAndPairsEachMi300xWithItsNic() {
-        pairsEachMi300xWithItsNic(fixture(MI300X));
+        pairsEachMi300xWithItsNic(fixture(Shapes.MI300X));
     }
 
     @Test
     @Extended
     void jsonOfAVendorFileKeepsTheContractAndPairsEachMi300xWithItsNicOnTheCapture() {
-        pairsEachMi300xWithItsNic(capture(MI300X_CAPTURE));
+        pairsEachMi300xWithItsNic(capture(Fixtures.MI300X_CAPTURE));
     }
 
     /** Each MI300X's best NIC is the one on its ConnectX-7's switch, alone at PXB (README: 1:1 at PXB). */
@@ -182,13 +163,13 @@ class TopoCommandTest {
 
     @Test
     void jsonReportsTiesThroughTieGroups() {
-        reportsTies(fixture(NDV4));
+        reportsTies(fixture(Shapes.NDV4));
     }
 
     @Test
     @Extended
     void jsonReportsTiesThroughTieGroupsOnTheCapture() {
-        reportsTies(capture(NDV4_CAPTURE));
+        reportsTies(capture(Fixtures.NDV4_CAPTURE));
     }
 
     /** NDv4: each GPU's two NICs behind its synthetic switch tie; the next NIC is worse. */
@@ -206,13 +187,13 @@ class TopoCommandTest {
 
     @Test
     void jsonOfASysfsTreeWithAFiveDigitDomain() {
-        hasTheFiveDigitDomain(qemuGuestWithFiveDigitDomain(tmp));
+        hasTheFiveDigitDomain(FakeSysfs.qemuGuestWithFiveDigitDomain(tmp));
     }
 
     @Test
     @Extended
     void jsonOfACapturedTreeWithAFiveDigitDomain() throws Exception {
-        hasTheFiveDigitDomain(unpack(capture(DOMAIN32_CAPTURE)));
+        hasTheFiveDigitDomain(unpack(Fixtures.DOMAIN32_CAPTURE));
     }
 
     private static void hasTheFiveDigitDomain(Path root) {
@@ -230,62 +211,8 @@ class TopoCommandTest {
         assertEquals(2.0, summary.get("packages"));
     }
 
-    private Path unpack(Path tarball) throws Exception {
-        Process p = new ProcessBuilder("tar", "-xjf", tarball.toString(), "-C", tmp.toString(), "--no-same-owner",
-                "--no-same-permissions").inheritIO().start();
-        assertEquals(0, p.waitFor());
-        return tmp.resolve("2pa-pcidomain32bits");
-    }
-
-    /**
-     * The QEMU guest of {@link #DOMAIN32_CAPTURE} as a sysfs tree: one NUMA node (CPUs 0-1 in two packages, 2 GB),
-     * functions that report {@code numa_node=-1} with {@code local_cpulist=0-1}, a Cirrus VGA (1013:00b8) and a virtio
-     * network function in domain 0 (its {@code ens3} sits under the {@code virtio0} child, not the function, and it
-     * has no verbs device), and a second host bridge {@code pci10000:00} holding 10000:00:00.0 and the virtio SCSI
-     * disk 10000:00:04.0 (1af4:1001, class 0x0100), whose bus links end in {@code /} as the capture's do.
-     */
-    static Path qemuGuestWithFiveDigitDomain(Path root) {
-        write(root.resolve("sys/devices/system/node/node0/cpulist"), "0-1");
-        write(root.resolve("sys/devices/system/cpu/online"), "0-1");
-        StringBuilder cpuinfo = new StringBuilder();
-        for (int cpu = 0; cpu < 2; cpu++) {
-            cpuinfo.append("processor\t: ").append(cpu).append("\nmodel name\t: Intel Core Processor (Skylake, IBRS)\n")
-                    .append("physical id\t: ").append(cpu).append("\ncore id\t\t: 0\n\n");
-        }
-        write(root.resolve("proc/cpuinfo"), cpuinfo.toString());
-        write(root.resolve("proc/meminfo"), "MemTotal:        2052540 kB");
-        pci(root, "pci0000:00", "0000:00:02.0", 0x030000, 0x1013, 0x00b8, "");
-        pci(root, "pci0000:00", "0000:00:03.0", 0x020000, 0x1af4, 0x1000, "");
-        write(root.resolve("sys/devices/pci0000:00/0000:00:03.0/virtio0/net/ens3/dev_id"), "0x0");
-        pci(root, "pci10000:00", "10000:00:00.0", 0x060000, 0x8086, 0x1237, "/");
-        pci(root, "pci10000:00", "10000:00:04.0", 0x010000, 0x1af4, 0x1001, "/");
-        return root;
-    }
-
-    private static void pci(Path root, String hostBridge, String bdf, int classCode, int vendor, int device,
-                            String linkEnd) {
-        Path d = root.resolve("sys/devices").resolve(hostBridge).resolve(bdf);
-        write(d.resolve("class"), String.format("0x%06x", classCode));
-        write(d.resolve("vendor"), String.format("0x%04x", vendor));
-        write(d.resolve("device"), String.format("0x%04x", device));
-        write(d.resolve("numa_node"), "-1");
-        write(d.resolve("local_cpulist"), "0-1");
-        try {
-            Path link = root.resolve("sys/bus/pci/devices").resolve(bdf);
-            Files.createDirectories(link.getParent());
-            Files.createSymbolicLink(link, Path.of("../../../devices/" + hostBridge + "/" + bdf + linkEnd));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void write(Path p, String content) {
-        try {
-            Files.createDirectories(p.getParent());
-            Files.writeString(p, content + "\n");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    private Path unpack(String tarball) throws Exception {
+        return Fixtures.unpack(tarball, Files.createDirectories(tmp.resolve("capture")));
     }
 
     @Test
@@ -301,13 +228,13 @@ class TopoCommandTest {
 
     @Test
     void textReportShowsTheMatrixWithLevelsAndBestMarks() {
-        showsTheMatrix(fixture(P4D));
+        showsTheMatrix(fixture(Shapes.P4D));
     }
 
     @Test
     @Extended
     void textReportShowsTheMatrixWithLevelsAndBestMarksOnTheCapture() {
-        showsTheMatrix(capture(P4D_CAPTURE));
+        showsTheMatrix(capture(Fixtures.P4D_CAPTURE));
     }
 
     /** p4d: GPU 0's own EFA is the best mark at PIX, the far socket's EFAs are SYS. */
@@ -322,13 +249,13 @@ class TopoCommandTest {
 
     @Test
     void textReportSaysWhenThereIsNoRdmaNic() {
-        saysThereIsNoRdmaNic(fixture(NCV4));
+        saysThereIsNoRdmaNic(fixture(Shapes.NCV4));
     }
 
     @Test
     @Extended
     void textReportSaysWhenThereIsNoRdmaNicOnTheCapture() {
-        saysThereIsNoRdmaNic(capture(NCV4_CAPTURE));
+        saysThereIsNoRdmaNic(capture(Fixtures.NCV4_CAPTURE));
     }
 
     private static void saysThereIsNoRdmaNic(Path file) {
@@ -344,8 +271,8 @@ class TopoCommandTest {
     @Test
     @Extended
     void fixturesReportTheirCapturesDevices() throws Exception {
-        Map<String, Path> whole = Map.of(P4D, capture(P4D_CAPTURE), NDV4, capture(NDV4_CAPTURE), NCV4,
-                capture(NCV4_CAPTURE));
+        Map<String, Path> whole = Map.of(Shapes.P4D, capture(Fixtures.P4D_CAPTURE), Shapes.NDV4,
+                capture(Fixtures.NDV4_CAPTURE), Shapes.NCV4, capture(Fixtures.NCV4_CAPTURE));
         for (Map.Entry<String, Path> e : whole.entrySet()) {
             Map<String, Object> mine = json("--nccl-xml", fixture(e.getKey()).toString());
             Map<String, Object> theirs = json("--nccl-xml", e.getValue().toString());
@@ -353,10 +280,11 @@ class TopoCommandTest {
             assertEquals(list(theirs, "devices").size(), list(mine, "devices").size(), e.getKey());
             assertEquals(theirs.get("affinity"), mine.get("affinity"), e.getKey());
         }
-        sameNodesAndDevices(json("--nccl-xml", fixture(MI300X).toString()),
-                json("--nccl-xml", capture(MI300X_CAPTURE).toString()), MI300X);
-        Map<String, Object> guest = json("--fsroot", qemuGuestWithFiveDigitDomain(tmp.resolve("fixture")).toString());
-        Map<String, Object> captured = json("--fsroot", unpack(capture(DOMAIN32_CAPTURE)).toString());
+        sameNodesAndDevices(json("--nccl-xml", fixture(Shapes.MI300X).toString()),
+                json("--nccl-xml", capture(Fixtures.MI300X_CAPTURE).toString()), Shapes.MI300X);
+        Map<String, Object> guest = json("--fsroot",
+                FakeSysfs.qemuGuestWithFiveDigitDomain(tmp.resolve("fixture")).toString());
+        Map<String, Object> captured = json("--fsroot", unpack(Fixtures.DOMAIN32_CAPTURE).toString());
         sameNodesAndDevices(guest, captured, "QEMU guest");
         @SuppressWarnings("unchecked")
         Map<String, Object> summary = new TreeMap<>((Map<String, Object>) guest.get("summary"));

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.ffi.Extended;
+import io.rdma4j.topology.Fixtures;
+import io.rdma4j.topology.Shapes;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -21,6 +23,7 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Device memory in the engine, with real bytes between engines over libfabric tcp: the staging path (libfabric here has
@@ -266,14 +269,14 @@ class EngineDeviceMemoryTest {
     }
 
     @Test
-    void aGpuLocationPicksThatGpusNicOnAP4d() {
-        picksEachGpusOwnNic("dev-p4d", TopologyFixtures.file(TopologyFixtures.P4D));
+    void aGpuLocationPicksThatGpusNicOnAP4d(@TempDir Path tmp) {
+        picksEachGpusOwnNic("dev-p4d", Shapes.copy(Shapes.P4D, tmp));
     }
 
     @Test
     @Extended
     void aGpuLocationPicksThatGpusNicOnACapturedP4d() {
-        picksEachGpusOwnNic("dev-p4d-capture", TopologyFixtures.capture(TopologyFixtures.P4D_CAPTURE));
+        picksEachGpusOwnNic("dev-p4d-capture", Fixtures.file(Fixtures.P4D_CAPTURE));
     }
 
     /**

@@ -4,32 +4,40 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.ffi.Extended;
+import io.rdma4j.topology.Fixtures;
+import io.rdma4j.topology.Shapes;
 import io.rdma4j.topology.Topology;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Offline plans on the machines of {@code ../shared/topology/README.md}: each behaviour runs on a topology file written
- * here ({@link TopologyFixtures}) and, in the extended suite, on the real capture it reproduces.
+ * for the tests ({@link Shapes}, from the topology module's test-jar) and, in the extended suite, on the real capture
+ * it reproduces.
  */
 class ExplainTest {
+    @TempDir
+    static Path tmp;
+
     private static Topology fixture(String name) {
-        return Explain.topology(TopologyFixtures.file(name));
+        return Explain.topology(Shapes.copy(name, tmp));
     }
 
     private static Topology capture(String rel) {
-        return Explain.topology(TopologyFixtures.capture(rel));
+        return Explain.topology(Fixtures.file(rel));
     }
 
     @Test
     void p4dGpuWritesThroughItsOwnEfaToThePeerGpusEfa() {
-        gpuWritesThroughItsOwnEfa(fixture(TopologyFixtures.P4D));
+        gpuWritesThroughItsOwnEfa(fixture(Shapes.P4D));
     }
 
     @Test
     @Extended
     void p4dGpuWritesThroughItsOwnEfaToThePeerGpusEfaOnTheCapture() {
-        gpuWritesThroughItsOwnEfa(capture(TopologyFixtures.P4D_CAPTURE));
+        gpuWritesThroughItsOwnEfa(capture(Fixtures.P4D_CAPTURE));
     }
 
     /** GPU 10:1c's own EFA is 10:1b; GPU 90:1c's is 90:1b, on the other socket: one lane between the two. */
@@ -47,13 +55,13 @@ class ExplainTest {
 
     @Test
     void ndv4GroupsStripeOverBothTiedNics() {
-        stripesOverBothTiedNics(fixture(TopologyFixtures.NDV4));
+        stripesOverBothTiedNics(fixture(Shapes.NDV4));
     }
 
     @Test
     @Extended
     void ndv4GroupsStripeOverBothTiedNicsOnTheCapture() {
-        stripesOverBothTiedNics(capture(TopologyFixtures.NDV4_CAPTURE));
+        stripesOverBothTiedNics(capture(Fixtures.NDV4_CAPTURE));
     }
 
     /** GPU 0003 ties NICs 0103/0104 behind its switch, GPU 0001 ties 0101/0102: two lanes, bytes split between them. */
@@ -71,13 +79,13 @@ class ExplainTest {
 
     @Test
     void aMachineWithoutRdmaNicGetsNoInventedLane() {
-        getsNoInventedLane(fixture(TopologyFixtures.NCV4), fixture(TopologyFixtures.NDV4));
+        getsNoInventedLane(fixture(Shapes.NCV4), fixture(Shapes.NDV4));
     }
 
     @Test
     @Extended
     void aMachineWithoutRdmaNicGetsNoInventedLaneOnTheCaptures() {
-        getsNoInventedLane(capture(TopologyFixtures.NCV4_CAPTURE), capture(TopologyFixtures.NDV4_CAPTURE));
+        getsNoInventedLane(capture(Fixtures.NCV4_CAPTURE), capture(Fixtures.NDV4_CAPTURE));
     }
 
     private static void getsNoInventedLane(Topology ncv4, Topology ndv4) {
@@ -90,13 +98,13 @@ class ExplainTest {
 
     @Test
     void smallTransfersUseOneLaneEvenWhenSeveralTie() {
-        usesOneLaneBelowTheThreshold(fixture(TopologyFixtures.NDV4));
+        usesOneLaneBelowTheThreshold(fixture(Shapes.NDV4));
     }
 
     @Test
     @Extended
     void smallTransfersUseOneLaneEvenWhenSeveralTieOnTheCapture() {
-        usesOneLaneBelowTheThreshold(capture(TopologyFixtures.NDV4_CAPTURE));
+        usesOneLaneBelowTheThreshold(capture(Fixtures.NDV4_CAPTURE));
     }
 
     private static void usesOneLaneBelowTheThreshold(Topology ndv4) {

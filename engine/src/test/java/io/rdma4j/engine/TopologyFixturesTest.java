@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.ffi.Extended;
 import io.rdma4j.topology.DeviceKind;
+import io.rdma4j.topology.FakeSysfs;
+import io.rdma4j.topology.Fixtures;
 import io.rdma4j.topology.PciBridge;
 import io.rdma4j.topology.PciDevice;
 import io.rdma4j.topology.RdmaDevice;
+import io.rdma4j.topology.Shapes;
 import io.rdma4j.topology.Topology;
 import java.nio.file.Path;
 import java.util.List;
@@ -19,7 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The hand-written machines of {@link TopologyFixtures} against the captures they stand for: every fact the scanner
+ * The hand-written machines the engine's tests run on ({@link Shapes}, {@link FakeSysfs}, from the topology module's
+ * test-jar) against the captures they stand for: every fact the scanner
  * reads from a fixture (kind, ids, class, NUMA node and where it came from, bridge chain, names, ports) must be what it
  * reads from the capture, so a test that passes on the fixture tests the real machine's shape.
  */
@@ -63,27 +67,27 @@ class TopologyFixturesTest {
     @Test
     @Extended
     void theP4dFileHoldsTheCapturesDevicesAndSwitches() {
-        sameMachine(Explain.topology(TopologyFixtures.file(TopologyFixtures.P4D)),
-                Explain.topology(TopologyFixtures.capture(TopologyFixtures.P4D_CAPTURE)));
+        sameMachine(Explain.topology(Shapes.copy(Shapes.P4D, tmp)),
+                Explain.topology(Fixtures.file(Fixtures.P4D_CAPTURE)));
     }
 
     @Test
     @Extended
     void theNdv4FileHoldsTheCapturesDevicesAndSwitches() {
-        sameMachine(Explain.topology(TopologyFixtures.file(TopologyFixtures.NDV4)),
-                Explain.topology(TopologyFixtures.capture(TopologyFixtures.NDV4_CAPTURE)));
+        sameMachine(Explain.topology(Shapes.copy(Shapes.NDV4, tmp)),
+                Explain.topology(Fixtures.file(Fixtures.NDV4_CAPTURE)));
     }
 
     @Test
     @Extended
     void theNcv4FileHoldsTheCapturesGpusAndNoNic() {
-        Topology fixture = Explain.topology(TopologyFixtures.file(TopologyFixtures.NCV4));
-        Topology capture = Explain.topology(TopologyFixtures.capture(TopologyFixtures.NCV4_CAPTURE));
+        Topology fixture = Explain.topology(Shapes.copy(Shapes.NCV4, tmp));
+        Topology capture = Explain.topology(Fixtures.file(Fixtures.NCV4_CAPTURE));
         sameMachine(fixture, capture);
         assertTrue(fixture.nics().isEmpty() && capture.nics().isEmpty());
-        String captureName = Path.of(TopologyFixtures.NCV4_CAPTURE).getFileName().toString();
+        String captureName = Path.of(Fixtures.NCV4_CAPTURE).getFileName().toString();
         assertEquals(capture.warnings(),
-                fixture.warnings().stream().map(w -> w.replace(TopologyFixtures.NCV4, captureName)).toList(),
+                fixture.warnings().stream().map(w -> w.replace(Shapes.NCV4, captureName)).toList(),
                 "the Ethernet interface without a PCI address is reported the same way");
     }
 
@@ -93,14 +97,13 @@ class TopologyFixturesTest {
      */
     @Test
     @Extended
-    void theXeonPhiTreeReadsLikeTheCaptureOnEveryDeviceItWrites() {
-        Topology fixture = Topology.builder().fsroot(TopologyFixtures.xeonPhiBox(tmp.resolve("fixture"))).nicFilter("")
+    void theXeonPhiTreeReadsLikeTheCaptureOnEveryDeviceItWrites() throws Exception {
+        Topology fixture = Topology.builder().fsroot(FakeSysfs.xeonPhiBox(tmp.resolve("fixture"))).nicFilter("")
                 .build();
         Path unpacked = tmp.resolve("capture");
         assertTrue(unpacked.toFile().mkdirs());
-        Topology capture = Topology.builder()
-                .fsroot(TopologyFixtures.unpack(TopologyFixtures.capture(TopologyFixtures.XEON_PHI_CAPTURE), unpacked))
-                .nicFilter("").build();
+        Topology capture = Topology.builder().fsroot(Fixtures.unpack(Fixtures.XEON_PHI_CAPTURE, unpacked)).nicFilter("")
+                .build();
         assertEquals(cpus(capture), cpus(fixture), "NUMA nodes and their CPUs");
         Map<String, String> captured = facts(capture.devices());
         facts(fixture.devices()).forEach((bdf, f) -> assertEquals(captured.get(bdf), f, bdf));

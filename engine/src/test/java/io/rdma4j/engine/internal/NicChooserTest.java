@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.engine.MemoryLocation;
-import io.rdma4j.engine.TopologyFixtures;
 import io.rdma4j.ffi.Extended;
+import io.rdma4j.topology.FakeSysfs;
+import io.rdma4j.topology.Fixtures;
+import io.rdma4j.topology.Shapes;
 import io.rdma4j.topology.Topology;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -20,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The NIC a volume's connections leave by, on the machines of {@code ../shared/topology/README.md}: each behaviour runs
- * on a tree or file written here ({@link TopologyFixtures}) and, in the extended suite, on the real capture.
+ * on a tree or file written here ({@link FakeSysfs}, {@link Shapes}) and, in the extended suite, on the real capture.
  */
 class NicChooserTest {
     private static final InetAddress TARGET = address("10.1.0.9");
@@ -34,15 +36,20 @@ class NicChooserTest {
 
     @BeforeAll
     static void writeTheXeonPhiBox() throws IOException {
-        phi = Topology.builder().fsroot(TopologyFixtures.xeonPhiBox(Files.createDirectory(scratch.resolve("fixture"))))
+        phi = Topology.builder().fsroot(FakeSysfs.xeonPhiBox(Files.createDirectory(scratch.resolve("fixture"))))
                 .nicFilter("").build();
     }
 
     private static synchronized Topology phiCapture() throws IOException {
         if (phiCapture == null) {
             Path into = Files.createDirectory(scratch.resolve("capture"));
-            Path root = TopologyFixtures.unpack(TopologyFixtures.capture(TopologyFixtures.XEON_PHI_CAPTURE), into);
-            phiCapture = Topology.builder().fsroot(root).nicFilter("").build();
+            try {
+                phiCapture = Topology.builder().fsroot(Fixtures.unpack(Fixtures.XEON_PHI_CAPTURE, into)).nicFilter("")
+                        .build();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while unpacking " + Fixtures.XEON_PHI_CAPTURE, e);
+            }
         }
         return phiCapture;
     }
@@ -139,13 +146,13 @@ class NicChooserTest {
 
     @Test
     void aMachineWithoutRdmaNicsUsesTheKernelRouteAndNamesTheTopology() {
-        usesTheKernelRouteWithoutRdmaNics(TopologyFixtures.file(TopologyFixtures.NCV4));
+        usesTheKernelRouteWithoutRdmaNics(Shapes.copy(Shapes.NCV4, scratch));
     }
 
     @Test
     @Extended
     void aMachineWithoutRdmaNicsUsesTheKernelRouteAndNamesTheTopologyOnTheCapture() {
-        usesTheKernelRouteWithoutRdmaNics(TopologyFixtures.capture(TopologyFixtures.NCV4_CAPTURE));
+        usesTheKernelRouteWithoutRdmaNics(Fixtures.file(Fixtures.NCV4_CAPTURE));
     }
 
     private static void usesTheKernelRouteWithoutRdmaNics(Path ncv4File) {
@@ -159,13 +166,13 @@ class NicChooserTest {
 
     @Test
     void nicsListedWithoutNetworkInterfacesAreNamedNotInvented() {
-        namesNicsWithoutInterfaces(TopologyFixtures.file(TopologyFixtures.NDV4));
+        namesNicsWithoutInterfaces(Shapes.copy(Shapes.NDV4, scratch));
     }
 
     @Test
     @Extended
     void nicsListedWithoutNetworkInterfacesAreNamedNotInventedOnTheCapture() {
-        namesNicsWithoutInterfaces(TopologyFixtures.capture(TopologyFixtures.NDV4_CAPTURE));
+        namesNicsWithoutInterfaces(Fixtures.file(Fixtures.NDV4_CAPTURE));
     }
 
     /** Azure NDv4: GPU 0003 pairs with NICs 0103/0104 behind one switch, but the file lists no network interfaces. */
