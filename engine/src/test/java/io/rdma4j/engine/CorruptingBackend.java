@@ -2,13 +2,10 @@ package io.rdma4j.engine;
 
 import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
-import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
-import io.rdma4j.engine.spi.LaneDescriptor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,8 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * on a 64-byte boundary (after the ring of 64-byte records) and whose first seven verdict words follow it, off that
  * boundary; tests that use this keep the ring under eight slots.
  */
-final class CorruptingBackend implements EngineBackend {
-    private final EngineBackend inner;
+final class CorruptingBackend extends ForwardingEngineBackend {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment scratch;
     private final BackendRegistration scratchRegistration;
@@ -39,7 +35,7 @@ final class CorruptingBackend implements EngineBackend {
 
     /** @param largestWrite the largest data write that can be corrupted (the engine's chunk size) */
     CorruptingBackend(EngineBackend inner, long largestWrite) {
-        this.inner = inner;
+        super(inner);
         this.scratch = arena.allocate(largestWrite, 4096);
         this.scratchRegistration = inner.register(scratch);
     }
@@ -82,60 +78,20 @@ final class CorruptingBackend implements EngineBackend {
         return rc;
     }
 
-    @Override
-    public String name() {
-        return inner.name();
-    }
 
-    @Override
-    public String provider() {
-        return inner.provider();
-    }
 
     @Override
     public String description() {
         return inner.description() + " (corrupting one write on request)";
     }
 
-    @Override
-    public List<LaneDescriptor> lanes() {
-        return inner.lanes();
-    }
 
-    @Override
-    public int immediateBytes() {
-        return inner.immediateBytes();
-    }
 
-    @Override
-    public BackendRegistration register(MemorySegment segment) {
-        return inner.register(segment);
-    }
 
-    @Override
-    public BackendRegistration registerDevice(DeviceMemory memory) {
-        return inner.registerDevice(memory);
-    }
 
-    @Override
-    public int prepareConnection(int lane) {
-        return inner.prepareConnection(lane);
-    }
 
-    @Override
-    public byte[] endpointInfo(int lane, int connection) {
-        return inner.endpointInfo(lane, connection);
-    }
 
-    @Override
-    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {
-        inner.connect(lane, connection, remoteEndpointInfo);
-    }
 
-    @Override
-    public void disconnect(int lane, int connection) {
-        inner.disconnect(lane, connection);
-    }
 
     @Override
     public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length,
@@ -171,15 +127,7 @@ final class CorruptingBackend implements EngineBackend {
         return n;
     }
 
-    @Override
-    public String laneError(int lane) {
-        return inner.laneError(lane);
-    }
 
-    @Override
-    public boolean recover(int lane) {
-        return inner.recover(lane);
-    }
 
     @Override
     public void close() {

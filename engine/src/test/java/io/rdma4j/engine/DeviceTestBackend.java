@@ -1,11 +1,9 @@
 package io.rdma4j.engine;
 
 import io.rdma4j.engine.spi.BackendRegistration;
-import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.LaneDescriptor;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,8 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * directly by registering the host memory behind a {@link RecordingDeviceMemory}, standing in for a GPUDirect-capable
  * backend so the engine's direct path runs with real bytes. Everything else goes to the real backend.
  */
-public final class DeviceTestBackend implements EngineBackend {
-    private final EngineBackend inner;
+public final class DeviceTestBackend extends ForwardingEngineBackend {
     private final AtomicLong sequence;
     private final List<String> lanePci;
     private final boolean direct;
@@ -26,26 +23,14 @@ public final class DeviceTestBackend implements EngineBackend {
     final AtomicLong firstReadPost = new AtomicLong(-1);
 
     public DeviceTestBackend(EngineBackend inner, AtomicLong sequence, List<String> lanePci, boolean direct) {
-        this.inner = inner;
+        super(inner);
         this.sequence = sequence;
         this.lanePci = lanePci;
         this.direct = direct;
     }
 
-    @Override
-    public String name() {
-        return inner.name();
-    }
 
-    @Override
-    public String description() {
-        return inner.description();
-    }
 
-    @Override
-    public String provider() {
-        return inner.provider();
-    }
 
     @Override
     public List<LaneDescriptor> lanes() {
@@ -60,15 +45,7 @@ public final class DeviceTestBackend implements EngineBackend {
         return out;
     }
 
-    @Override
-    public int immediateBytes() {
-        return inner.immediateBytes();
-    }
 
-    @Override
-    public BackendRegistration register(MemorySegment segment) {
-        return inner.register(segment);
-    }
 
     @Override
     public BackendRegistration registerDevice(DeviceMemory memory) {
@@ -78,25 +55,9 @@ public final class DeviceTestBackend implements EngineBackend {
         return inner.register(((RecordingDeviceMemory) memory).memory);
     }
 
-    @Override
-    public int prepareConnection(int lane) {
-        return inner.prepareConnection(lane);
-    }
 
-    @Override
-    public byte[] endpointInfo(int lane, int connection) {
-        return inner.endpointInfo(lane, connection);
-    }
 
-    @Override
-    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {
-        inner.connect(lane, connection, remoteEndpointInfo);
-    }
 
-    @Override
-    public void disconnect(int lane, int connection) {
-        inner.disconnect(lane, connection);
-    }
 
     @Override
     public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
@@ -117,23 +78,7 @@ public final class DeviceTestBackend implements EngineBackend {
         return inner.postRead(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
     }
 
-    @Override
-    public int poll(int lane, Completions out) {
-        return inner.poll(lane, out);
-    }
 
-    @Override
-    public String laneError(int lane) {
-        return inner.laneError(lane);
-    }
 
-    @Override
-    public boolean recover(int lane) {
-        return inner.recover(lane);
-    }
 
-    @Override
-    public void close() {
-        inner.close();
-    }
 }

@@ -1,12 +1,8 @@
 package io.rdma4j.engine;
 
-import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
-import io.rdma4j.engine.spi.LaneDescriptor;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
@@ -16,11 +12,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * have succeeded underneath, as after a lost acknowledgement), withheld completions (a stalled lane), and duplicated
  * immediates (as EFA delivers them). Everything else goes to the real backend. A fake only to inject faults.
  */
-public final class FaultInjectingBackend implements EngineBackend {
+public final class FaultInjectingBackend extends ForwardingEngineBackend {
     /** Native-looking error code of injected failures (EIO). */
     public static final int INJECTED = 5;
 
-    private final EngineBackend inner;
     private final AtomicIntegerArray failPosts;
     private final AtomicIntegerArray failCompletions;
     private final AtomicIntegerArray brokenForever;
@@ -36,7 +31,7 @@ public final class FaultInjectingBackend implements EngineBackend {
 
     @SuppressWarnings("unchecked")
     public FaultInjectingBackend(EngineBackend inner) {
-        this.inner = inner;
+        super(inner);
         int n = inner.lanes().size();
         failPosts = new AtomicIntegerArray(n);
         failCompletions = new AtomicIntegerArray(n);
@@ -98,55 +93,19 @@ public final class FaultInjectingBackend implements EngineBackend {
         return inner;
     }
 
-    @Override
-    public String name() {
-        return inner.name();
-    }
 
-    @Override
-    public String provider() {
-        return inner.provider();
-    }
 
     @Override
     public String description() {
         return inner.description() + " (with fault injection)";
     }
 
-    @Override
-    public List<LaneDescriptor> lanes() {
-        return inner.lanes();
-    }
 
-    @Override
-    public int immediateBytes() {
-        return inner.immediateBytes();
-    }
 
-    @Override
-    public BackendRegistration register(MemorySegment segment) {
-        return inner.register(segment);
-    }
 
-    @Override
-    public int prepareConnection(int lane) {
-        return inner.prepareConnection(lane);
-    }
 
-    @Override
-    public byte[] endpointInfo(int lane, int connection) {
-        return inner.endpointInfo(lane, connection);
-    }
 
-    @Override
-    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {
-        inner.connect(lane, connection, remoteEndpointInfo);
-    }
 
-    @Override
-    public void disconnect(int lane, int connection) {
-        inner.disconnect(lane, connection);
-    }
 
     private boolean failPost(int lane) {
         if (brokenForever.get(lane) == 1) {
@@ -288,8 +247,4 @@ public final class FaultInjectingBackend implements EngineBackend {
         return brokenForever.get(lane) == 0 && inner.recover(lane);
     }
 
-    @Override
-    public void close() {
-        inner.close();
-    }
 }

@@ -1,0 +1,117 @@
+package io.rdma4j.engine;
+
+import io.rdma4j.engine.spi.BackendRegistration;
+import io.rdma4j.engine.spi.Completions;
+import io.rdma4j.engine.spi.DeviceMemory;
+import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.LaneDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+/**
+ * A backend that hands every call to a real one. Test wrappers that inject a fault or record an order extend it and
+ * override only the calls they change.
+ */
+public abstract class ForwardingEngineBackend implements EngineBackend {
+    /** The real backend. */
+    protected final EngineBackend inner;
+
+    /** @param inner the real backend every call goes to */
+    protected ForwardingEngineBackend(EngineBackend inner) {
+        this.inner = inner;
+    }
+
+    @Override
+    public String name() {
+        return inner.name();
+    }
+
+    @Override
+    public String provider() {
+        return inner.provider();
+    }
+
+    @Override
+    public String description() {
+        return inner.description();
+    }
+
+    @Override
+    public List<LaneDescriptor> lanes() {
+        return inner.lanes();
+    }
+
+    @Override
+    public int immediateBytes() {
+        return inner.immediateBytes();
+    }
+
+    @Override
+    public BackendRegistration register(MemorySegment segment) {
+        return inner.register(segment);
+    }
+
+    @Override
+    public BackendRegistration registerDevice(DeviceMemory memory) {
+        return inner.registerDevice(memory);
+    }
+
+    @Override
+    public int prepareConnection(int lane) {
+        return inner.prepareConnection(lane);
+    }
+
+    @Override
+    public byte[] endpointInfo(int lane, int connection) {
+        return inner.endpointInfo(lane, connection);
+    }
+
+    @Override
+    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {
+        inner.connect(lane, connection, remoteEndpointInfo);
+    }
+
+    @Override
+    public void disconnect(int lane, int connection) {
+        inner.disconnect(lane, connection);
+    }
+
+    @Override
+    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress,
+                         long remoteKey, long context) {
+        return inner.postWrite(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
+    }
+
+    @Override
+    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length,
+                                  long remoteAddress, long remoteKey, int immediate, long context) {
+        return inner.postWriteImmediate(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey,
+                immediate, context);
+    }
+
+    @Override
+    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress,
+                        long remoteKey, long context) {
+        return inner.postRead(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
+    }
+
+    @Override
+    public int poll(int lane, Completions out) {
+        return inner.poll(lane, out);
+    }
+
+    @Override
+    public String laneError(int lane) {
+        return inner.laneError(lane);
+    }
+
+    @Override
+    public boolean recover(int lane) {
+        return inner.recover(lane);
+    }
+
+    @Override
+    public void close() {
+        inner.close();
+    }
+}
