@@ -1,13 +1,18 @@
 package io.rdma4j.topology;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.ffi.TestPaths;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 /**
@@ -29,6 +34,8 @@ public final class Fixtures {
     public static final String XEON_PHI_CAPTURE = "hwloc/linux/32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2";
     /** The sysfs capture {@link FakeSysfs#qemuGuestWithFiveDigitDomain} reproduces. */
     public static final String DOMAIN32_CAPTURE = "hwloc/linux/2pa-pcidomain32bits.tar.bz2";
+
+    private static final Map<Path, Path> UNPACKED = new ConcurrentHashMap<>();
 
     private Fixtures() {
     }
@@ -83,6 +90,44 @@ public final class Fixtures {
             assertTrue(roots.size() == 1, "expected one folder with sys/ in " + archive + ", found " + roots);
             return roots.get(0);
         }
+    }
+
+    /**
+     * {@link #unpack} on first use: the first call for a tarball and folder unpacks it, later ones return the same
+     * root. For a test class whose checks all read one capture, unpacked into its static {@code @TempDir}.
+     */
+    public static Path unpackOnce(String tarball, Path into) {
+        return UNPACKED.computeIfAbsent(into.resolve(Path.of(tarball).getFileName()), k -> {
+            try {
+                return unpack(tarball, into);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while unpacking " + tarball, e);
+            }
+        });
+    }
+
+    /**
+     * Every GPU, accelerator, NIC and drive the scan of a capture places has the kind, bridge chain and (where hwloc
+     * knows it) NUMA node that hwloc's own report of the same capture gives it, and the NUMA nodes have its CPUs.
+     */
+    static void agreesWithHwloc(Topology scanned, String hwlocXml) {
+        Topology hwloc = xml(hwlocXml);
+        List<PciDevice> placed = scanned.devices().stream().filter(d -> d.kind() != DeviceKind.OTHER).toList();
+        assertFalse(placed.isEmpty());
+        for (PciDevice d : placed) {
+            PciDevice h = hwloc.device(d.address()).orElseThrow(() -> new AssertionError("hwloc lacks " + d.address()));
+            assertEquals(d.kind(), h.kind(), d.address().toString());
+            assertEquals(d.path().stream().map(PciBridge::address).toList(),
+                    h.path().stream().map(PciBridge::address).toList());
+            if (h.numaNode() >= 0) {
+                assertEquals(h.numaNode(), d.numaNode(), d.address().toString());
+            }
+        }
+        assertEquals(hwloc.numaNodes().stream().map(NumaNode::cpus).toList(),
+                scanned.numaNodes().stream().map(NumaNode::cpus).toList());
     }
 
     static PciAddress bdf(String s) {
