@@ -12,7 +12,7 @@ import io.rdma4j.nvmeof.HostIdentity;
 import io.rdma4j.nvmeof.NamespaceInfo;
 import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.Target;
-import io.rdma4j.nvmeof.engine.VolumeBlocks;
+import io.rdma4j.nvmeof.volume.VolumeBlocks;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;

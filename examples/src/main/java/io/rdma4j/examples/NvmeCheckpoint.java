@@ -7,7 +7,7 @@ import io.rdma4j.nvmeof.Checkpoint;
 import io.rdma4j.nvmeof.ConnectOptions;
 import io.rdma4j.nvmeof.Controller;
 import io.rdma4j.nvmeof.Target;
-import io.rdma4j.nvmeof.engine.VolumeBlocks;
+import io.rdma4j.nvmeof.volume.VolumeBlocks;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

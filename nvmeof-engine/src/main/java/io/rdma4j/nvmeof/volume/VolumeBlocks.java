@@ -1,4 +1,4 @@
-package io.rdma4j.nvmeof.engine;
+package io.rdma4j.nvmeof.volume;
 
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.StorageVolume;
@@ -19,7 +19,7 @@ import java.util.concurrent.CompletableFuture;
  *
  * <pre>{@code
  * try (StorageVolume volume = engine.openVolume(spec); Arena arena = Arena.ofShared()) {
- *     Checkpoint.save(new VolumeBlocks(engine, volume, arena), 0, tensors);
+ *     Checkpoint.write(new VolumeBlocks(engine, volume, arena), 0, tensors);
  * }
  * }</pre>
  *

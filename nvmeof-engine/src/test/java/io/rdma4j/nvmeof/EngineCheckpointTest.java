@@ -8,7 +8,7 @@ import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferException;
 import io.rdma4j.engine.VolumeSpec;
-import io.rdma4j.nvmeof.engine.VolumeBlocks;
+import io.rdma4j.nvmeof.volume.VolumeBlocks;
 import io.rdma4j.nvmeof.tcp.Pdu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -27,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The checkpoint layout on an engine volume striped over two scripted targets (what {@code ./rdma4j nvme checkpoint
  * --volume} does): tensors with partial last blocks round-trip, and a target failing a data write leaves no manifest.
+ * In the nvmeof package, as the scripted target's knobs (its port, storage and faults) are package-private.
  */
 class EngineCheckpointTest {
     @TempDir
