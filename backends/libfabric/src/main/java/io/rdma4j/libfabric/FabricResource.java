@@ -3,6 +3,7 @@ package io.rdma4j.libfabric;
 import static io.rdma4j.libfabric.ffi.FabricH.FID_OPS;
 import static io.rdma4j.libfabric.ffi.FabricH.OPS_CLOSE;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.ClosedException;
 import io.rdma4j.ffi.SignalGuard;
 import io.rdma4j.libfabric.ffi.Fi;
@@ -88,29 +89,20 @@ abstract class FabricResource implements AutoCloseable {
             kids = new ArrayList<>(children);
         }
         kids.sort(Comparator.comparingInt(FabricResource::closeRank));
-        RuntimeException failure = null;
-        for (FabricResource child : kids) {
-            try {
-                child.close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
+        List<AutoCloseable> all = new ArrayList<>(kids);
+        all.add(this::closeFid);
+        // a child that failed to close is the cause of the EBUSY fi_close then returns: it is the one thrown
+        Closeables.closeAll(all);
+    }
+
+    private void closeFid() {
         synchronized (this) {
             long f = fid;
             if (f != 0) {
                 int rc = fiClose(f);
                 if (rc != 0) {
-                    FabricException e = FabricException.of("fi_close", what, rc,
+                    throw FabricException.of("fi_close", what, rc,
                             "close what uses this " + what + " first (endpoints before queues, address vectors and domains)");
-                    if (failure != null) {
-                        e.addSuppressed(failure);
-                    }
-                    throw e;
                 }
                 fid = 0;
                 afterClose();
@@ -118,9 +110,6 @@ abstract class FabricResource implements AutoCloseable {
         }
         if (parent != null) {
             parent.release(this);
-        }
-        if (failure != null) {
-            throw failure;
         }
     }
 

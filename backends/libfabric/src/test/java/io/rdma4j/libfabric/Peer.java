@@ -1,5 +1,6 @@
 package io.rdma4j.libfabric;
 
+import io.rdma4j.Closeables;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -84,11 +85,6 @@ final class Peer implements AutoCloseable {
 
     @Override
     public void close() {
-        try {
-            fabric.close();
-        } finally {
-            completions.close();
-            arena.close();
-        }
+        Closeables.closeAll(fabric, completions, arena);
     }
 }
