@@ -1,5 +1,6 @@
 package io.rdma4j.ibverbs;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.ClosedException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -63,35 +64,17 @@ abstract class NativeObject implements AutoCloseable {
             kids = new ArrayList<>(dependents);
             dependents.clear();
         }
-        RuntimeException failure = null;
-        for (int i = kids.size() - 1; i >= 0; i--) {
-            try {
-                kids.get(i).close();
-            } catch (RuntimeException e) {
-                failure = collect(failure, e);
-            }
-        }
+        List<AutoCloseable> all = new ArrayList<>(kids.reversed()); // the newest dependent first
+        all.add(this::destroy);
         try {
-            destroy();
-        } catch (RuntimeException e) {
-            failure = collect(failure, e);
-        }
-        for (NativeObject d : dependencies) {
-            synchronized (d.dependents) {
-                d.dependents.remove(this);
+            Closeables.closeAll(all);
+        } finally {
+            for (NativeObject d : dependencies) {
+                synchronized (d.dependents) {
+                    d.dependents.remove(this);
+                }
             }
         }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    private static RuntimeException collect(RuntimeException first, RuntimeException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 
     /** Releases the native object; called once. */

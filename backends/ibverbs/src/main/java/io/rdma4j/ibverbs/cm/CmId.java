@@ -2,6 +2,7 @@ package io.rdma4j.ibverbs.cm;
 
 import static io.rdma4j.ibverbs.ffi.RdmaCmaH.*;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.ClosedException;
 import io.rdma4j.ffi.Errno;
 import io.rdma4j.ibverbs.Context;
@@ -215,24 +216,22 @@ public final class CmId implements AutoCloseable {
             }
             closed = true;
         }
-        QueuePair q = qp;
-        try {
-            if (q != null) {
-                q.close();
+        // a queue pair that fails to close must neither keep the id alive nor hide the id's own failure
+        Closeables.closeAll(qp, this::destroy);
+    }
+
+    private void destroy() {
+        channel.ids.remove(id.address());
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment cap = Errno.newCapture(a);
+            int rc = (int) LibRdmacm.rdma_destroy_id.handle().invokeExact(cap, id);
+            if (rc != 0) {
+                throw new VerbsException("rdma_destroy_id", "", Errno.read(cap));
             }
-        } finally {
-            channel.ids.remove(id.address());
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment cap = Errno.newCapture(a);
-                int rc = (int) LibRdmacm.rdma_destroy_id.handle().invokeExact(cap, id);
-                if (rc != 0) {
-                    throw new VerbsException("rdma_destroy_id", "", Errno.read(cap));
-                }
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
-            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
         }
     }
 }

@@ -2,6 +2,7 @@ package io.rdma4j.ibverbs.cm;
 
 import static io.rdma4j.ibverbs.ffi.RdmaCmaH.*;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.ClosedException;
 import io.rdma4j.Rdma4jException;
 import io.rdma4j.ffi.Errno;
@@ -139,31 +140,16 @@ public final class EventChannel implements AutoCloseable {
             }
             closed = true;
         }
-        RuntimeException failure = null;
-        List<CmId> open = new ArrayList<>(ids.values());
-        for (CmId id : open) {
-            try {
-                id.close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
+        List<AutoCloseable> all = new ArrayList<>(ids.values());
+        all.add(this::destroy);
+        Closeables.closeAll(all);
+    }
+
+    private void destroy() {
         try {
             LibRdmacm.rdma_destroy_event_channel.handle().invokeExact(channel);
         } catch (Throwable t) {
-            RuntimeException e = t instanceof RuntimeException r ? r : new IllegalStateException(t);
-            if (failure == null) {
-                failure = e;
-            } else {
-                failure.addSuppressed(e);
-            }
-        }
-        if (failure != null) {
-            throw failure;
+            throw t instanceof RuntimeException r ? r : new IllegalStateException(t);
         }
     }
 }
