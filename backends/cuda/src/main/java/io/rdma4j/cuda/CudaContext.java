@@ -1,5 +1,6 @@
 package io.rdma4j.cuda;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.ClosedException;
 import io.rdma4j.cuda.ffi.CudaDriver;
 import java.lang.foreign.Arena;
@@ -197,31 +198,13 @@ public final class CudaContext implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        List<Throwable> failures = new ArrayList<>();
-        try {
-            // buffers free through this context: it must still be current while they close
-            CudaException.check(CudaDriver.call(CudaDriver.cuCtxSetCurrent, context), "cuCtxSetCurrent", "ctx=" + context);
-        } catch (RuntimeException e) {
-            failures.add(e);
-        }
-        for (GpuBuffer b : List.copyOf(buffers)) {
-            try {
-                b.close();
-            } catch (RuntimeException e) {
-                failures.add(e);
-            }
-        }
-        try {
-            CudaException.check(CudaDriver.call(CudaDriver.cuDevicePrimaryCtxRelease, device.handle()), "cuDevicePrimaryCtxRelease_v2",
-                    "dev=" + device.handle());
-        } catch (RuntimeException e) {
-            failures.add(e);
-        }
-        if (!failures.isEmpty()) {
-            RuntimeException first = (RuntimeException) failures.getFirst();
-            failures.subList(1, failures.size()).forEach(first::addSuppressed);
-            throw first;
-        }
+        List<AutoCloseable> steps = new ArrayList<>();
+        // buffers free through this context: it must still be current while they close
+        steps.add(() -> CudaException.check(CudaDriver.call(CudaDriver.cuCtxSetCurrent, context), "cuCtxSetCurrent", "ctx=" + context));
+        steps.addAll(List.copyOf(buffers));
+        steps.add(() -> CudaException.check(CudaDriver.call(CudaDriver.cuDevicePrimaryCtxRelease, device.handle()),
+                "cuDevicePrimaryCtxRelease_v2", "dev=" + device.handle()));
+        Closeables.closeAll(steps);
     }
 
     @Override
