@@ -1,5 +1,6 @@
 package io.rdma4j.nvmeof;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.ffi.Segments;
 import io.rdma4j.nvmeof.internal.Cqe;
 import io.rdma4j.nvmeof.internal.FabricQueue;
@@ -14,7 +15,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -141,10 +141,7 @@ public final class Controller implements AutoCloseable {
         try {
             admin = openQueue(rdma, 0, ADMIN_DEPTH, 0, step, ADMIN_MAX_DATA, ADMIN_IN_CAPSULE);
         } catch (RuntimeException e) {
-            if (rdma != null) {
-                rdma.close();
-            }
-            throw e;
+            throw Closeables.closeAllInto(e, rdma);
         }
         List<FabricQueue> io = new ArrayList<>();
         try {
@@ -195,13 +192,16 @@ public final class Controller implements AutoCloseable {
             int aers = armAsyncEvents(admin, List.copyOf(io), info);
             return new Session(admin, List.copyOf(io), rdma, cntlid, cap, version, info, maxTransfer, depth, ka, aers);
         } catch (RuntimeException e) {
-            io.forEach(FabricQueue::close);
-            admin.close();
-            if (rdma != null) {
-                rdma.close();
-            }
-            throw e;
+            throw Closeables.closeAllInto(e, connections(io, admin, rdma));
         }
+    }
+
+    /** @return what a session holds, in the order it closes: I/O queues, the admin queue, the RDMA registrations */
+    private static List<AutoCloseable> connections(List<FabricQueue> io, FabricQueue admin, RdmaResources rdma) {
+        List<AutoCloseable> all = new ArrayList<>(io);
+        all.add(admin);
+        all.add(rdma);
+        return all;
     }
 
     /**
@@ -708,11 +708,7 @@ public final class Controller implements AutoCloseable {
         if (s.keepAlive() != null) {
             s.keepAlive().cancel(false);
         }
-        s.io().forEach(FabricQueue::close);
-        s.admin().close();
-        if (s.rdma() != null) {
-            s.rdma().close();
-        }
+        Closeables.closeAll(connections(s.io(), s.admin(), s.rdma()));
     }
 
     /** Shuts the controller down (CC.SHN, wait for CSTS.SHST) and closes every connection. Idempotent. */
@@ -730,23 +726,25 @@ public final class Controller implements AutoCloseable {
         if (s.keepAlive() != null) {
             s.keepAlive().cancel(false);
         }
-        s.io().forEach(FabricQueue::close);
-        RuntimeException failure = null;
-        if (s.admin().failure() == null) {
-            try {
-                int cc = (int) (1 | (s.cap() >>> 48 & 0xf) << 7 | 6 << 16 | 4 << 20 | 1 << 14);
-                call(s.admin(), Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL), FabricQueue.Data.NONE, "Property Set CC.SHN", true);
-                waitStatus(s.admin(), 5000, false);
-            } catch (NvmeException | CancellationException e) {
-                failure = e;
-            }
+        // the I/O queues first, then the shutdown on the admin queue; every connection closes whatever fails
+        List<AutoCloseable> steps = new ArrayList<>(s.io());
+        steps.add(() -> shutDown(s));
+        steps.add(s.admin());
+        steps.add(s.rdma());
+        Closeables.closeAll(steps);
+    }
+
+    /** CC.SHN and a wait for CSTS.SHST; nothing to do when the admin connection is gone already. */
+    private void shutDown(Session s) {
+        if (s.admin().failure() != null) {
+            return;
         }
-        s.admin().close();
-        if (s.rdma() != null) {
-            s.rdma().close();
-        }
-        if (failure != null && !(failure instanceof NvmeConnectionException)) {
-            throw failure;
+        try {
+            int cc = (int) (1 | (s.cap() >>> 48 & 0xf) << 7 | 6 << 16 | 4 << 20 | 1 << 14);
+            call(s.admin(), Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL), FabricQueue.Data.NONE, "Property Set CC.SHN", true);
+            waitStatus(s.admin(), 5000, false);
+        } catch (NvmeConnectionException e) {
+            // the connection dropped while shutting down: the target tears the controller down itself
         }
     }
 

@@ -12,6 +12,7 @@ import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_RECV;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_SEND;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.Rdma4jException;
 import io.rdma4j.ibverbs.CompletionChannel;
 import io.rdma4j.ibverbs.CompletionQueue;
@@ -271,13 +272,13 @@ public final class RdmaQueue implements FabricQueue {
             }
             return q;
         } catch (Rdma4jException e) {
-            closeAll(undo);
+            Closeables.closeAllInto(e, undo);
             if (e instanceof NvmeException n) {
                 throw n;
             }
             throw new NvmeConnectionException(name + ": cannot connect over NVMe/RDMA to " + address + ": " + e.getMessage(), e);
         } catch (RuntimeException | Error e) {
-            closeAll(undo);
+            Closeables.closeAllInto(e, undo);
             throw e;
         }
     }
@@ -304,16 +305,6 @@ public final class RdmaQueue implements FabricQueue {
                     + "; this host's RDMA-CM binding speaks IPv4: give the target's IPv4 address");
         }
         return new InetSocketAddress(a, port);
-    }
-
-    private static void closeAll(List<AutoCloseable> undo) {
-        for (AutoCloseable c : undo) {
-            try {
-                c.close();
-            } catch (Exception ignored) {
-                // unwinding a failed connect: the first failure is the one to report
-            }
-        }
     }
 
     // Only the poller thread (and open, before the poller starts) posts receives.
@@ -682,7 +673,12 @@ public final class RdmaQueue implements FabricQueue {
         undo.add(rwr);
         undo.add(wcs);
         undo.add(arena);
-        closeAll(undo);
+        try {
+            Closeables.closeAll(undo);
+        } catch (RuntimeException ignored) {
+            // closing stays quiet, as it always was: after fail() the target may have torn its side down already, and
+            // the controller's PD release frees what is left
+        }
     }
 
     @Override

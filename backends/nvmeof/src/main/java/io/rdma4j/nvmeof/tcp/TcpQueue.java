@@ -1,5 +1,6 @@
 package io.rdma4j.nvmeof.tcp;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.nvmeof.NvmeConnectionException;
 import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.NvmeProtocolException;
@@ -71,8 +72,7 @@ public final class TcpQueue implements FabricQueue {
                     s.connect(address, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
                     return s;
                 } catch (IOException e) {
-                    s.close();
-                    throw e;
+                    throw Closeables.closeAllInto(e, s);
                 }
             };
         }
