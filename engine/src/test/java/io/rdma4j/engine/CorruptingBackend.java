@@ -1,5 +1,6 @@
 package io.rdma4j.engine;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
@@ -132,14 +133,6 @@ final class CorruptingBackend extends ForwardingEngineBackend {
     @Override
     public void close() {
         // deregister before freeing, then close the real backend
-        try {
-            scratchRegistration.close();
-        } finally {
-            try {
-                inner.close();
-            } finally {
-                arena.close();
-            }
-        }
+        Closeables.closeAll(scratchRegistration, inner, arena);
     }
 }

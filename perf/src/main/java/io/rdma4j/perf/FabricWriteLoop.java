@@ -1,5 +1,6 @@
 package io.rdma4j.perf;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.libfabric.AddressVector;
 import io.rdma4j.libfabric.CompletionQueue;
 import io.rdma4j.libfabric.Completions;
@@ -113,13 +114,7 @@ public final class FabricWriteLoop {
 
         @Override
         public void close() {
-            try {
-                initiatorFabric.close();
-                targetFabric.close();
-            } finally {
-                targetCompletions.close();
-                arena.close();
-            }
+            Closeables.closeAll(initiatorFabric, targetFabric, targetCompletions, arena);
         }
     }
 
