@@ -50,7 +50,8 @@ public final class Checkpoint {
 
     /**
      * Where a checkpoint lives: whole logical blocks, written and read asynchronously. {@link #of(Controller, long)} is
-     * one namespace of a controller; an engine volume's extent (striped over several targets) adapts the same way.
+     * one namespace of a controller; an engine volume (striped over several targets) adapts the same way, through
+     * {@code VolumeBlocks} of {@code rdma4j-nvmeof-engine}, so that this module needs no engine.
      */
     public interface Blocks {
         /** @return bytes per block */
