@@ -200,7 +200,8 @@ public final class CudaContext implements AutoCloseable {
         }
         List<AutoCloseable> steps = new ArrayList<>();
         // buffers free through this context: it must still be current while they close
-        steps.add(() -> CudaException.check(CudaDriver.call(CudaDriver.cuCtxSetCurrent, context), "cuCtxSetCurrent", "ctx=" + context));
+        steps.add(() -> CudaException.check(CudaDriver.call(CudaDriver.cuCtxSetCurrent, context), "cuCtxSetCurrent",
+                "ctx=" + context));
         steps.addAll(List.copyOf(buffers));
         steps.add(() -> CudaException.check(CudaDriver.call(CudaDriver.cuDevicePrimaryCtxRelease, device.handle()),
                 "cuDevicePrimaryCtxRelease_v2", "dev=" + device.handle()));
