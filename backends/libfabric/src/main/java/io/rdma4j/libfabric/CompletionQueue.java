@@ -56,10 +56,23 @@ public final class CompletionQueue extends FabricResource {
      *     failed operation's context and the provider's text
      */
     public int read(Completions out) {
+        return read(out, out.capacity());
+    }
+
+    /**
+     * {@code fi_cq_read} of at most {@code max} completions into {@code out}; the rest stay queued for the next read.
+     *
+     * @return the number of completions read (0 when none is ready)
+     * @throws CompletionErrorException when the next completion is an error ({@code -FI_EAVAIL})
+     */
+    public int read(Completions out, int max) {
         fid();
+        if (max < 1 || max > out.capacity()) {
+            throw new IllegalArgumentException("max must be 1.." + out.capacity() + ", got " + max);
+        }
         long rc;
         try {
-            rc = (long) Fi.CQ_READ.invokeExact(readFn, cq, out.address(), (long) out.capacity());
+            rc = (long) Fi.CQ_READ.invokeExact(readFn, cq, out.address(), (long) max);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -84,7 +97,7 @@ public final class CompletionQueue extends FabricResource {
         if (rc == -FiErrnoH.FI_EAVAIL) {
             throw readError();
         }
-        throw FabricException.of("fi_cq_read", "count=" + out.capacity(), rc, null);
+        throw FabricException.of("fi_cq_read", "count=" + max, rc, null);
     }
 
     private static ContextPool poolOf(ContextPool[] pools, long address) {

@@ -10,9 +10,18 @@ import java.util.List;
  * thread. Data calls ({@code post*}, {@link #poll}) for one lane come from one thread at a time (the engine's progress
  * thread owning the lane); different lanes may be driven concurrently.
  *
- * <p><b>Data path.</b> Posting never throws for transport conditions and never allocates: it returns {@link #OK},
- * {@link #BACK_PRESSURED} (the lane's queue is full: poll and post again), or a negative value when the lane failed
- * ({@link #laneError(int)} then says why). Arguments are checked by the engine before posting.
+ * <p><b>Data path.</b> Posting never throws and never allocates: it returns {@link #OK}, {@link #BACK_PRESSURED} (the
+ * lane's queue is full: poll and post again), or a negative value such as {@link #FAILED} when the lane failed or the
+ * arguments are wrong (unknown or closed registration, unknown or disconnected connection, a range outside the
+ * registration); {@link #laneError(int)} then says why, and {@link #recover(int)} clears it. A post that did not return
+ * {@link #OK} holds nothing and never completes. The engine relies on this: it takes a slot before posting and gives it
+ * back on any other status, so a throw would leak the slot. The same holds after {@link #close()}: posts fail and
+ * {@link #poll} returns 0.
+ *
+ * <p><b>Polling.</b> {@link #poll} returns at most {@code out.capacity()} completions and keeps the rest for later
+ * polls: every operation posted with {@link #OK} completes exactly once, whatever capacity the caller polls with.
+ * Control calls may add and remove connections of a lane while its data thread posts and polls: backends keep their
+ * tables safe for one writer under a lock and a reader without it.
  *
  * <p><b>Completion and ordering.</b> A {@link Completions#LOCAL} completion of a write means the operation left the
  * initiator's hands; it need not mean the bytes are placed yet (libfabric with manual progress completes at transmit,

@@ -26,6 +26,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -50,7 +51,11 @@ final class IbverbsEngineBackend implements EngineBackend {
     private final List<Device> devices = new ArrayList<>();
     private final List<Lane> lanes = new ArrayList<>();
     private final List<LaneDescriptor> descriptors = new ArrayList<>();
-    private final List<Registration> registrations = new ArrayList<>();
+    /**
+     * Handle -> registration, copy-on-write: control threads replace the array under this backend's lock, progress
+     * threads read it without one (a slot is null once its registration closed).
+     */
+    private volatile Registration[] registrations = new Registration[0];
     private final int queueDepth;
     private volatile boolean closed;
 
@@ -206,14 +211,17 @@ final class IbverbsEngineBackend implements EngineBackend {
         return add(memory.address(), memory.length(), mrs);
     }
 
+    /** Called under this backend's lock. */
     private Registration add(long address, long length, MemoryRegion[] mrs) {
-        int handle = registrations.indexOf(null);
-        Registration r = new Registration(handle < 0 ? registrations.size() : handle, address, length, mrs);
-        if (handle < 0) {
-            registrations.add(r);
-        } else {
-            registrations.set(handle, r);
+        Registration[] table = registrations;
+        int handle = 0;
+        while (handle < table.length && table[handle] != null) {
+            handle++;
         }
+        Registration r = new Registration(handle, address, length, mrs);
+        Registration[] next = Arrays.copyOf(table, Math.max(table.length, handle + 1));
+        next[handle] = r;
+        registrations = next;
         return r;
     }
 
@@ -263,18 +271,30 @@ final class IbverbsEngineBackend implements EngineBackend {
                     return;
                 }
                 closed = true;
+                // unpublish first: a post racing with the close finds no registration instead of a closed region
+                Registration[] next = registrations.clone();
+                next[handle] = null;
+                registrations = next;
                 for (MemoryRegion m : mrs) {
                     m.close();
                 }
-                registrations.set(handle, null);
             }
         }
     }
 
-    private MemoryRegion mr(Lane l, int localHandle) {
-        Registration r = localHandle >= 0 && localHandle < registrations.size() ? registrations.get(localHandle) : null;
+    /** @return the registration of {@code localHandle} covering the local range, or null after recording why not */
+    private MemoryRegion mr(Lane l, int localHandle, long localAddress, long length) {
+        Registration[] table = registrations;
+        Registration r = localHandle >= 0 && localHandle < table.length ? table[localHandle] : null;
         if (r == null || r.closed) {
-            throw new IllegalArgumentException("no registration with handle " + localHandle);
+            l.error = "lane " + l.index + ": no registration with handle " + localHandle + " (never made, or closed)";
+            return null;
+        }
+        if (length < 0 || localAddress < r.address || localAddress - r.address > r.length - length) {
+            l.error = "lane " + l.index + ": local range [0x" + Long.toHexString(localAddress) + ", +" + length
+                    + ") is outside registration " + localHandle + " ([0x" + Long.toHexString(r.address) + ", +"
+                    + r.length + "))";
+            return null;
         }
         return r.mrs[l.device.index];
     }
@@ -311,27 +331,56 @@ final class IbverbsEngineBackend implements EngineBackend {
     @Override
     public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
             long context) {
-        Lane l = lane(lane);
-        return l.post(connection, IBV_WR_RDMA_WRITE, mr(l, localHandle), localAddress, length, remoteAddress, remoteKey, 0, context);
+        return post(lane, connection, IBV_WR_RDMA_WRITE, localHandle, localAddress, length, remoteAddress, remoteKey, 0,
+                context);
     }
 
     @Override
     public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress,
             long remoteKey, int immediate, long context) {
-        Lane l = lane(lane);
-        return l.post(connection, IBV_WR_RDMA_WRITE_WITH_IMM, mr(l, localHandle), localAddress, length, remoteAddress, remoteKey, immediate,
-                context);
+        return post(lane, connection, IBV_WR_RDMA_WRITE_WITH_IMM, localHandle, localAddress, length, remoteAddress,
+                remoteKey, immediate, context);
     }
 
     @Override
     public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
             long context) {
-        Lane l = lane(lane);
-        return l.post(connection, IBV_WR_RDMA_READ, mr(l, localHandle), localAddress, length, remoteAddress, remoteKey, 0, context);
+        return post(lane, connection, IBV_WR_RDMA_READ, localHandle, localAddress, length, remoteAddress, remoteKey, 0,
+                context);
+    }
+
+    /**
+     * The one way into a lane's send path: never throws (the engine holds a slot for the operation and gives it back
+     * only on a returned status), so every check and every unexpected failure becomes {@link #FAILED} with a reason.
+     */
+    private int post(int lane, int connection, int opcode, int localHandle, long localAddress, long length,
+                     long remoteAddress, long remoteKey, int imm, long context) {
+        if (lane < 0 || lane >= lanes.size()) {
+            return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
+        }
+        Lane l = lanes.get(lane);
+        if (closed) {
+            l.error = "lane " + lane + ": the ibverbs engine backend is closed";
+            return FAILED;
+        }
+        try {
+            MemoryRegion mr = mr(l, localHandle, localAddress, length);
+            if (mr == null) {
+                return FAILED;
+            }
+            return l.post(connection, opcode, mr, localAddress, length, remoteAddress, remoteKey, imm, context);
+        } catch (RuntimeException e) {
+            l.error = "lane " + lane + ": posting failed: " + e;
+            return FAILED;
+        }
     }
 
     @Override
     public int poll(int lane, Completions out) {
+        if (closed) {
+            out.clear();
+            return 0;
+        }
         return lane(lane).poll(out);
     }
 
@@ -360,7 +409,7 @@ final class IbverbsEngineBackend implements EngineBackend {
                 failure = e;
             }
         }
-        for (Registration r : new ArrayList<>(registrations)) { // List.copyOf rejects the nulls of closed ones
+        for (Registration r : registrations) {
             if (r != null) {
                 r.close();
             }
@@ -393,7 +442,8 @@ final class IbverbsEngineBackend implements EngineBackend {
         long lastRemote;
         int lastRkey;
         boolean failed;
-        QpInfo remote;
+        /** Written by the control thread in connect, read by the progress thread. */
+        volatile QpInfo remote;
         /** Requests with sequence numbers in [errorFrom, errorUntil) failed: they are reported with errorStatus. */
         long errorFrom;
         long errorUntil;
@@ -422,7 +472,11 @@ final class IbverbsEngineBackend implements EngineBackend {
         final int signalEvery;
         final int recvDepth;
         final long maxMessage;
-        final List<Conn> conns = new ArrayList<>();
+        /**
+         * Connection index -> connection, copy-on-write: {@link #prepare} and {@link #disconnect} replace the array
+         * under the lane's lock; the progress thread reads it without one (null once disconnected).
+         */
+        volatile Conn[] conns = new Conn[0];
         final WorkCompletions wcs;
         final SendWr swr = new SendWr(1);
         final RecvWr rwr = new RecvWr(1);
@@ -441,16 +495,30 @@ final class IbverbsEngineBackend implements EngineBackend {
 
         synchronized int prepare() {
             QueuePair qp = device.pd.createQp(QpInitAttr.rc(cq).maxSendWr(sqDepth).maxRecvWr(recvDepth).maxSendSge(1).maxRecvSge(1));
-            int idx = conns.size();
+            Conn[] table = conns;
+            int idx = table.length;
             Conn c = new Conn(idx, qp, qp.maxSendWr());
-            conns.add(c);
-            qp.modify(new QpAttr().state(IBV_QPS_INIT).pkeyIndex(0).port(PORT).accessFlags(ACCESS));
-            postRecvs(c, recvDepth);
+            try {
+                qp.modify(new QpAttr().state(IBV_QPS_INIT).pkeyIndex(0).port(PORT).accessFlags(ACCESS));
+                postRecvs(c, recvDepth);
+            } catch (RuntimeException e) {
+                qp.close();
+                throw e;
+            }
+            Conn[] next = Arrays.copyOf(table, idx + 1);
+            next[idx] = c;
+            conns = next; // published ready: the progress thread never sees a half-made connection
             return idx;
         }
 
+        /** @return connection {@code connection}, or null when there is none (never made, or disconnected) */
+        Conn find(int connection) {
+            Conn[] table = conns;
+            return connection >= 0 && connection < table.length ? table[connection] : null;
+        }
+
         Conn conn(int connection) {
-            Conn c = connection >= 0 && connection < conns.size() ? conns.get(connection) : null;
+            Conn c = find(connection);
             if (c == null) {
                 throw new IllegalArgumentException("lane " + index + " has no connection " + connection);
             }
@@ -472,9 +540,14 @@ final class IbverbsEngineBackend implements EngineBackend {
             if (error != null) {
                 return FAILED;
             }
-            Conn c = conn(connection);
+            Conn c = find(connection);
+            if (c == null) {
+                error = "lane " + index + " has no connection " + connection + " (never prepared, or disconnected)";
+                return FAILED;
+            }
             if (length < 0 || length > maxMessage) {
-                throw new IllegalArgumentException("length " + length + " is outside [0, " + maxMessage + "] for lane " + index);
+                error = "length " + length + " is outside [0, " + maxMessage + "] for lane " + index;
+                return FAILED;
             }
             if (c.remote == null) {
                 error = "connection " + connection + " on lane " + index + " was never connected: call connect with the peer's endpoint bytes first";
@@ -539,7 +612,8 @@ final class IbverbsEngineBackend implements EngineBackend {
         int poll(Completions out) {
             out.clear();
             // contexts already known complete but not reported for lack of room last time
-            for (Conn c : conns) {
+            Conn[] table = conns;
+            for (Conn c : table) {
                 if (c != null) {
                     drain(c, out);
                 }
@@ -557,7 +631,7 @@ final class IbverbsEngineBackend implements EngineBackend {
                 long wrId = wcs.wrId(i);
                 int status = wcs.status(i);
                 if ((wrId & RECV_TAG) != 0) {
-                    Conn c = conns.get((int) (wrId & 0xFFFF_FFFFL));
+                    Conn c = at(table, (int) (wrId & 0xFFFF_FFFFL));
                     if (status == IBV_WC_SUCCESS) {
                         out.add(Completions.REMOTE_IMMEDIATE, 0, wcs.immData(i));
                         if (c != null && !c.failed) {
@@ -570,7 +644,7 @@ final class IbverbsEngineBackend implements EngineBackend {
                     }
                     continue;
                 }
-                Conn c = conns.get((int) (wrId >>> 32));
+                Conn c = at(table, (int) (wrId >>> 32));
                 if (c == null) {
                     continue;
                 }
@@ -589,13 +663,21 @@ final class IbverbsEngineBackend implements EngineBackend {
                 }
             }
             if (n == 0) {
-                for (Conn c : conns) {
+                for (Conn c : table) {
                     if (c != null && !c.failed && c.signaledPending == 0 && c.head > c.doneUpTo) {
                         fence(c);
                     }
                 }
             }
             return out.count;
+        }
+
+        /** @return connection {@code i} of a snapshot of {@link #conns}, null when gone or newer than the snapshot */
+        private Conn at(Conn[] table, int i) {
+            if (i < table.length) {
+                return table[i];
+            }
+            return find(i); // made after the snapshot: its completions can only arrive once it is published
         }
 
         private long fullSeq(Conn c, long low32) {
@@ -644,7 +726,7 @@ final class IbverbsEngineBackend implements EngineBackend {
                 for (int i = 0; i < wcs.count(); i++) {
                     long wrId = wcs.wrId(i);
                     if ((wrId & RECV_TAG) == 0 && wcs.status(i) == IBV_WC_SUCCESS) {
-                        Conn c = conns.get((int) (wrId >>> 32));
+                        Conn c = find((int) (wrId >>> 32));
                         if (c != null && !c.failed) {
                             c.doneUpTo = Math.max(c.doneUpTo, fullSeq(c, wrId & 0xFFFF_FFFFL) + 1);
                         }
@@ -679,7 +761,9 @@ final class IbverbsEngineBackend implements EngineBackend {
 
         synchronized void disconnect(int connection) {
             Conn c = conn(connection);
-            conns.set(connection, null);
+            Conn[] next = conns.clone();
+            next[connection] = null;
+            conns = next;
             c.qp.close();
         }
 

@@ -1,12 +1,12 @@
 package io.rdma4j.ibverbs.engine;
 
-import io.rdma4j.engine.EngineBackendConformance;
+import io.rdma4j.conformance.EngineBackendConformance;
 import io.rdma4j.engine.spi.BackendConfig;
 import io.rdma4j.engine.spi.EngineBackendProvider;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
 
-/** The engine's backend conformance suite, unchanged, on RC queue pairs over Soft-RoCE (two lanes on rxe0) in the test VM. */
+/** The backend conformance kit, unchanged, on RC queue pairs over Soft-RoCE (two lanes on rxe0) in the test VM. */
 @Tag("testvm")
 class IbverbsConformanceGuestTest extends EngineBackendConformance {
     @Override

@@ -575,6 +575,9 @@ public final class LibfabricEngineBackend implements EngineBackend {
 
     @Override
     public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+        if (lane < 0 || lane >= lanes.length) {
+            return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
+        }
         Lane l = lanes[lane];
         synchronized (l) {
             MemoryRegion mr = region(l, localHandle);
@@ -593,6 +596,9 @@ public final class LibfabricEngineBackend implements EngineBackend {
     @Override
     public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
                                   int immediate, long context) {
+        if (lane < 0 || lane >= lanes.length) {
+            return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
+        }
         Lane l = lanes[lane];
         synchronized (l) {
             MemoryRegion mr = region(l, localHandle);
@@ -611,6 +617,9 @@ public final class LibfabricEngineBackend implements EngineBackend {
 
     @Override
     public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+        if (lane < 0 || lane >= lanes.length) {
+            return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
+        }
         Lane l = lanes[lane];
         synchronized (l) {
             MemoryRegion mr = region(l, localHandle);
@@ -635,10 +644,11 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 return 0;
             }
             io.rdma4j.libfabric.Completions b = l.batch;
+            // read no more than the caller can take: what stays in the completion queue comes with the next poll
             int want = Math.min(out.capacity(), b.capacity());
             int n;
             try {
-                n = l.cq.read(b);
+                n = l.cq.read(b, want);
             } catch (CompletionErrorException e) {
                 boolean remote = (e.flags() & (FI_REMOTE_WRITE | FI_REMOTE_READ)) != 0 || e.context() == 0;
                 out.addError(remote ? Completions.REMOTE_IMMEDIATE : Completions.LOCAL, e.context(), Math.max(1, Math.abs(e.providerErrno())),
@@ -648,7 +658,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 l.error = "fi_cq_read on lane " + lane + " failed: " + e.getMessage();
                 return 0;
             }
-            for (int i = 0; i < n && i < want; i++) {
+            for (int i = 0; i < n; i++) {
                 if (b.hasRemoteData(i)) {
                     out.add(Completions.REMOTE_IMMEDIATE, 0, (int) b.data(i));
                 } else if (b.context(i) != 0 || (b.flags(i) & FI_REMOTE_WRITE) == 0) {

@@ -1,11 +1,11 @@
-package io.rdma4j.engine;
+package io.rdma4j.libfabric.engine;
 
+import io.rdma4j.conformance.EngineBackendConformance;
 import io.rdma4j.engine.spi.BackendConfig;
 import io.rdma4j.engine.spi.EngineBackendProvider;
-import io.rdma4j.libfabric.engine.LibfabricEngineProvider;
 import java.util.Map;
 
-/** The conformance suite on libfabric tcp (ofi_rxm) over loopback. */
+/** The backend conformance kit on libfabric tcp (ofi_rxm) over loopback. */
 class LibfabricTcpConformanceTest extends EngineBackendConformance {
     @Override
     protected EngineBackendProvider provider() {
