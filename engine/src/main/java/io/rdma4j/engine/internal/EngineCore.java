@@ -1378,28 +1378,36 @@ public final class EngineCore implements TransferEngine {
             return;
         }
         closed = true;
-        RuntimeException failure = null;
-        for (TransferImpl t : List.copyOf(active)) {
-            t.fail(new TransferException("engine " + name + " closed with the transfer in flight (" + t.bytesCompleted() + " of " + t.total + " bytes done)"));
-        }
-        volumes.close();
-        Rendezvous.Watch w = watch;
-        if (w != null) {
-            w.close();
-        }
-        if (announcementField != null) {
-            try {
-                announcementField.close();
-            } catch (RuntimeException e) {
-                failure = e;
-            }
-        }
-        handshakeServer.close();
-        for (HandshakeClient c : handshakeClients.values()) {
-            c.close();
-        }
-        // each engine has its own client, also of the embedded directory (which stays up for the JVM)
-        rendezvous.close();
+        // every step is attempted: a failing directory must not leak the lanes, inboxes and registrations
+        Closing.closeAll(
+                () -> {
+                    for (TransferImpl t : List.copyOf(active)) {
+                        t.fail(new TransferException("engine " + name + " closed with the transfer in flight ("
+                                + t.bytesCompleted() + " of " + t.total + " bytes done)"));
+                    }
+                },
+                volumes::close,
+                () -> {
+                    Rendezvous.Watch w = watch;
+                    if (w != null) {
+                        w.close();
+                    }
+                },
+                announcementField == null ? null : announcementField::close,
+                handshakeServer::close,
+                Closing.each(handshakeClients.values()),
+                // each engine has its own client, also of the embedded directory (which stays up for the JVM)
+                rendezvous::close,
+                this::stopThreads,
+                timer::shutdownNow,
+                () -> Closing.each(peers.values().stream().map(l -> l.channel).filter(c -> c != null).toList()).run(),
+                () -> Closing.each(inbound.values().stream().map(Inbound::inbox).toList()).run(),
+                () -> Closing.each(List.copyOf(retiredInboxes)).run(),
+                registrations::close,
+                backend::close);
+    }
+
+    private void stopThreads() {
         for (ProgressThread t : threads) {
             t.stop();
         }
@@ -1409,23 +1417,6 @@ public final class EngineCore implements TransferEngine {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }
-        timer.shutdownNow();
-        for (PeerLink l : peers.values()) {
-            if (l.channel != null) {
-                l.channel.close();
-            }
-        }
-        for (Inbound in : inbound.values()) {
-            in.inbox().close();
-        }
-        for (InChannel c : retiredInboxes) {
-            c.close();
-        }
-        registrations.close();
-        backend.close();
-        if (failure != null) {
-            throw failure;
         }
     }
 }
