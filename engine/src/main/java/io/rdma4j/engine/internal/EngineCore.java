@@ -16,6 +16,7 @@ import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.Transfer;
 import io.rdma4j.engine.TransferEngine;
+import io.rdma4j.engine.TransferBatch;
 import io.rdma4j.engine.TransferException;
 import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.engine.TransferRequest;
@@ -82,7 +83,12 @@ public final class EngineCore implements TransferEngine {
     static final String INBOX_SLOTS_PROPERTY = "rdma4j.engine.inboxSlots";
     /** Longest pause between two reads of a CRC32C verdict that is not there yet. */
     private static final long VERDICT_POLL_MAX_NANOS = 1_000_000;
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}");
+    /**
+     * Engine and buffer names: the directory takes {@code [A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}}, and a published
+     * buffer goes there as {@code engine/buffer}, so each part is at most 63 characters and has no {@code /}.
+     */
+    static final String NAME_RULE = "[A-Za-z0-9][A-Za-z0-9._:@-]{0,62}";
+    private static final Pattern NAME = Pattern.compile(NAME_RULE);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final EngineConfig config;
@@ -207,7 +213,7 @@ public final class EngineCore implements TransferEngine {
 
     private static void validate(EngineConfig c) {
         if (c.name() != null && !NAME.matcher(c.name()).matches()) {
-            throw new IllegalArgumentException("engine name '" + c.name() + "' must match [A-Za-z0-9][A-Za-z0-9._:@-]{0,63}");
+            throw new IllegalArgumentException("engine name '" + c.name() + "' must match " + NAME_RULE);
         }
         if (c.chunkBytes() < 4096 || c.chunkBytes() > (1L << 30)) {
             throw new IllegalArgumentException("chunk size must be 4 KiB..1 GiB, got " + c.chunkBytes());
@@ -359,7 +365,7 @@ public final class EngineCore implements TransferEngine {
         ensureOpen();
         BufferImpls.Local local = local(buffer, "buffer to publish");
         if (bufferName == null || !NAME.matcher(bufferName).matches()) {
-            throw new IllegalArgumentException("buffer name '" + bufferName + "' must match [A-Za-z0-9][A-Za-z0-9._:@-]{0,63}");
+            throw new IllegalArgumentException("buffer name '" + bufferName + "' must match " + NAME_RULE);
         }
         if (access == null) {
             throw new IllegalArgumentException("access is null: pass Access.anyPeer()");
@@ -446,7 +452,7 @@ public final class EngineCore implements TransferEngine {
     RemoteBuffer lookup(BufferImpls.PeerImpl peer, String bufferName) {
         ensureOpen();
         if (bufferName == null || !NAME.matcher(bufferName).matches()) {
-            throw new IllegalArgumentException("buffer name '" + bufferName + "' must match [A-Za-z0-9][A-Za-z0-9._:@-]{0,63}");
+            throw new IllegalArgumentException("buffer name '" + bufferName + "' must match " + NAME_RULE);
         }
         Optional<BufferInfo> info;
         try {
@@ -482,7 +488,7 @@ public final class EngineCore implements TransferEngine {
     }
 
     @Override
-    public List<Transfer> writeAll(List<TransferRequest> requests) {
+    public TransferBatch writeAll(List<TransferRequest> requests) {
         if (requests == null) {
             throw new IllegalArgumentException("requests is null");
         }
@@ -506,7 +512,7 @@ public final class EngineCore implements TransferEngine {
         for (Prepared p : prepared) {
             out.add(afterDevice(p, launch(p)));
         }
-        return out;
+        return TransferBatch.of(out);
     }
 
     /**
