@@ -73,7 +73,7 @@ public interface TransferEngine extends AutoCloseable {
     /**
      * Makes {@code buffer} reachable by peers under {@code name}.
      *
-     * @param name the name peers ask for
+     * @param name the name peers ask for: {@code [A-Za-z0-9][A-Za-z0-9._:@-]{0,62}}, as for engine names
      * @param buffer a buffer registered with this engine
      * @param access the peers that may receive its keys
      */
@@ -119,6 +119,69 @@ public interface TransferEngine extends AutoCloseable {
      */
     default Transfer write(LocalBuffer source, RemoteBuffer target, TransferOptions options) {
         return write(source, 0, target, 0, source.length(), options);
+    }
+
+    /**
+     * Writes all of {@code source} to the start of the buffer {@code target} that {@code peer} published:
+     * {@code engine.write(src, "rollout-0", "weights")}. Resolves the peer and the buffer through the directory on
+     * every call; resolve them once ({@link #peer}, {@link Peer#buffer}) to write the same target repeatedly.
+     *
+     * @param source the registered local buffer to send from
+     * @param peer the peer's engine name
+     * @param target the name the peer published its buffer under, at least as long as {@code source}
+     * @return the running transfer, as {@link #write(LocalBuffer, RemoteBuffer)} returns it
+     * @throws UnknownPeerException when no peer of that name is announced
+     * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     */
+    default Transfer write(LocalBuffer source, String peer, String target) {
+        return write(source, peer(peer), target, TransferOptions.DEFAULT);
+    }
+
+    /**
+     * Writes all of {@code source} to the start of the buffer {@code target} that {@code peer} published, with
+     * options.
+     *
+     * @param source the registered local buffer to send from
+     * @param peer the peer's engine name
+     * @param target the name the peer published its buffer under, at least as long as {@code source}
+     * @param options deadline, notification tag and checksum
+     * @return the running transfer, as {@link #write(LocalBuffer, RemoteBuffer, TransferOptions)} returns it
+     * @throws UnknownPeerException when no peer of that name is announced
+     * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     */
+    default Transfer write(LocalBuffer source, String peer, String target, TransferOptions options) {
+        return write(source, peer(peer), target, options);
+    }
+
+    /**
+     * Writes all of {@code source} to the start of the buffer {@code target} that {@code peer} published.
+     *
+     * @param source the registered local buffer to send from
+     * @param peer a peer this engine resolved
+     * @param target the name the peer published its buffer under, at least as long as {@code source}
+     * @return the running transfer, as {@link #write(LocalBuffer, RemoteBuffer)} returns it
+     * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     */
+    default Transfer write(LocalBuffer source, Peer peer, String target) {
+        return write(source, peer, target, TransferOptions.DEFAULT);
+    }
+
+    /**
+     * Writes all of {@code source} to the start of the buffer {@code target} that {@code peer} published, with
+     * options.
+     *
+     * @param source the registered local buffer to send from
+     * @param peer a peer this engine resolved
+     * @param target the name the peer published its buffer under, at least as long as {@code source}
+     * @param options deadline, notification tag and checksum
+     * @return the running transfer, as {@link #write(LocalBuffer, RemoteBuffer, TransferOptions)} returns it
+     * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     */
+    default Transfer write(LocalBuffer source, Peer peer, String target, TransferOptions options) {
+        if (peer == null) {
+            throw new IllegalArgumentException("peer is null: resolve it with engine.peer(name)");
+        }
+        return write(source, 0, peer.buffer(target), 0, source.length(), options);
     }
 
     /**
@@ -168,9 +231,10 @@ public interface TransferEngine extends AutoCloseable {
      *
      * @param requests the writes, each with its own options
      * @return one transfer per request, in the same order, each completing or failing as a single
-     *         {@link #write(LocalBuffer, long, RemoteBuffer, long, long, TransferOptions) write} does
+     *         {@link #write(LocalBuffer, long, RemoteBuffer, long, long, TransferOptions) write} does, with
+     *         {@link TransferBatch#future()} for the whole batch
      */
-    List<Transfer> writeAll(List<TransferRequest> requests);
+    TransferBatch writeAll(List<TransferRequest> requests);
 
     /** {@return the notifications peers sent here} */
     Notifications notifications();
@@ -325,7 +389,8 @@ public interface TransferEngine extends AutoCloseable {
         }
 
         /**
-         * Peer name in the rendezvous ({@code [A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}}); default {@code engine-PID-N}.
+         * Peer name in the rendezvous ({@code [A-Za-z0-9][A-Za-z0-9._:@-]{0,62}}: up to 63 characters, no
+         * {@code /}, which separates a buffer's owner from its name in the directory); default {@code engine-PID-N}.
          *
          * @param name the peer name
          * @return this builder

@@ -3,6 +3,7 @@ package io.rdma4j.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
@@ -97,6 +98,71 @@ class EngineTransferTest {
                 assertNotNull(b.awaitTag(900 + i, Duration.ofSeconds(10)), "tag " + (900 + i));
             }
             assertEquals(-1, TestEngines.mismatch(src, 0, bMem, 7 * MIB, 1 * MIB));
+        }
+    }
+
+    @Test
+    void writesAWholeBufferToAPeersBufferByName() throws Exception {
+        MemorySegment src = TestEngines.allocate(arena, 2 * MIB + 17);
+        TestEngines.fill(src, 21);
+        try (LocalBuffer s = a.register(src)) {
+            TransferResult r = a.write(s, b.name(), "landing").join();
+            assertEquals(src.byteSize(), r.bytes());
+            // a write without a tag completes locally; the tag behind it says the bytes are placed
+            a.write(s, b.name(), "landing", TransferOptions.tag(2120)).join();
+            assertNotNull(b.awaitTag(2120, Duration.ofSeconds(10)));
+            assertEquals(-1, TestEngines.mismatch(src, 0, bMem, 0, src.byteSize()));
+
+            TestEngines.fill(src, 22);
+            Peer peer = a.peer(b.name());
+            a.write(s, peer, "landing", TransferOptions.tag(2121).withCrc32c()).join();
+            Notification n = b.awaitTag(2121, Duration.ofSeconds(10));
+            assertNotNull(n, "notification 2121 never arrived");
+            assertEquals("landing", n.buffer());
+            assertEquals(0, n.offset());
+            assertEquals(Notification.Checksum.VERIFIED, n.checksum());
+            assertEquals(-1, TestEngines.mismatch(src, 0, bMem, 0, src.byteSize()));
+
+            a.write(s, b.name(), "landing", TransferOptions.tag(2122)).join();
+            assertNotNull(b.awaitTag(2122, Duration.ofSeconds(10)));
+            a.write(s, peer, "landing").join();
+            assertThrows(UnknownBufferException.class, () -> a.write(s, b.name(), "no-such-buffer"));
+            assertThrows(UnknownPeerException.class, () -> a.write(s, "no-such-peer", "landing"));
+        }
+    }
+
+    @Test
+    void batchCompletesAsOneFutureWithEveryResultInOrder() {
+        MemorySegment src = TestEngines.allocate(arena, 1 * MIB);
+        TestEngines.fill(src, 31);
+        try (LocalBuffer s = a.register(src)) {
+            RemoteBuffer dst = a.peer(b.name()).buffer("landing");
+            List<TransferRequest> batch = new java.util.ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                batch.add(new TransferRequest(s, i * (256L << 10), dst, 6 * MIB + i * (256L << 10), (i + 1) << 10,
+                        TransferOptions.DEFAULT));
+            }
+            TransferBatch ts = a.writeAll(batch);
+            assertEquals(4, ts.size());
+            List<TransferResult> results = ts.join();
+            assertEquals(4, results.size());
+            for (int i = 0; i < 4; i++) {
+                assertEquals((i + 1) << 10, results.get(i).bytes(), "result " + i + " in request order");
+                assertTrue(ts.get(i).future().isDone());
+            }
+            assertEquals(results, ts.future().join());
+            assertTrue(a.writeAll(List.of()).future().isDone(), "an empty batch is done at once");
+
+            // one cancelled transfer fails the batch's future once every transfer ended, with that failure
+            TransferBatch failing = a.writeAll(List.of(TransferRequest.of(s, dst, TransferOptions.DEFAULT),
+                    TransferRequest.of(s, dst, TransferOptions.DEFAULT)));
+            failing.get(1).cancel();
+            if (failing.get(1).future().isCancelled()) {
+                assertThrows(java.util.concurrent.CancellationException.class, failing::join);
+            } else {
+                failing.join(); // it finished before the cancel
+            }
+            assertTrue(failing.get(0).future().isDone());
         }
     }
 

@@ -14,7 +14,8 @@ final class BufferImpls {
     }
 
     static final class Local implements LocalBuffer {
-        final EngineCore engine;
+        /** The engine's registration cache: holds this buffer's reference, and tells engines apart. */
+        final RegistrationCache registrations;
         final MemorySegment segment;
         final MemoryLocation location;
         final RegistrationCache.Entry entry;
@@ -23,13 +24,14 @@ final class BufferImpls {
         /** Set for device memory: how the NIC reaches it (directly, or through {@link #segment} as a host staging copy). */
         final DeviceBuffers.Binding device;
 
-        Local(EngineCore engine, MemorySegment segment, MemoryLocation location, RegistrationCache.Entry entry, boolean reused) {
-            this(engine, segment, location, entry, reused, null);
+        Local(RegistrationCache registrations, MemorySegment segment, MemoryLocation location,
+              RegistrationCache.Entry entry, boolean reused) {
+            this(registrations, segment, location, entry, reused, null);
         }
 
-        Local(EngineCore engine, MemorySegment segment, MemoryLocation location, RegistrationCache.Entry entry, boolean reused,
+        Local(RegistrationCache registrations, MemorySegment segment, MemoryLocation location, RegistrationCache.Entry entry, boolean reused,
               DeviceBuffers.Binding device) {
-            this.engine = engine;
+            this.registrations = registrations;
             this.segment = segment;
             this.location = location;
             this.entry = entry;
@@ -78,7 +80,7 @@ final class BufferImpls {
         @Override
         public void close() {
             if (closed.compareAndSet(false, true)) {
-                engine.release(entry);
+                registrations.release(entry);
             }
         }
 
@@ -93,11 +95,11 @@ final class BufferImpls {
     }
 
     static final class PeerImpl implements Peer {
-        final EngineCore engine;
+        final Membership membership;
         final PeerLink link;
 
-        PeerImpl(EngineCore engine, PeerLink link) {
-            this.engine = engine;
+        PeerImpl(Membership membership, PeerLink link) {
+            this.membership = membership;
             this.link = link;
         }
 
@@ -113,7 +115,7 @@ final class BufferImpls {
 
         @Override
         public RemoteBuffer buffer(String name) {
-            return engine.lookup(this, name);
+            return membership.lookup(this, name);
         }
 
         @Override

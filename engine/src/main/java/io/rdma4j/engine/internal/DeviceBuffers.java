@@ -46,7 +46,7 @@ final class DeviceBuffers {
     }
 
     /** Registers {@code memory} directly when the backend can, else through a host staging copy; the entry holds one reference. */
-    static BufferImpls.Local register(EngineCore engine, EngineBackend backend, RegistrationCache registrations, DeviceMemory memory) {
+    static BufferImpls.Local register(EngineBackend backend, RegistrationCache registrations, DeviceMemory memory) {
         if (memory == null) {
             throw new IllegalArgumentException("device memory is null");
         }
@@ -64,7 +64,7 @@ final class DeviceBuffers {
             BackendRegistration r = backend.registerDevice(memory);
             RegistrationCache.Entry e = registrations.adopt(r, System.nanoTime() - t0, null);
             MemorySegment device = MemorySegment.ofAddress(memory.address()).reinterpret(length);
-            return new BufferImpls.Local(engine, device, location, e, false,
+            return new BufferImpls.Local(registrations, device, location, e, false,
                     new Binding(memory, false, "registered directly with " + backend.name()));
         } catch (DeviceRegistrationException e) {
             why = e.getMessage();
@@ -80,7 +80,7 @@ final class DeviceBuffers {
             throw e;
         }
         RegistrationCache.Entry e = registrations.adopt(r, System.nanoTime() - t0, arena::close);
-        return new BufferImpls.Local(engine, staging, location, e, false, new Binding(memory, true, "staged through registered host memory: " + why));
+        return new BufferImpls.Local(registrations, staging, location, e, false, new Binding(memory, true, "staged through registered host memory: " + why));
     }
 
     /** Checks made with the others before anything is posted. */

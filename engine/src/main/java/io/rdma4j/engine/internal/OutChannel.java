@@ -27,6 +27,8 @@ final class OutChannel implements AutoCloseable {
     /** Per remote lane: address of the ring's slot 0 and the key. */
     final long[] remoteBase;
     final long[] remoteKey;
+    /** The engine's lanes, indexed by lane: each copy goes to the progress thread of its lane. */
+    private final LaneRuntime[] lanes;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment outbox;
     private final BackendRegistration registration;
@@ -37,11 +39,13 @@ final class OutChannel implements AutoCloseable {
     /** Per slot: the sequence of a write with a CRC whose verdict we have not read yet, or -1. */
     private final long[] unreadVerdict;
 
-    OutChannel(EngineBackend backend, int slots, int inboxId, long[] remoteBase, long[] remoteKey) {
+    OutChannel(EngineBackend backend, LaneRuntime[] lanes, int slots, int inboxId, long[] remoteBase,
+               long[] remoteKey) {
         if (slots < 1 || slots > NotificationRecord.MAX_SLOTS) {
             throw new IllegalArgumentException("slots must be 1.." + NotificationRecord.MAX_SLOTS);
         }
         this.slots = slots;
+        this.lanes = lanes;
         this.inboxId = inboxId;
         this.remoteBase = remoteBase;
         this.remoteKey = remoteKey;
@@ -53,7 +57,7 @@ final class OutChannel implements AutoCloseable {
     }
 
     /** All data of {@code t} completed: take a sequence (or wait for credit) and hand one copy to each lane that carried data. */
-    void notify(EngineCore engine, TransferImpl t, LaneRuntime current, int remoteLane, int connection) {
+    void notify(TransferImpl t, LaneRuntime current, int remoteLane, int connection) {
         long seq;
         long mask = t.lanesMask.get();
         if (mask == 0) {
@@ -82,26 +86,33 @@ final class OutChannel implements AutoCloseable {
         t.copiesLeft.set(Long.bitCount(mask));
         for (long m = mask; m != 0; m &= m - 1) {
             int lane = Long.numberOfTrailingZeros(m);
-            engine.dispatchCopy(new NotifyCopy(t, lane, lane, t.peer.remoteLane[lane], t.peer.connection[lane]));
+            lanes[lane].owner.submit(new NotifyCopy(t, lane, lane, t.peer.remoteLane[lane], t.peer.connection[lane]));
         }
     }
 
-    /** Posts one copy on its lane (called on that lane's progress thread); returns the backend status. */
-    int post(NotifyCopy c, LaneRuntime l) {
-        TransferImpl t = c.transfer;
-        int s = (int) (t.notifySeq % slots);
-        return l.owner.postNotify(l, c, registration.handle(), registration.address() + (long) s * NotificationRecord.SLOT_BYTES,
-                NotificationRecord.SLOT_BYTES, remoteBase[c.remoteLane] + (long) s * NotificationRecord.SLOT_BYTES, remoteKey[c.remoteLane],
-                NotificationRecord.immediate(inboxId, s, c.markLane));
+    /** {@return the handle of our registered outbox, the local side of every post of this channel} */
+    int handle() {
+        return registration.handle();
     }
 
-    /** Posts a read of {@code t}'s verdict word on lane {@code l} (on its progress thread); returns the status. */
-    int postVerdictRead(TransferImpl t, LaneRuntime l) {
-        int s = (int) (t.notifySeq % slots);
-        int rl = t.peer.remoteLane[l.lane];
-        long at = NotificationRecord.verdictOffset(slots, s);
-        return l.owner.postVerdictRead(l, t, rl, t.peer.connection[l.lane], registration.handle(),
-                registration.address() + at, remoteBase[rl] + at, remoteKey[rl]);
+    /** {@return the ring slot of {@code t}'s record} */
+    int slotOf(TransferImpl t) {
+        return (int) (t.notifySeq % slots);
+    }
+
+    /** {@return where in our outbox {@code at} bytes from its start are (for the NIC)} */
+    long localAddress(long at) {
+        return registration.address() + at;
+    }
+
+    /** {@return where {@code at} bytes from the start of the peer's inbox are, through its lane {@code remoteLane}} */
+    long remoteAddress(int remoteLane, long at) {
+        return remoteBase[remoteLane] + at;
+    }
+
+    /** {@return the immediate that announces a copy of slot {@code slot} vouching for our lane {@code markLane}} */
+    int immediate(int slot, int markLane) {
+        return NotificationRecord.immediate(inboxId, slot, markLane);
     }
 
     /** {@return the verdict word last read for {@code t}'s slot (untrusted: the caller checks its sequence)} */
@@ -114,7 +125,7 @@ final class OutChannel implements AutoCloseable {
      * {@code t}'s verdict was read, or will not be (it ended otherwise): its slot may be handed out again, and the
      * notifications waiting for it try again on lane {@code l}.
      */
-    void verdictDone(EngineCore engine, TransferImpl t, LaneRuntime l) {
+    void verdictDone(TransferImpl t, LaneRuntime l) {
         ArrayDeque<TransferImpl> again;
         synchronized (this) {
             int s = (int) (t.notifySeq % slots);
@@ -127,7 +138,7 @@ final class OutChannel implements AutoCloseable {
         }
         for (TransferImpl w : again) {
             if (!w.isTerminal()) {
-                notify(engine, w, l, w.peer.remoteLane[l.lane], w.peer.connection[l.lane]);
+                notify(w, l, w.peer.remoteLane[l.lane], w.peer.connection[l.lane]);
             }
         }
     }
@@ -162,7 +173,7 @@ final class OutChannel implements AutoCloseable {
     }
 
     /** The consumed counter arrived (or the read failed): notifications waiting for credit try again on this lane. */
-    void creditRead(EngineCore engine, LaneRuntime l, boolean ok, int remoteLane, int connection) {
+    void creditRead(LaneRuntime l, boolean ok, int remoteLane, int connection) {
         ArrayDeque<TransferImpl> again;
         synchronized (this) {
             creditReadInFlight = false;
@@ -178,7 +189,7 @@ final class OutChannel implements AutoCloseable {
         }
         for (TransferImpl t : again) {
             if (!t.isTerminal()) {
-                notify(engine, t, l, remoteLane, connection);
+                notify(t, l, remoteLane, connection);
             }
         }
     }

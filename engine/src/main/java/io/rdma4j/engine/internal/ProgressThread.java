@@ -6,14 +6,21 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A dedicated thread that owns some lanes: it takes stripes from its queue, keeps each lane's queue full up to its
- * depth by posting chunks, and polls the lanes' completions, backing off with an {@link IdleStrategy} when idle.
- * Every backend data call for an owned lane happens here, so backends need no locking on the data path.
+ * A dedicated thread that owns some lanes. It takes work from its queue ({@link #submit}: stripes of a transfer,
+ * notification copies, or tasks to run here), keeps each lane's queue full up to its depth by posting chunks and
+ * copies, posts the credit and verdict reads of the notification channels, and polls the lanes' completions, backing
+ * off with an {@link IdleStrategy} when idle. Every backend data call for an owned lane happens here, so backends need
+ * no locking on the data path.
+ *
+ * <p>Work comes down from the {@link Dispatcher} and the {@link OutChannel}s; completions go to the dispatcher (chunks,
+ * copies, verdict reads), to the channel (credit reads) and to {@link Inbound} (immediates from peers).
  */
 final class ProgressThread implements Runnable {
     /** Longest park while peers are connected to this engine ({@code -Drdma4j.engine.inboundParkNanos}, default 50 us). */
     static final long INBOUND_PARK_CAP_NANOS = Long.getLong("rdma4j.engine.inboundParkNanos", 50_000);
-    private final EngineCore engine;
+    private final Dispatcher dispatcher;
+    private final Inbound inbound;
+    private final ProgressErrors errors;
     private final EngineBackend backend;
     private final LaneRuntime[] lanes;
     private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
@@ -24,8 +31,11 @@ final class ProgressThread implements Runnable {
     private volatile boolean running = true;
     private volatile boolean parked;
 
-    ProgressThread(EngineCore engine, EngineBackend backend, LaneRuntime[] lanes, IdleStrategy idle, long chunkBytes, String name) {
-        this.engine = engine;
+    ProgressThread(Dispatcher dispatcher, Inbound inbound, ProgressErrors errors, EngineBackend backend,
+                   LaneRuntime[] lanes, IdleStrategy idle, long chunkBytes, String name) {
+        this.dispatcher = dispatcher;
+        this.inbound = inbound;
+        this.errors = errors;
         this.backend = backend;
         this.lanes = lanes;
         this.idle = idle;
@@ -41,7 +51,7 @@ final class ProgressThread implements Runnable {
         thread.start();
     }
 
-    /** Hands a {@link Stripe}, a {@link TransferImpl} whose notification must be sent, or a {@link Runnable} to this thread. */
+    /** Hands a {@link Stripe}, a {@link NotifyCopy} or a {@link Runnable} to this thread. */
     void submit(Object work) {
         inbox.offer(work);
         if (parked) {
@@ -74,7 +84,7 @@ final class ProgressThread implements Runnable {
                     work += poll(l);
                 }
             } catch (Throwable t) {
-                engine.progressError(t);
+                errors.record(t);
             }
             if (work > 0) {
                 idle.reset();
@@ -85,7 +95,7 @@ final class ProgressThread implements Runnable {
             } else {
                 // with peers connected to us, their writes only advance while we poll (manual progress) and land
                 // without a completion here, so an idle-looking target must not sleep long
-                long cap = engine.hasInbound() ? INBOUND_PARK_CAP_NANOS : Long.MAX_VALUE;
+                long cap = inbound.hasInbound() ? INBOUND_PARK_CAP_NANOS : Long.MAX_VALUE;
                 if (idle.parking()) {
                     parked = true;
                     if (inbox.isEmpty()) {
@@ -145,8 +155,9 @@ final class ProgressThread implements Runnable {
                 if (s.transfer.isTerminal()) {
                     continue;
                 }
-                if (l.failed || engine.hasHealthyAlternative(s.transfer, l.lane)) {
-                    engine.retry(s.transfer, s.offset + s.cursor, s.length - s.cursor, s.attempt + 1, l, "paused after: " + l.lastError);
+                if (l.failed || dispatcher.hasHealthyAlternative(s.transfer, l.lane)) {
+                    dispatcher.retry(s.transfer, s.offset + s.cursor, s.length - s.cursor, s.attempt + 1, l,
+                            "paused after: " + l.lastError);
                     moved++;
                 } else {
                     l.pending.add(s);
@@ -157,8 +168,8 @@ final class ProgressThread implements Runnable {
                 if (c.abandoned()) {
                     continue;
                 }
-                if (l.failed || engine.hasHealthyAlternative(c.transfer, l.lane)) {
-                    engine.retryNotification(c, l, "paused after: " + l.lastError);
+                if (l.failed || dispatcher.hasHealthyAlternative(c.transfer, l.lane)) {
+                    dispatcher.retryNotification(c, l, "paused after: " + l.lastError);
                     moved++;
                 } else {
                     l.notifyPending.add(c);
@@ -183,7 +194,7 @@ final class ProgressThread implements Runnable {
                 l.notifyPending.poll();
                 continue;
             }
-            int rc = c.transfer.peer.channel.post(c, l);
+            int rc = postNotify(l, c);
             if (rc == EngineBackend.OK) {
                 l.notifyPending.poll();
                 posted++;
@@ -193,9 +204,9 @@ final class ProgressThread implements Runnable {
                 l.notifyPending.poll();
                 String err = backend.laneError(l.lane);
                 err = l.describe() + ": notification post failed: " + (err == null ? "status " + rc : err);
-                engine.laneFailed(l, err);
+                dispatcher.laneFailed(l, err);
                 c.transfer.recordError(err);
-                engine.retryNotification(c, l, err);
+                dispatcher.retryNotification(c, l, err);
                 break;
             }
         }
@@ -242,7 +253,7 @@ final class ProgressThread implements Runnable {
                 l.giveSlot(slot);
                 if (rc != EngineBackend.BACK_PRESSURED) {
                     String err = backend.laneError(l.lane);
-                    engine.laneFailed(l, err == null ? "post failed with status " + rc : err);
+                    dispatcher.laneFailed(l, err == null ? "post failed with status " + rc : err);
                 }
                 break;
             }
@@ -250,16 +261,20 @@ final class ProgressThread implements Runnable {
         return posted;
     }
 
-    /** Posts an operation of a notification channel on an owned lane; returns the backend status. */
-    int postNotify(LaneRuntime l, NotifyCopy c, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
-                   int immediate) {
+    /** Posts notification copy {@code c} on owned lane {@code l}; returns the backend status. */
+    private int postNotify(LaneRuntime l, NotifyCopy c) {
         int slot = l.takeSlot();
         if (slot < 0) {
             return EngineBackend.BACK_PRESSURED;
         }
         TransferImpl t = c.transfer;
+        OutChannel ch = t.peer.channel;
+        int s = ch.slotOf(t);
+        long at = (long) s * NotificationRecord.SLOT_BYTES;
+        long length = NotificationRecord.SLOT_BYTES;
         t.posted();
-        int rc = backend.postWriteImmediate(l.lane, c.connection, localHandle, localAddress, length, remoteAddress, remoteKey, immediate, slot);
+        int rc = backend.postWriteImmediate(l.lane, c.connection, ch.handle(), ch.localAddress(at), length,
+                ch.remoteAddress(c.remoteLane, at), ch.remoteKey[c.remoteLane], ch.immediate(s, c.markLane), slot);
         if (rc == EngineBackend.OK) {
             l.slotOwner[slot] = c;
             l.slotKind[slot] = Op.NOTIFY;
@@ -292,15 +307,18 @@ final class ProgressThread implements Runnable {
         return rc;
     }
 
-    /** Posts a read of a peer's CRC32C verdict word for {@code t}. */
-    int postVerdictRead(LaneRuntime l, TransferImpl t, int remoteLane, int connection, int localHandle,
-                        long localAddress, long remoteAddress, long remoteKey) {
+    /** Posts a read of the peer's CRC32C verdict word for {@code t} on owned lane {@code l}; returns the status. */
+    int postVerdictRead(LaneRuntime l, TransferImpl t) {
         int slot = l.takeSlot();
         if (slot < 0) {
             return EngineBackend.BACK_PRESSURED;
         }
-        int rc = backend.postRead(l.lane, connection, localHandle, localAddress, NotificationRecord.VERDICT_BYTES,
-                remoteAddress, remoteKey, slot);
+        OutChannel ch = t.peer.channel;
+        int remoteLane = t.peer.remoteLane[l.lane];
+        int connection = t.peer.connection[l.lane];
+        long at = NotificationRecord.verdictOffset(ch.slots, ch.slotOf(t));
+        int rc = backend.postRead(l.lane, connection, ch.handle(), ch.localAddress(at),
+                NotificationRecord.VERDICT_BYTES, ch.remoteAddress(remoteLane, at), ch.remoteKey[remoteLane], slot);
         if (rc == EngineBackend.OK) {
             l.slotOwner[slot] = t;
             l.slotKind[slot] = Op.VERDICT_READ;
@@ -319,13 +337,13 @@ final class ProgressThread implements Runnable {
         for (int i = 0; i < n; i++) {
             if (c.kind[i] == Completions.REMOTE_IMMEDIATE) {
                 if (c.status[i] == 0) {
-                    engine.onImmediate(c.immediate[i]);
+                    inbound.onImmediate(c.immediate[i]);
                 }
                 continue;
             }
             int slot = (int) c.context[i];
             if (slot < 0 || slot >= l.depth || l.slotOwner[slot] == null) {
-                engine.progressError(new IllegalStateException(l.describe() + ": completion for unknown context " + c.context[i]));
+                errors.record(new IllegalStateException(l.describe() + ": completion for unknown context " + c.context[i]));
                 continue;
             }
             Object owner = l.slotOwner[slot];
@@ -341,7 +359,7 @@ final class ProgressThread implements Runnable {
             if (ok) {
                 l.failures = 0;
             } else {
-                engine.laneFailed(l, err);
+                dispatcher.laneFailed(l, err);
             }
             switch (kind) {
                 case Op.WRITE, Op.READ -> {
@@ -350,11 +368,11 @@ final class ProgressThread implements Runnable {
                         l.bytesCompleted.addAndGet(len);
                         l.chunksCompleted.incrementAndGet();
                         if (!t.isTerminal() && t.chunkDone(len, l.lane)) {
-                            engine.dataDone(t, l, remoteLane, connection);
+                            dispatcher.dataDone(t, l, remoteLane, connection);
                         }
                     } else if (!t.isTerminal()) {
                         t.recordError(err);
-                        engine.retry(t, off, len, attempt + 1, l, err);
+                        dispatcher.retry(t, off, len, attempt + 1, l, err);
                     }
                     t.retired();
                 }
@@ -363,17 +381,17 @@ final class ProgressThread implements Runnable {
                     TransferImpl t = nc.transfer;
                     if (ok) {
                         if (t.copiesLeft.decrementAndGet() == 0) {
-                            engine.notified(t, l);
+                            dispatcher.notified(t, l);
                         }
                     } else if (!nc.abandoned()) {
                         t.recordError(err);
-                        engine.retryNotification(nc, l, err);
+                        dispatcher.retryNotification(nc, l, err);
                     }
                     t.retired();
                 }
-                case Op.CREDIT_READ -> ((OutChannel) owner).creditRead(engine, l, ok, remoteLane, connection);
-                case Op.VERDICT_READ -> engine.verdictRead((TransferImpl) owner, l, ok, err);
-                default -> engine.progressError(new IllegalStateException("slot kind " + kind));
+                case Op.CREDIT_READ -> ((OutChannel) owner).creditRead(l, ok, remoteLane, connection);
+                case Op.VERDICT_READ -> dispatcher.verdictRead((TransferImpl) owner, l, ok, err);
+                default -> errors.record(new IllegalStateException("slot kind " + kind));
             }
         }
         return n;

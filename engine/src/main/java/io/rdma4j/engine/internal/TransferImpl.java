@@ -5,6 +5,7 @@ import io.rdma4j.engine.TransferException;
 import io.rdma4j.engine.TransferResult;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -18,7 +19,9 @@ final class TransferImpl implements Transfer {
     static final int NOTIFYING = 1;
     static final int DONE = 2;
 
-    final EngineCore engine;
+    /** The engine's transfers in flight, which this one leaves when it ends. */
+    private final Set<TransferImpl> active;
+    private final RegistrationCache registrations;
     final PeerLink peer;
     final byte op;
     final long total;
@@ -58,10 +61,12 @@ final class TransferImpl implements Transfer {
     volatile ScheduledFuture<?> deadlineTask;
     private List<String> errors;
 
-    TransferImpl(EngineCore engine, PeerLink peer, byte op, long total, int localHandle, long localAddress, long[] remoteAddress, long[] remoteKey,
-                 Planner.Candidate[] pairs, boolean notify, long tag, boolean crc, int crcValue, long targetGeneration, long targetOffset,
+    TransferImpl(Set<TransferImpl> active, RegistrationCache registrations, PeerLink peer, byte op, long total,
+                 int localHandle, long localAddress, long[] remoteAddress, long[] remoteKey, Planner.Candidate[] pairs,
+                 boolean notify, long tag, boolean crc, int crcValue, long targetGeneration, long targetOffset,
                  String targetName, RegistrationCache.Entry registration) {
-        this.engine = engine;
+        this.active = active;
+        this.registrations = registrations;
         this.peer = peer;
         this.op = op;
         this.total = total;
@@ -141,7 +146,7 @@ final class TransferImpl implements Transfer {
                 lanes.add(i);
             }
         }
-        engine.finished(this);
+        finished();
         future.complete(new TransferResult(total, lanes, System.nanoTime() - startNanos, retries.get()));
         maybeRelease();
     }
@@ -153,10 +158,15 @@ final class TransferImpl implements Transfer {
         }
         terminal = true;
         cancelDeadline();
-        engine.finished(this);
+        finished();
         future.completeExceptionally(cause);
         maybeRelease();
         return true;
+    }
+
+    private void finished() {
+        active.remove(this);
+        peer.active.remove(this);
     }
 
     private void cancelDeadline() {
@@ -178,7 +188,7 @@ final class TransferImpl implements Transfer {
 
     private void maybeRelease() {
         if (inflight.get() == 0 && released.compareAndSet(0, 1)) {
-            engine.release(registration);
+            registrations.release(registration);
         }
     }
 

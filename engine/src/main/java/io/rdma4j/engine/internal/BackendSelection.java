@@ -1,0 +1,89 @@
+package io.rdma4j.engine.internal;
+
+import io.rdma4j.BackendUnavailableException;
+import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.EngineBackendProvider;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+
+/** Checks an engine's configuration and opens the backend it selects (by name, or the best available for "auto"). */
+final class BackendSelection {
+    private BackendSelection() {
+    }
+
+    static void validate(EngineConfig c) {
+        if (c.name() != null) {
+            Names.check("engine", c.name());
+        }
+        if (c.chunkBytes() < 4096 || c.chunkBytes() > (1L << 30)) {
+            throw new IllegalArgumentException("chunk size must be 4 KiB..1 GiB, got " + c.chunkBytes());
+        }
+        if (c.smallThreshold() < 0) {
+            throw new IllegalArgumentException("small-transfer threshold must be >= 0, got " + c.smallThreshold());
+        }
+        if (c.queueDepth() < 2 || c.queueDepth() > 4096) {
+            throw new IllegalArgumentException("queue depth must be 2..4096, got " + c.queueDepth());
+        }
+        if (c.progressThreads() < 1 || c.progressThreads() > 64) {
+            throw new IllegalArgumentException("progress threads must be 1..64, got " + c.progressThreads());
+        }
+        if (c.lanesPerNic() < 1 || c.lanesPerNic() > 16) {
+            throw new IllegalArgumentException("lanes per NIC must be 1..16, got " + c.lanesPerNic());
+        }
+        if (c.maxRetries() < 0 || c.maxRetries() > 100) {
+            throw new IllegalArgumentException("max retries must be 0..100, got " + c.maxRetries());
+        }
+        for (var w : c.laneWeights().entrySet()) {
+            if (!(w.getValue() > 0)) {
+                throw new IllegalArgumentException("lane " + w.getKey() + " weight must be > 0, got " + w.getValue());
+            }
+        }
+    }
+
+    static EngineBackend open(EngineConfig c) {
+        List<EngineBackendProvider> all = new ArrayList<>();
+        ServiceLoader.load(EngineBackendProvider.class, BackendSelection.class.getClassLoader()).forEach(all::add);
+        all.sort(Comparator.comparingInt(EngineBackendProvider::priority).reversed());
+        StringBuilder why = new StringBuilder();
+        for (EngineBackendProvider p : all) {
+            if (!c.backend().equals("auto") && !c.backend().equalsIgnoreCase(p.name())) {
+                continue;
+            }
+            if (!p.isAvailable()) {
+                why.append("; ").append(p.name()).append(": ").append(p.unavailabilityCause());
+                continue;
+            }
+            Map<String, String> options = new HashMap<>();
+            if (c.nicFilter() != null) {
+                options.put("nicFilter", c.nicFilter());
+            }
+            try {
+                return p.open(new BackendConfig(c.provider(), c.lanesPerNic(), c.queueDepth(), options));
+            } catch (BackendUnavailableException e) {
+                if (!c.backend().equals("auto")) {
+                    throw e;
+                }
+                why.append("; ").append(p.name()).append(": ").append(e.getMessage());
+            }
+        }
+        if (all.isEmpty()) {
+            throw new BackendUnavailableException("no engine backend on the class path: add rdma4j-libfabric"
+                    + " (or rdma4j-ibverbs) as a dependency", null);
+        }
+        String none = "no usable engine backend for '" + c.backend() + "'";
+        if (why.isEmpty()) {
+            throw new BackendUnavailableException(none + " (known: "
+                    + all.stream().map(EngineBackendProvider::name).toList()
+                    + "): pass one of them, or \"auto\", to TransferEngine.Builder.backend()", null);
+        }
+        throw new BackendUnavailableException(none + why + ". Each reason is the backend's"
+                + " EngineBackendProvider.unavailabilityCause() or what its open() threw;"
+                + " Libfabric.unavailabilityCause()"
+                + " and Verbs.unavailabilityCause() probe the native libraries alone", null);
+    }
+}

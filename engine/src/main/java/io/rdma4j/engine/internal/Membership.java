@@ -1,0 +1,202 @@
+package io.rdma4j.engine.internal;
+
+import io.rdma4j.ClosedException;
+import io.rdma4j.engine.PeerLostException;
+import io.rdma4j.engine.RemoteBuffer;
+import io.rdma4j.engine.UnknownBufferException;
+import io.rdma4j.engine.UnknownPeerException;
+import io.rdma4j.rendezvous.Announcement;
+import io.rdma4j.rendezvous.BufferInfo;
+import io.rdma4j.rendezvous.HandshakeServer;
+import io.rdma4j.rendezvous.LaneInfo;
+import io.rdma4j.rendezvous.PeerEvent;
+import io.rdma4j.rendezvous.PeerInfo;
+import io.rdma4j.rendezvous.Rendezvous;
+import io.rdma4j.rendezvous.RendezvousException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * This engine in the directory: its announcement (lanes, handshake address, lease), the watch on the other members,
+ * and the peers it resolved. A peer that leaves or restarts is lost: its transfers fail and its inbox here goes.
+ */
+final class Membership {
+    private final String name;
+    private final long generation;
+    private final Rendezvous rendezvous;
+    private final HandshakeServer handshakeServer;
+    private final WireLanes wire;
+    private final int localLanes;
+    private final Inbound inbound;
+    private final ScheduledExecutorService timer;
+    private final BooleanSupplier closing;
+    private final Map<String, PeerLink> peers = new ConcurrentHashMap<>();
+    private volatile Announcement announcement;
+    private volatile Rendezvous.Watch watch;
+
+    Membership(String name, long generation, Rendezvous rendezvous, HandshakeServer handshakeServer, WireLanes wire,
+               int localLanes, Inbound inbound, ScheduledExecutorService timer, BooleanSupplier closing) {
+        this.name = name;
+        this.generation = generation;
+        this.rendezvous = rendezvous;
+        this.handshakeServer = handshakeServer;
+        this.wire = wire;
+        this.localLanes = localLanes;
+        this.inbound = inbound;
+        this.timer = timer;
+        this.closing = closing;
+    }
+
+    /** Announces our lanes under our lease and starts watching the others; {@return the announcement} */
+    Announcement announce(Duration lease) {
+        List<LaneInfo> announced = new ArrayList<>();
+        for (int i = 0; i < localLanes; i++) {
+            announced.add(wire.describe(i, wire.backend.prepareConnection(i)));
+        }
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            host = "localhost";
+        }
+        announcement = rendezvous.announce(new PeerInfo(name, handshakeServer.address(), host, generation, announced),
+                lease);
+        startWatch();
+        return announcement;
+    }
+
+    private void startWatch() {
+        if (closing.getAsBoolean()) {
+            return;
+        }
+        watch = rendezvous.watch(this::onPeerEvent, err -> {
+            if (!closing.getAsBoolean()) {
+                timer.schedule(this::startWatch, 1, TimeUnit.SECONDS);
+            }
+        });
+    }
+
+    /** Resolves {@code peerName} in the directory; a new generation of a known peer replaces (and loses) the old. */
+    BufferImpls.PeerImpl peer(String peerName) {
+        if (peerName == null || peerName.isEmpty()) {
+            throw new IllegalArgumentException("peer name is empty");
+        }
+        PeerInfo info;
+        try {
+            info = rendezvous.resolve(peerName).orElseThrow(() -> new UnknownPeerException("no peer '" + peerName
+                    + "' is announced in the directory " + rendezvous.target()
+                    + ": start it first, or check the name"));
+        } catch (RendezvousException e) {
+            throw new UnknownPeerException("cannot resolve peer '" + peerName + "': " + e.getMessage(), e);
+        }
+        if (info.lanes().stream().noneMatch(wire::compatible)) {
+            throw new UnknownPeerException("peer '" + peerName + "' has no " + wire.backend.name()
+                    + " lane compatible with ours (" + wire.backend.provider() + "); its lanes: " + info.lanes());
+        }
+        PeerLink link = peers.compute(peerName, (k, old) -> {
+            if (old != null && old.generation == info.generation() && !old.lost()) {
+                return old;
+            }
+            if (old != null) {
+                lose(old, "it restarted (generation " + old.generation + " -> " + info.generation() + ")");
+            }
+            return new PeerLink(info, localLanes);
+        });
+        return new BufferImpls.PeerImpl(this, link);
+    }
+
+    /** Looks up buffer {@code bufferName} that {@code peer} published (for us). */
+    RemoteBuffer lookup(BufferImpls.PeerImpl peer, String bufferName) {
+        if (closing.getAsBoolean()) {
+            throw new ClosedException("transfer engine " + name);
+        }
+        Names.check("buffer", bufferName);
+        Optional<BufferInfo> info;
+        try {
+            info = announcement.lookup(Names.wire(peer.name(), bufferName));
+        } catch (RendezvousException e) {
+            throw new UnknownBufferException("peer '" + peer.name() + "' buffer '" + bufferName + "': "
+                    + e.getMessage(), e);
+        }
+        BufferInfo b = info.orElseThrow(() -> new UnknownBufferException("peer '" + peer.name()
+                + "' has published no buffer '" + bufferName + "': publish it there first with engine.publish(\""
+                + bufferName + "\", buffer, access)"));
+        if (!b.owner().isEmpty() && !b.owner().equals(peer.name())) {
+            throw new UnknownBufferException("buffer '" + bufferName + "' belongs to '" + b.owner() + "', not to '"
+                    + peer.name() + "'");
+        }
+        return new BufferImpls.Remote(peer, bufferName, b);
+    }
+
+    /** {@return the peers resolved so far (their channels close with the engine)} */
+    Collection<PeerLink> peers() {
+        return peers.values();
+    }
+
+    private void onPeerEvent(PeerEvent e) {
+        if (e.peer() == null || e.peer().name().equals(name)) {
+            return;
+        }
+        String who = e.peer().name();
+        switch (e.kind()) {
+            case LEFT -> {
+                String why = e.reason() == PeerEvent.Reason.EXPIRED ? "its lease expired"
+                        : "it withdrew from the directory";
+                PeerLink link = peers.remove(who);
+                if (link != null) {
+                    lose(link, why);
+                }
+                inbound.drop(who);
+                // so that the same peer generation coming back gets a fresh connection and inbox, not a stored answer
+                handshakeServer.forget(who);
+            }
+            case UPDATED, JOINED -> {
+                PeerLink link = peers.get(who);
+                if (link != null && link.generation != e.peer().generation()) {
+                    peers.remove(who, link);
+                    lose(link, "it restarted (generation " + link.generation + " -> " + e.peer().generation() + ")");
+                }
+            }
+            default -> {
+            }
+        }
+    }
+
+    private static void lose(PeerLink link, String why) {
+        synchronized (link) {
+            if (link.lostReason != null) {
+                return;
+            }
+            link.lostReason = why;
+        }
+        for (TransferImpl t : link.active) {
+            t.fail(new PeerLostException("transfer of " + t.total + " bytes with '" + link.name
+                    + "' failed: the peer is gone (" + why + ") after " + t.bytesCompleted() + " bytes"));
+        }
+    }
+
+    /** Stops watching the directory. */
+    void stopWatching() {
+        Rendezvous.Watch w = watch;
+        if (w != null) {
+            w.close();
+        }
+    }
+
+    /** Withdraws our announcement (and so our published buffers). */
+    void withdraw() {
+        Announcement a = announcement;
+        if (a != null) {
+            a.close();
+        }
+    }
+}

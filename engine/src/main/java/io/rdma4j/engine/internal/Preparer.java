@@ -1,0 +1,206 @@
+package io.rdma4j.engine.internal;
+
+import io.rdma4j.engine.LocalBuffer;
+import io.rdma4j.engine.MemoryLocation;
+import io.rdma4j.engine.PeerLostException;
+import io.rdma4j.engine.Plan;
+import io.rdma4j.engine.RemoteBuffer;
+import io.rdma4j.engine.Transfer;
+import io.rdma4j.engine.TransferException;
+import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.engine.spi.LaneDescriptor;
+import io.rdma4j.ffi.Segments;
+import io.rdma4j.rendezvous.LaneInfo;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Everything before a transfer is posted: the arguments checked, the peer connected, the lanes ranked by distance to
+ * the memory on both sides and the bytes assigned to the best of them. Nothing is posted until every check passed.
+ */
+final class Preparer {
+    /** A checked transfer, holding a reference on its local registration, ready for {@link Dispatcher#launch}. */
+    record Prepared(byte op, BufferImpls.Local local, long localOffset, BufferImpls.Remote remote, long remoteOffset,
+                    long length, TransferOptions options, PeerLink link, List<Planner.Candidate> all,
+                    Planner.Assignment assignment) {
+    }
+
+    private final String name;
+    private final LaneRuntime[] lanes;
+    private final List<LaneDescriptor> descriptors;
+    private final LaneLevels levels;
+    private final Planner planner;
+    private final Map<Integer, Double> laneWeights;
+    private final RegistrationCache registrations;
+    private final Membership membership;
+    private final Connector connector;
+    private final AtomicInteger rotation = new AtomicInteger();
+
+    Preparer(String name, LaneRuntime[] lanes, List<LaneDescriptor> descriptors, LaneLevels levels, EngineConfig config,
+             RegistrationCache registrations, Membership membership, Connector connector) {
+        this.name = name;
+        this.lanes = lanes;
+        this.descriptors = descriptors;
+        this.levels = levels;
+        this.planner = new Planner(config.chunkBytes(), config.smallThreshold());
+        this.laneWeights = config.laneWeights();
+        this.registrations = registrations;
+        this.membership = membership;
+        this.connector = connector;
+    }
+
+    BufferImpls.Local local(LocalBuffer b, String what) {
+        if (b == null) {
+            throw new IllegalArgumentException(what + " is null");
+        }
+        if (!(b instanceof BufferImpls.Local l) || l.registrations != registrations) {
+            throw new IllegalArgumentException(what + " was not registered with this engine (" + name
+                    + "): register it with engine.register(segment)");
+        }
+        if (l.isClosed()) {
+            throw new IllegalStateException(what + " was closed: register the memory again");
+        }
+        Segments.requireAlive(l.segment, what);
+        return l;
+    }
+
+    BufferImpls.Remote remote(RemoteBuffer b, String what) {
+        if (b == null) {
+            throw new IllegalArgumentException(what + " is null");
+        }
+        if (!(b instanceof BufferImpls.Remote r) || r.peer.membership != membership) {
+            throw new IllegalArgumentException(what
+                    + " was not resolved by this engine: use engine.peer(name).buffer(name)");
+        }
+        return r;
+    }
+
+    /** Every check happens here, before anything is posted. Holds a registration reference on success. */
+    Prepared prepare(byte op, LocalBuffer localBuffer, long localOffset, RemoteBuffer remoteBuffer, long remoteOffset,
+                     long length, TransferOptions options) {
+        TransferOptions o = options == null ? TransferOptions.DEFAULT : options;
+        String dir = op == Op.READ ? "read" : "write";
+        BufferImpls.Local l = local(localBuffer, op == Op.READ ? "read target" : "write source");
+        BufferImpls.Remote r = remote(remoteBuffer, op == Op.READ ? "read source" : "write target");
+        if (length < 0) {
+            throw new IllegalArgumentException(dir + " length must be >= 0, got " + length);
+        }
+        Segments.checkRange(l.segment, localOffset, length, (op == Op.READ ? "read target " : "write source ") + l);
+        Segments.checkRange(r.length(), remoteOffset, length, (op == Op.READ ? "read source " : "write target ") + r);
+        PeerLink link = r.peer.link;
+        if (link.lost()) {
+            throw new PeerLostException("peer '" + link.name + "' is gone: " + link.lostReason);
+        }
+        if (r.generation() <= 0 && r.info.lanes().isEmpty()) {
+            throw new IllegalArgumentException(r + " has no lane keys");
+        }
+        connector.ensureConnected(link);
+        List<Planner.Candidate> all = candidates(link, r, l.location, false);
+        if (all.isEmpty()) {
+            throw new TransferException("no usable lane to '" + link.name + "' for " + r + ": " + laneHealth());
+        }
+        List<Planner.Candidate> best = Planner.best(all);
+        Planner.Assignment a = planner.assign(best, length, rotation.getAndIncrement());
+        DeviceBuffers.check(l, op, o);
+        registrations.retain(l.entry);
+        return new Prepared(op, l, localOffset, r, remoteOffset, length, o, link, all, a);
+    }
+
+    private String laneHealth() {
+        StringBuilder sb = new StringBuilder();
+        for (LaneRuntime l : lanes) {
+            sb.append(l.describe())
+                    .append(l.failed ? " out of service: " + l.lastError
+                            : l.lastError != null ? " last error: " + l.lastError : " healthy")
+                    .append("; ");
+        }
+        return sb.toString();
+    }
+
+    private List<Planner.Candidate> candidates(PeerLink link, BufferImpls.Remote r, MemoryLocation localMem,
+                                               boolean includeFailed) {
+        List<Planner.Candidate> out = new ArrayList<>();
+        long now = System.nanoTime();
+        for (int i = 0; i < lanes.length; i++) {
+            int rl = link.remoteLane[i];
+            if (link.connection[i] < 0 || !r.hasLane(rl) || (!includeFailed && lanes[i].failed)) {
+                continue;
+            }
+            LaneDescriptor d = descriptors.get(i);
+            LaneInfo remote = link.remote(rl);
+            Level ll = levels.level(d.pciAddress(), d.numaNode(), localMem);
+            Level rlv = LaneLevels.byNuma(remote == null ? -1 : remote.numaNode(), r.location.numaNode());
+            double w = laneWeights.getOrDefault(i, d.bandwidthGbps());
+            // a lane cooling down ranks one level worse so healthy lanes carry new work first
+            if (lanes[i].paused(now) && ll != Level.SYS) {
+                ll = Level.values()[ll.ordinal() + 1];
+            }
+            out.add(new Planner.Candidate(i, nic(d), ll, rl, remote == null ? "lane " + rl : remoteNic(remote), rlv,
+                    w));
+        }
+        out.sort(Comparator.comparing((Planner.Candidate c) -> Level.worse(c.localLevel(), c.remoteLevel())));
+        return out;
+    }
+
+    static String nic(LaneDescriptor d) {
+        return d.pciAddress() != null ? d.pciAddress() : d.device() + "#" + d.index();
+    }
+
+    static String remoteNic(LaneInfo l) {
+        return l.pciAddress() != null && !l.pciAddress().isEmpty() ? l.pciAddress() : l.device() + "#" + l.index();
+    }
+
+    Plan explain(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length) {
+        BufferImpls.Local l = local(source, "explain source");
+        BufferImpls.Remote r = remote(target, "explain target");
+        Segments.checkRange(l.segment, sourceOffset, length, "explain source " + l);
+        Segments.checkRange(r.length(), targetOffset, length, "explain target " + r);
+        connector.ensureConnected(r.peer.link);
+        List<Planner.Candidate> all = candidates(r.peer.link, r, l.location, false);
+        if (all.isEmpty()) {
+            return new Plan(List.of(), length, "no usable lane to '" + r.peer.name() + "': " + laneHealth());
+        }
+        List<Planner.Candidate> best = Planner.best(all);
+        Planner.Assignment a = planner.assign(best, length, rotation.get());
+        return planner.toPlan(a, length, levels.source() + "; " + planner.describe(all, best, length, a.size()));
+    }
+
+    /**
+     * Device memory's side of launching (see {@link DeviceBuffers}): writes from it wait for its producer and fill
+     * their staging range before anything of the batch is posted; reads into it hold one more reference for the copy
+     * back.
+     */
+    void beforeDevice(List<Prepared> batch) {
+        int done = 0;
+        try {
+            for (Prepared p : batch) {
+                if (p.local.device != null) {
+                    if (p.op == Op.WRITE) {
+                        DeviceBuffers.beforeWrite(p.local, p.localOffset, p.length);
+                    } else {
+                        registrations.retain(p.local.entry);
+                    }
+                }
+                done++;
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < batch.size(); i++) {
+                Prepared p = batch.get(i);
+                registrations.release(p.local.entry);
+                if (i < done && p.local.device != null && p.op == Op.READ) {
+                    registrations.release(p.local.entry);
+                }
+            }
+            throw e;
+        }
+    }
+
+    Transfer afterDevice(Prepared p, Transfer t) {
+        return p.local.device != null && p.op == Op.READ
+                ? DeviceBuffers.afterRead(p.local, p.localOffset, p.length, t, registrations) : t;
+    }
+
+}
