@@ -442,7 +442,7 @@ public abstract class EngineBackendConformance {
     }
 
     @Test
-    void aPostToAPeerThatWentAwayFailsWithTheTransportsReason() {
+    void aPostToAPeerThatWentAwayNeverThrowsAndItsFailureCarriesTheTransportsText() {
         assumeTrue(postsToAClosedPeerAreSafe(), "this transport cannot post to a peer closed in the same process");
         MemorySegment src = arena.allocate(4096, 4096);
         MemorySegment dst = arena.allocate(4096, 4096);
@@ -478,9 +478,12 @@ public abstract class EngineBackendConformance {
                 }
             }
         }
-        // tcp;ofi_rxm 1.17 completes writes to a closed peer at transmit and reports nothing: no reason to check
-        assumeTrue(reason != null, "writes to a closed peer kept completing for 5 s: the transport reports no loss");
-        assertNativeText(reason);
+        // tcp;ofi_rxm 1.17 (and rxe in the test VM) complete writes to a closed peer at transmit for longer than this
+        // window and report nothing yet: then what the contract still demands held (no post threw, nothing hung).
+        // Where the transport does report the loss, its own text must reach the caller.
+        if (reason != null) {
+            assertNativeText(reason);
+        }
         s.close();
         initiator.recover(0);
     }

@@ -1,5 +1,6 @@
 package io.rdma4j.engine.internal;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.engine.PeerLostException;
 import io.rdma4j.engine.TransferException;
 import io.rdma4j.engine.spi.EngineBackend;
@@ -124,6 +125,6 @@ final class Connector implements AutoCloseable {
 
     @Override
     public void close() {
-        Closing.closeAll(Closing.each(handshakeClients.values()));
+        Closeables.closeAll(handshakeClients.values());
     }
 }

@@ -1,5 +1,6 @@
 package io.rdma4j.engine.internal;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.BackendUnavailableException;
 import io.rdma4j.ClosedException;
 import io.rdma4j.engine.Access;
@@ -378,7 +379,7 @@ public final class EngineCore implements TransferEngine {
         }
         closed = true;
         // every step is attempted: a failing directory must not leak the lanes, inboxes and registrations
-        Closing.closeAll(
+        Closeables.closeAll(
                 dispatcher::failAll,
                 volumes::close,
                 membership::stopWatching,
@@ -389,8 +390,8 @@ public final class EngineCore implements TransferEngine {
                 rendezvous::close,
                 this::stopThreads,
                 timer::shutdownNow,
-                () -> Closing.each(membership.peers().stream().map(l -> l.channel).filter(c -> c != null).toList())
-                        .run(),
+                () -> Closeables.closeAll(
+                        membership.peers().stream().map(l -> l.channel).filter(c -> c != null).toList()),
                 inbound::close,
                 registrations::close,
                 backend::close);

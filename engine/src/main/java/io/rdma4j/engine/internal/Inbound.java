@@ -1,5 +1,6 @@
 package io.rdma4j.engine.internal;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.engine.Notification;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.LaneDescriptor;
@@ -203,8 +204,8 @@ final class Inbound implements AutoCloseable {
 
     @Override
     public void close() {
-        Closing.closeAll(
-                Closing.each(initiators.values().stream().map(Initiator::inbox).toList()),
-                Closing.each(List.copyOf(retired)));
+        Closeables.closeAll(
+                () -> Closeables.closeAll(initiators.values().stream().map(Initiator::inbox).toList()),
+                () -> Closeables.closeAll(List.copyOf(retired)));
     }
 }
