@@ -197,6 +197,21 @@ abstract class DirectoryTest {
     }
 
     @Test
+    void carriesAnyBackendIdAndReadsLanesOfPeersOlderThanTheField() {
+        Lane noop = Wire.toProto(new LaneInfo(3, "noop", "noop", "noop", null, 0, new byte[]{3}));
+        assertEquals(io.rdma4j.proto.v1.Backend.BACKEND_OTHER, noop.getBackend());
+        assertEquals("noop", noop.getBackendId());
+        Lane old = Wire.toProto(peer("x", 1)).getLanes(0).toBuilder().clearBackendId().build();
+        Peer p = Wire.toProto(peer("ids", 1)).toBuilder().clearLanes().addLanes(old).addLanes(noop).build();
+        stub.announce(AnnounceRequest.newBuilder().setPeer(p).build());
+        Peer relayed = stub.resolve(ResolveRequest.newBuilder().setName("ids").build()).getPeer();
+        assertEquals("noop", relayed.getLanes(1).getBackendId());
+        PeerInfo seen = client.resolve("ids").orElseThrow();
+        assertEquals(List.of("ibverbs", "noop"), seen.lanes().stream().map(LaneInfo::backendId).toList());
+        assertEquals(List.of(Backend.IBVERBS, Backend.OTHER), seen.lanes().stream().map(LaneInfo::backend).toList());
+    }
+
+    @Test
     void releasesKeysOnlyToPeersOnTheAccessList() {
         try (Announcement owner = client.announce(peer("owner", 2), LEASE);
              Announcement friend = client.announce(peer("friend", 1), LEASE);

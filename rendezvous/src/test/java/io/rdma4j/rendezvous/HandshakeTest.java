@@ -56,6 +56,7 @@ class HandshakeTest {
                         yield ibverbsLane(remote.index(), nextQp.getAndIncrement());
                     }
                     case LIBFABRIC -> fabricLane(remote.index());
+                    case OTHER -> throw new AssertionError("this handler pairs ibverbs and libfabric lanes: " + remote);
                 };
                 out.add(new LanePairing(remote.index(), local));
             }

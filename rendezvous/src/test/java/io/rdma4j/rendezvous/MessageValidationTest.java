@@ -150,7 +150,17 @@ class MessageValidationTest {
         mutations.put("PCI address", p -> p.setLanes(0, p.getLanes(0).toBuilder().setPciAddress("3b:00.0")));
         mutations.put("numa_node is -2", p -> p.setLanes(0, p.getLanes(0).toBuilder().setNumaNode(-2)));
         mutations.put("control character", p -> p.setLanes(0, p.getLanes(0).toBuilder().setDevice("mlx5\n0")));
-        mutations.put("backend is unspecified", p -> p.setLanes(0, p.getLanes(0).toBuilder().setBackendValue(0)));
+        mutations.put("backend_id is empty and", p -> p.setLanes(0, p.getLanes(0).toBuilder().setBackendValue(0)
+                .clearBackendId()));
+        mutations.put("backend is BACKEND_OTHER", p -> p.setLanes(1, p.getLanes(1).toBuilder()
+                .setBackend(io.rdma4j.proto.v1.Backend.BACKEND_OTHER).clearBackendId()));
+        mutations.put("backend_id is 33 characters", p -> p.setLanes(1, p.getLanes(1).toBuilder()
+                .setBackend(io.rdma4j.proto.v1.Backend.BACKEND_OTHER).setBackendId("n".repeat(33))));
+        mutations.put("backend_id 'No-Op' is not a backend id", p -> p.setLanes(1, p.getLanes(1).toBuilder()
+                .setBackend(io.rdma4j.proto.v1.Backend.BACKEND_OTHER).setBackendId("No-Op")));
+        mutations.put("backend_id 'no op' is not", p -> p.setLanes(1, p.getLanes(1).toBuilder()
+                .setBackend(io.rdma4j.proto.v1.Backend.BACKEND_OTHER).setBackendId("no op")));
+        mutations.put("must name the same backend", p -> p.setLanes(0, p.getLanes(0).toBuilder().setBackendId("noop")));
         mutations.put("index is 5000", p -> p.setLanes(0, p.getLanes(0).toBuilder().setIndex(5000)));
         List<String> failures = new ArrayList<>();
         for (var m : mutations.entrySet()) {

@@ -41,6 +41,10 @@ final class HandshakeService implements HandshakeHandler {
         }
         inbound.drop(initiator);
         List<LaneInfo> usable = remoteLanes.stream().filter(wire::compatible).toList();
+        if (usable.isEmpty() && !remoteLanes.isEmpty()) {
+            throw new IllegalArgumentException("engine " + name + " has no lane '" + initiator + "' can connect to: "
+                    + wire.mismatch(remoteLanes));
+        }
         List<Integer> healthy = new ArrayList<>();
         for (LaneRuntime l : lanes) {
             if (!l.failed) {

@@ -99,8 +99,8 @@ final class Membership {
             throw new UnknownPeerException("cannot resolve peer '" + peerName + "': " + e.getMessage(), e);
         }
         if (info.lanes().stream().noneMatch(wire::compatible)) {
-            throw new UnknownPeerException("peer '" + peerName + "' has no " + wire.backend.name()
-                    + " lane compatible with ours (" + wire.backend.provider() + "); its lanes: " + info.lanes());
+            throw new UnknownPeerException("peer '" + peerName + "' has no lane this engine can connect to: "
+                    + wire.mismatch(info.lanes()) + "; its lanes: " + info.lanes());
         }
         PeerLink link = peers.compute(peerName, (k, old) -> {
             if (old != null && old.generation == info.generation() && !old.lost()) {

@@ -7,6 +7,8 @@ import io.rdma4j.proto.v1.Buffer;
 import io.rdma4j.proto.v1.Lane;
 import io.rdma4j.proto.v1.LaneKey;
 import io.rdma4j.proto.v1.Peer;
+import io.rdma4j.rendezvous.Backend;
+import io.rdma4j.rendezvous.LaneInfo;
 import io.rdma4j.rendezvous.QpInfo;
 import java.util.HashSet;
 import java.util.List;
@@ -17,6 +19,7 @@ import java.util.regex.Pattern;
  * Checks every field of an incoming message against the contract's limits before anything is stored or handed on.
  * Violations are {@code INVALID_ARGUMENT} naming the field, the value's problem and the limit.
  */
+@SuppressWarnings("deprecation") // Lane.backend: checked against backend_id for peers that send both
 public final class Validation {
     /** Largest message either side accepts (gRPC's {@code maxInboundMessageSize}); larger ones get RESOURCE_EXHAUSTED. */
     public static final int MAX_MESSAGE_BYTES = 1 << 20;
@@ -25,6 +28,7 @@ public final class Validation {
     public static final int MAX_LANE_INDEX = 1023;
     public static final int MAX_ENDPOINT_BYTES = 512;
     public static final int MAX_SHORT_STRING_CHARS = 64;
+    public static final int MAX_BACKEND_ID_CHARS = 32;
     public static final int MAX_HOST_CHARS = 253;
     public static final int MAX_ADDRESS_CHARS = 300;
     public static final int MAX_ACCESS_ENTRIES = 1024;
@@ -102,11 +106,42 @@ public final class Validation {
         if (n == 0 || n > MAX_ENDPOINT_BYTES) {
             throw invalid(what + ".endpoint is " + n + " bytes; it must be 1.." + MAX_ENDPOINT_BYTES);
         }
-        if (l.getBackend() == io.rdma4j.proto.v1.Backend.BACKEND_UNSPECIFIED) {
-            throw invalid(what + ".backend is unspecified");
-        }
-        if (l.getBackend() == io.rdma4j.proto.v1.Backend.BACKEND_IBVERBS && n != QpInfo.BYTES) {
+        backendId(what, l);
+        if (Wire.backendId(l).filter(Backend.IBVERBS.id()::equals).isPresent() && n != QpInfo.BYTES) {
             throw invalid(what + ".endpoint is " + n + " bytes; an ibverbs endpoint is the " + QpInfo.BYTES + "-byte QPInfo (!IIH16sBB)");
+        }
+    }
+
+    /**
+     * backend_id names the lane's backend; empty is allowed only where the deprecated enum names one (peers older than
+     * the field). Where both are given, they must agree: a known enum value with another id would pair a lane with
+     * lanes it cannot talk to on older readers.
+     */
+    private static void backendId(String what, Lane l) {
+        String id = l.getBackendId();
+        io.rdma4j.proto.v1.Backend b = l.getBackend();
+        if (id.isEmpty()) {
+            if (b == io.rdma4j.proto.v1.Backend.BACKEND_UNSPECIFIED || b == io.rdma4j.proto.v1.Backend.BACKEND_OTHER) {
+                throw invalid(what + ".backend_id is empty and " + what + ".backend is " + b
+                        + ": name the backend, e.g. backend_id \"libfabric\"");
+            }
+            return;
+        }
+        if (id.length() > MAX_BACKEND_ID_CHARS) {
+            throw invalid(what + ".backend_id is " + id.length() + " characters; the limit is " + MAX_BACKEND_ID_CHARS);
+        }
+        if (!LaneInfo.isValidBackendId(id)) {
+            throw invalid(what + ".backend_id '" + printable(id) + "' is not a backend id: use lower-case letters, digits"
+                    + " and . _ -, starting with a letter or digit (" + LaneInfo.BACKEND_ID_PATTERN + ")");
+        }
+        String named = switch (b) {
+            case BACKEND_IBVERBS -> Backend.IBVERBS.id();
+            case BACKEND_LIBFABRIC -> Backend.LIBFABRIC.id();
+            default -> null;
+        };
+        if (named != null && !named.equals(id)) {
+            throw invalid(what + ".backend is " + b + " but " + what + ".backend_id is '" + id
+                    + "': they must name the same backend (BACKEND_OTHER for any id but ibverbs and libfabric)");
         }
     }
 

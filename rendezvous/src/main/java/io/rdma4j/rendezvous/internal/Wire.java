@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Optional;
 
 /** Conversions between the {@code rdma4j.v1} messages and the public records. Incoming messages are validated before they get here. */
+@SuppressWarnings("deprecation") // Lane.backend: still written and read for peers older than backend_id
 public final class Wire {
     private Wire() {
     }
@@ -27,26 +28,34 @@ public final class Wire {
         return switch (b) {
             case IBVERBS -> io.rdma4j.proto.v1.Backend.BACKEND_IBVERBS;
             case LIBFABRIC -> io.rdma4j.proto.v1.Backend.BACKEND_LIBFABRIC;
+            case OTHER -> io.rdma4j.proto.v1.Backend.BACKEND_OTHER;
         };
     }
 
-    /** @return the backend, or empty for values this version does not know (the lane is then skipped, not rejected) */
-    public static Optional<Backend> fromProto(io.rdma4j.proto.v1.Backend b) {
-        return switch (b) {
-            case BACKEND_IBVERBS -> Optional.of(Backend.IBVERBS);
-            case BACKEND_LIBFABRIC -> Optional.of(Backend.LIBFABRIC);
+    /**
+     * @return the lane's backend id: {@code backend_id} when set, otherwise the one the enum names (peers older than
+     *         the field); empty when neither says (an enum value this version does not know: the lane is skipped)
+     */
+    public static Optional<String> backendId(Lane l) {
+        if (!l.getBackendId().isEmpty()) {
+            return Optional.of(l.getBackendId());
+        }
+        return switch (l.getBackend()) {
+            case BACKEND_IBVERBS -> Optional.of(Backend.IBVERBS.id());
+            case BACKEND_LIBFABRIC -> Optional.of(Backend.LIBFABRIC.id());
             default -> Optional.empty();
         };
     }
 
     public static Lane toProto(LaneInfo l) {
-        return Lane.newBuilder().setIndex(l.index()).setBackend(toProto(l.backend())).setProvider(l.provider()).setDevice(l.device())
+        return Lane.newBuilder().setIndex(l.index()).setBackendId(l.backendId()).setBackend(toProto(l.backend()))
+                .setProvider(l.provider()).setDevice(l.device())
                 .setPciAddress(l.pciAddress() == null ? "" : l.pciAddress()).setNumaNode(l.numaNode())
                 .setEndpoint(ByteString.copyFrom(l.endpoint())).build();
     }
 
     public static Optional<LaneInfo> fromProto(Lane l) {
-        return fromProto(l.getBackend()).map(b -> new LaneInfo(l.getIndex(), b, l.getProvider(), l.getDevice(),
+        return backendId(l).map(id -> new LaneInfo(l.getIndex(), id, l.getProvider(), l.getDevice(),
                 l.getPciAddress().isEmpty() ? null : l.getPciAddress(), l.getNumaNode(), l.getEndpoint().toByteArray()));
     }
 
