@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.BackendOptions;
 import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
@@ -20,7 +21,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntSupplier;
@@ -625,7 +625,7 @@ public abstract class EngineBackendConformance {
     }
 
     /** A configuration helper for subclasses. */
-    protected static BackendConfig config(String provider, int lanes, Map<String, String> options) {
+    protected static BackendConfig config(String provider, int lanes, BackendOptions options) {
         return new BackendConfig(provider, lanes, 16, options);
     }
 

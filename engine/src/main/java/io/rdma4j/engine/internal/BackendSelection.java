@@ -2,13 +2,12 @@ package io.rdma4j.engine.internal;
 
 import io.rdma4j.BackendUnavailableException;
 import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.BackendOptions;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.EngineBackendProvider;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.ServiceLoader;
 
 /** Checks an engine's configuration and opens the backend it selects (by name, or the best available for "auto"). */
@@ -58,10 +57,7 @@ final class BackendSelection {
                 why.append("; ").append(p.name()).append(": ").append(p.unavailabilityCause());
                 continue;
             }
-            Map<String, String> options = new HashMap<>();
-            if (c.nicFilter() != null) {
-                options.put("nicFilter", c.nicFilter());
-            }
+            BackendOptions options = BackendOptions.DEFAULTS.withNicFilter(c.nicFilter());
             try {
                 return p.open(new BackendConfig(c.provider(), c.lanesPerNic(), c.queueDepth(), options));
             } catch (BackendUnavailableException e) {

@@ -1,6 +1,5 @@
 package io.rdma4j.engine.spi;
 
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -10,9 +9,10 @@ import java.util.Objects;
  *                      {@code null} lets the backend pick its best
  * @param lanesPerDevice how many endpoints or queue pairs to open per device (at least 1)
  * @param queueDepth    how many operations the engine keeps in flight per lane (at least 1)
- * @param options       further backend-specific settings, never {@code null}
+ * @param options       further settings, typed and documented in {@link BackendOptions}; {@code null} means
+ *                      {@link BackendOptions#DEFAULTS}
  */
-public record BackendConfig(String provider, int lanesPerDevice, int queueDepth, Map<String, String> options) {
+public record BackendConfig(String provider, int lanesPerDevice, int queueDepth, BackendOptions options) {
     public BackendConfig {
         if (lanesPerDevice < 1 || lanesPerDevice > 64) {
             throw new IllegalArgumentException("lanesPerDevice must be 1..64, got " + lanesPerDevice);
@@ -20,6 +20,11 @@ public record BackendConfig(String provider, int lanesPerDevice, int queueDepth,
         if (queueDepth < 1 || queueDepth > 65536) {
             throw new IllegalArgumentException("queueDepth must be 1..65536, got " + queueDepth);
         }
-        options = Map.copyOf(Objects.requireNonNull(options, "options"));
+        options = Objects.requireNonNullElse(options, BackendOptions.DEFAULTS);
+    }
+
+    /** A configuration with {@link BackendOptions#DEFAULTS}. */
+    public BackendConfig(String provider, int lanesPerDevice, int queueDepth) {
+        this(provider, lanesPerDevice, queueDepth, BackendOptions.DEFAULTS);
     }
 }

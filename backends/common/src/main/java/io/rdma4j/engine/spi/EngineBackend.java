@@ -37,7 +37,10 @@ public interface EngineBackend extends AutoCloseable {
     int BACK_PRESSURED = 1;
     int FAILED = -1;
 
-    /** @return the backend's name, as its provider reports it */
+    /**
+     * @return the backend's name, as its provider reports it; lower-cased, it is the backend id peers see on the wire
+     *         ({@code [a-z0-9][a-z0-9._-]{0,31}}), and engines connect only to peers announcing the same id
+     */
     String name();
 
     /** @return one line on what runs underneath, e.g. {@code libfabric 1.17 tcp;ofi_rxm on lo} */

@@ -5,7 +5,10 @@ package io.rdma4j.engine.spi;
  * Probing ({@link #isAvailable()}, {@link #unavailabilityCause()}) never throws.
  */
 public interface EngineBackendProvider {
-    /** @return the backend's name, e.g. {@code libfabric} or {@code ibverbs} */
+    /**
+     * @return the backend's name, e.g. {@code libfabric} or {@code ibverbs}: what {@code TransferEngine.Builder.backend}
+     *         selects, and (lower-cased) the backend id its lanes carry on the wire
+     */
     String name();
 
     /** @return preference when the engine picks the best available backend: higher wins */

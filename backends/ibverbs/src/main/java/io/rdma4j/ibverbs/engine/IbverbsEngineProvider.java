@@ -59,11 +59,11 @@ public final class IbverbsEngineProvider implements EngineBackendProvider {
         return out;
     }
 
-    /** Opens every device with an active port (or the one named by option {@code device} or {@code config.provider()}). */
+    /** Opens every device with an active port (or the one named by {@link io.rdma4j.engine.spi.BackendOptions#device()} or {@code config.provider()}). */
     @Override
     public EngineBackend open(BackendConfig config) {
         Verbs.ensureAvailable();
-        String only = config.options().getOrDefault("device", config.provider());
+        String only = config.options().device() != null ? config.options().device() : config.provider();
         List<String> devices = activeDevices(only);
         if (devices.isEmpty()) {
             throw new io.rdma4j.BackendUnavailableException("ibverbs: no RDMA device with an active port" + (only == null ? "" : " named " + only)

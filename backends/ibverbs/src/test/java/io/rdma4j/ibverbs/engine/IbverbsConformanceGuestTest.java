@@ -2,8 +2,8 @@ package io.rdma4j.ibverbs.engine;
 
 import io.rdma4j.conformance.EngineBackendConformance;
 import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.BackendOptions;
 import io.rdma4j.engine.spi.EngineBackendProvider;
-import java.util.Map;
 import org.junit.jupiter.api.Tag;
 
 /** The backend conformance kit, unchanged, on RC queue pairs over Soft-RoCE (two lanes on rxe0) in the test VM. */
@@ -16,6 +16,6 @@ class IbverbsConformanceGuestTest extends EngineBackendConformance {
 
     @Override
     protected BackendConfig config() {
-        return config("rxe0", 2, Map.of());
+        return config("rxe0", 2, BackendOptions.DEFAULTS);
     }
 }

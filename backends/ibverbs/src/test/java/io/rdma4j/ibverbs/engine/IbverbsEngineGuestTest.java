@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.BackendOptions;
 import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
@@ -16,7 +17,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.BitSet;
-import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.function.IntConsumer;
 import org.junit.jupiter.api.Tag;
@@ -54,7 +54,7 @@ class IbverbsEngineGuestTest {
     void writesReadsImmediatesBackPressureAndLaneRebuild() {
         EngineBackendProvider p = provider();
         assumeTrue(p.isAvailable(), p.unavailabilityCause());
-        BackendConfig cfg = new BackendConfig(null, 2, 16, Map.of("device", "rxe0"));
+        BackendConfig cfg = new BackendConfig(null, 2, 16, BackendOptions.DEFAULTS.withDevice("rxe0"));
         try (EngineBackend a = p.open(cfg); EngineBackend b = p.open(cfg); Arena arena = Arena.ofShared()) {
             assertEquals(2, a.lanes().size());
             assertEquals("rxe0", a.lanes().get(1).device());

@@ -229,7 +229,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
     private static final List<String> SOCKET_PROVIDERS = List.of("tcp", "udp", "sockets");
 
     /**
-     * The address socket providers bind to: the {@code sourceAddress} option, else {@code RDMA4J_FI_SOURCE_ADDRESS}, else
+     * The address socket providers bind to: {@link io.rdma4j.engine.spi.BackendOptions#sourceAddress()}, else {@code RDMA4J_FI_SOURCE_ADDRESS}, else
      * {@code 127.0.0.1}. Null for NIC providers (efa, verbs, cxi, shm), which have no such choice.
      */
     static String sourceAddress(BackendConfig config, String provider) {
@@ -237,7 +237,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
         if (!SOCKET_PROVIDERS.contains(core)) {
             return null;
         }
-        String s = config.options().get("sourceAddress");
+        String s = config.options().sourceAddress();
         if (s == null || s.isBlank()) {
             s = System.getenv("RDMA4J_FI_SOURCE_ADDRESS");
         }
@@ -264,7 +264,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 devices.putIfAbsent(i.domain(), i);
             }
         }
-        String filter = config.options().get("nicFilter");
+        String filter = config.options().nicFilter();
         List<Info> picked = new ArrayList<>();
         for (Info i : devices.values()) {
             if (allowed(filter, i.domain())) {

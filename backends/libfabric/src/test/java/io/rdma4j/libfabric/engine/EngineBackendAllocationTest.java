@@ -12,7 +12,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
-import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -38,7 +37,7 @@ class EngineBackendAllocationTest {
         assumeTrue(mx.isThreadAllocatedMemorySupported() && mx.isThreadAllocatedMemoryEnabled(),
                 "this JVM does not count allocated bytes per thread");
         long tid = Thread.currentThread().threadId();
-        BackendConfig config = new BackendConfig(provider, 1, 64, Map.of());
+        BackendConfig config = new BackendConfig(provider, 1, 64);
         try (Arena arena = Arena.ofShared();
                 LibfabricEngineBackend a = LibfabricEngineBackend.open(config);
                 LibfabricEngineBackend b = LibfabricEngineBackend.open(config);

@@ -2,8 +2,8 @@ package io.rdma4j.libfabric.engine;
 
 import io.rdma4j.conformance.EngineBackendConformance;
 import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.BackendOptions;
 import io.rdma4j.engine.spi.EngineBackendProvider;
-import java.util.Map;
 
 /** The backend conformance kit on libfabric shm. */
 class LibfabricShmConformanceTest extends EngineBackendConformance {
@@ -14,7 +14,7 @@ class LibfabricShmConformanceTest extends EngineBackendConformance {
 
     @Override
     protected BackendConfig config() {
-        return config("shm", 2, Map.of());
+        return config("shm", 2, BackendOptions.DEFAULTS);
     }
 
     /** Measured here: libfabric 1.17's shm lets a write with a wrong key land (it copies by virtual address). */

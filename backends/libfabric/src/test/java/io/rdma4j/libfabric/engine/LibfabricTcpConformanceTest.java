@@ -2,8 +2,8 @@ package io.rdma4j.libfabric.engine;
 
 import io.rdma4j.conformance.EngineBackendConformance;
 import io.rdma4j.engine.spi.BackendConfig;
+import io.rdma4j.engine.spi.BackendOptions;
 import io.rdma4j.engine.spi.EngineBackendProvider;
-import java.util.Map;
 
 /** The backend conformance kit on libfabric tcp (ofi_rxm) over loopback. */
 class LibfabricTcpConformanceTest extends EngineBackendConformance {
@@ -14,6 +14,6 @@ class LibfabricTcpConformanceTest extends EngineBackendConformance {
 
     @Override
     protected BackendConfig config() {
-        return config("tcp", 2, Map.of("nicFilter", "lo"));
+        return config("tcp", 2, BackendOptions.DEFAULTS.withNicFilter("lo"));
     }
 }
