@@ -264,6 +264,28 @@ public final class Topology {
         return best;
     }
 
+    /**
+     * {@return the PCI address, NUMA node and link speed of the NIC named {@code name}: a verbs device ({@code mlx5_0})
+     * or, failing that, a network interface ({@code eth0}); {@link NicAttributes#unknown} when neither is known}
+     */
+    public NicAttributes nicAttributes(String name) {
+        RdmaDevice rdma = model.rdmaDevices.stream().filter(d -> d.name().equals(name)).findFirst().orElse(null);
+        PciDevice fn = null;
+        if (rdma != null && rdma.pci().isPresent()) {
+            fn = device(rdma.pci().get()).orElse(null);
+        } else if (rdma == null) {
+            fn = devices.stream().filter(d -> d.netdevs().contains(name)).findFirst().orElse(null);
+        }
+        double rate = 0;
+        if (rdma != null) {
+            rate = rdma.ports().stream().filter(RdmaPort::active).mapToDouble(RdmaPort::rateGbps).max()
+                    .orElse(rdma.maxRateGbps());
+        }
+        String pci = fn != null && fn.address().domain() <= 0xffff ? fn.address().toString() : null;
+        int numa = fn != null ? Math.max(-1, fn.numaNode()) : numaNodes().size() == 1 ? 0 : -1;
+        return new NicAttributes(name, pci, numa, rate > 0 ? rate : NicAttributes.UNKNOWN_RATE_GBPS);
+    }
+
     /** @return every verbs device, including those with no PCI function */
     public List<RdmaDevice> rdmaDevices() {
         return List.copyOf(model.rdmaDevices);

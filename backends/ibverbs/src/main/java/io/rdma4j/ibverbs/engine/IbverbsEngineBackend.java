@@ -22,12 +22,12 @@ import io.rdma4j.ibverbs.SendWr;
 import io.rdma4j.ibverbs.Verbs;
 import io.rdma4j.ibverbs.VerbsException;
 import io.rdma4j.ibverbs.WorkCompletions;
+import io.rdma4j.topology.NicAttributes;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * RC queue pairs over libibverbs as engine lanes. Each lane has its own completion queue and one RC queue pair per
@@ -46,7 +46,7 @@ import java.util.List;
 final class IbverbsEngineBackend implements EngineBackend {
     private static final int ACCESS = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
     private static final long RECV_TAG = 1L << 62;
-    private static final int PORT = 1;
+    static final int PORT = 1;
 
     private final List<Device> devices = new ArrayList<>();
     private final List<Lane> lanes = new ArrayList<>();
@@ -77,15 +77,22 @@ final class IbverbsEngineBackend implements EngineBackend {
 
     IbverbsEngineBackend(List<String> deviceNames, BackendConfig config) {
         this.queueDepth = config.queueDepth();
+        Function<String, NicAttributes> topology = NicAttributes.scanLive();
         try {
             for (String name : deviceNames) {
                 Device d = new Device(devices.size(), Verbs.openDevice(name));
                 devices.add(d);
                 int sq = Math.max(4, Math.min(queueDepth, d.ctx.deviceAttr().maxQpWr()));
+                NicAttributes nic = topology.apply(name);
+                // sysfs's rate is what the kernel derives from these same codes; the verbs query covers a device
+                // that sysfs does not describe
+                double rate = nic.rateGbps() == NicAttributes.UNKNOWN_RATE_GBPS && gbps(d.port) > 0 ? gbps(d.port)
+                        : nic.rateGbps();
                 for (int l = 0; l < config.lanesPerDevice(); l++) {
                     int idx = lanes.size();
                     lanes.add(new Lane(idx, d, sq, queueDepth));
-                    descriptors.add(new LaneDescriptor(idx, name, pciAddress(name), numaNode(name), gbps(d.port), Math.max(1, d.port.maxMsgSz())));
+                    descriptors.add(new LaneDescriptor(idx, name, nic.pciAddress(), nic.numaNode(), rate,
+                            Math.max(1, d.port.maxMsgSz())));
                 }
             }
         } catch (RuntimeException e) {
@@ -94,25 +101,7 @@ final class IbverbsEngineBackend implements EngineBackend {
         }
     }
 
-    private static String pciAddress(String dev) {
-        try {
-            Path p = Path.of("/sys/class/infiniband", dev, "device").toRealPath();
-            String n = p.getFileName().toString();
-            return n.matches("[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]") ? n : null;
-        } catch (java.io.IOException e) {
-            return null; // Soft-RoCE and other virtual devices have no PCI function
-        }
-    }
-
-    private static int numaNode(String dev) {
-        try {
-            return Integer.parseInt(Files.readString(Path.of("/sys/class/infiniband", dev, "device", "numa_node")).strip());
-        } catch (java.io.IOException | NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    /** Link speed from the port's active width and speed codes (IBTA encodings); 10 Gb/s when unknown. */
+    /** Link speed from the port's active width and speed codes (IBTA encodings); 0 when unknown. */
     static double gbps(PortAttr p) {
         int lanesCount = switch (p.activeWidth()) {
             case 1 -> 1;
@@ -132,8 +121,7 @@ final class IbverbsEngineBackend implements EngineBackend {
             case 128 -> 100;
             default -> 0;
         };
-        double g = lanesCount * perLane;
-        return g > 0 ? g : 10;
+        return lanesCount * perLane;
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.rdma4j.engine.spi.EngineBackendProvider;
 import io.rdma4j.ibverbs.Context;
 import io.rdma4j.ibverbs.DeviceList;
 import io.rdma4j.ibverbs.Verbs;
+import io.rdma4j.topology.NicFilter;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -41,6 +42,14 @@ public final class IbverbsEngineProvider implements EngineBackendProvider {
         }
     }
 
+    /**
+     * {@return the devices of {@code active} that {@code filter} lets through: {@link NicFilter}'s rules (NCCL_IB_HCA's
+     * prefix, {@code =} exact, {@code ^} exclude), on port 1, the port this backend uses}
+     */
+    static List<String> select(List<String> active, NicFilter filter) {
+        return active.stream().filter(d -> filter.allows(d, IbverbsEngineBackend.PORT)).toList();
+    }
+
     /** Names of devices whose port 1 is ACTIVE, optionally only {@code only}. */
     static List<String> activeDevices(String only) {
         List<String> out = new ArrayList<>();
@@ -59,12 +68,20 @@ public final class IbverbsEngineProvider implements EngineBackendProvider {
         return out;
     }
 
-    /** Opens every device with an active port (or the one named by {@link io.rdma4j.engine.spi.BackendOptions#device()} or {@code config.provider()}). */
+    /**
+     * Opens every device with an active port that the NIC filter lets through (or the one named by
+     * {@link io.rdma4j.engine.spi.BackendOptions#device()} or {@code config.provider()}).
+     */
     @Override
     public EngineBackend open(BackendConfig config) {
         Verbs.ensureAvailable();
         String only = config.options().device() != null ? config.options().device() : config.provider();
-        List<String> devices = activeDevices(only);
+        List<String> active = activeDevices(only);
+        List<String> devices = select(active, NicFilter.parse(config.options().nicFilter()));
+        if (devices.isEmpty() && !active.isEmpty()) {
+            throw new io.rdma4j.BackendUnavailableException("ibverbs: the NIC filter '" + config.options().nicFilter()
+                    + "' excludes every device with an active port " + active, null);
+        }
         if (devices.isEmpty()) {
             throw new io.rdma4j.BackendUnavailableException("ibverbs: no RDMA device with an active port" + (only == null ? "" : " named " + only)
                     + " (found " + Verbs.deviceNames() + ")", null);

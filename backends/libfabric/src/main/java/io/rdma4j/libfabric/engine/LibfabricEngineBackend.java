@@ -20,10 +20,9 @@ import io.rdma4j.libfabric.InfoList;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.libfabric.MemoryRegion;
 import io.rdma4j.libfabric.RemoteRegion;
-import java.io.IOException;
+import io.rdma4j.topology.NicAttributes;
+import io.rdma4j.topology.NicFilter;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -31,8 +30,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.function.Function;
 
 /**
  * The engine over libfabric RDM endpoints. Every lane has its own fabric, domain, completion queue, address vector and
@@ -48,7 +46,6 @@ import java.util.regex.Pattern;
  */
 public final class LibfabricEngineBackend implements EngineBackend {
     private static final List<String> PREFERENCE = List.of("efa", "cxi", "verbs", "psm3", "shm", "tcp");
-    private static final Pattern RATE = Pattern.compile("([0-9.]+) Gb/sec");
     private static final int MAX_CONNECTIONS = 1 << 16;
 
     private final String provider;
@@ -229,7 +226,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
     private static final List<String> SOCKET_PROVIDERS = List.of("tcp", "udp", "sockets");
 
     /**
-     * The address socket providers bind to: {@link io.rdma4j.engine.spi.BackendOptions#sourceAddress()}, else {@code RDMA4J_FI_SOURCE_ADDRESS}, else
+     * The address socket providers bind to: {@link io.rdma4j.engine.spi.BackendOptions#sourceAddress()}, else
+     * {@code RDMA4J_FI_SOURCE_ADDRESS}, else
      * {@code 127.0.0.1}. Null for NIC providers (efa, verbs, cxi, shm), which have no such choice.
      */
     static String sourceAddress(BackendConfig config, String provider) {
@@ -264,7 +262,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 devices.putIfAbsent(i.domain(), i);
             }
         }
-        String filter = config.options().nicFilter();
+        NicFilter filter = NicFilter.parse(config.options().nicFilter());
         List<Info> picked = new ArrayList<>();
         for (Info i : devices.values()) {
             if (allowed(filter, i.domain())) {
@@ -278,11 +276,13 @@ public final class LibfabricEngineBackend implements EngineBackend {
         List<LaneDescriptor> descriptors = new ArrayList<>();
         List<Lane> lanes = new ArrayList<>();
         long cqData = Long.MAX_VALUE;
+        Function<String, NicAttributes> topology = NicAttributes.scanLive();
         try {
             for (Info i : picked) {
-                String pci = pciAddress(i.domain());
-                int numa = numaNode(pci);
-                double gbps = rateGbps(i.domain());
+                NicAttributes nic = topology.apply(deviceName(i.domain()));
+                String pci = nic.pciAddress();
+                int numa = nic.numaNode();
+                double gbps = nic.rateGbps();
                 // max_msg_size SIZE_MAX reads as a negative long: no limit
                 for (int k = 0; k < config.lanesPerDevice(); k++) {
                     int index = lanes.size();
@@ -315,77 +315,19 @@ public final class LibfabricEngineBackend implements EngineBackend {
         return infos.getFirst().provider();
     }
 
-    /** NCCL-style filter: {@code a,b} keeps those, {@code ^a,b} drops them; prefix match like NCCL_IB_HCA. */
-    static boolean allowed(String filter, String domain) {
-        if (filter == null || filter.isBlank()) {
-            return true;
-        }
-        boolean exclude = filter.startsWith("^");
-        boolean hit = false;
-        for (String f : (exclude ? filter.substring(1) : filter).split(",")) {
-            String n = f.trim();
-            int colon = n.indexOf(':');
-            if (colon >= 0) {
-                n = n.substring(0, colon);
-            }
-            if (!n.isEmpty() && domain.startsWith(n)) {
-                hit = true;
-            }
-        }
-        return exclude != hit;
+    /**
+     * Whether the NIC filter lets domain {@code domain} through: {@link NicFilter}'s rules (NCCL_IB_HCA's prefix,
+     * {@code =} exact, {@code ^} exclude, {@code :port}), matched against the domain's device name. A domain counts as
+     * port 1 of its device, the port ibverbs uses too, so {@code name:port} entries mean the same in both backends.
+     */
+    static boolean allowed(NicFilter filter, String domain) {
+        return filter.allows(deviceName(domain), 1);
     }
 
-    /** The PCI address behind an RDMA domain name such as {@code mlx5_0} or {@code rdmap0s6-rdm}, from sysfs; null when none. */
-    static String pciAddress(String domain) {
-        String dev = domain.endsWith("-rdm") || domain.endsWith("-dgrm") ? domain.substring(0, domain.lastIndexOf('-')) : domain;
-        Path link = Path.of("/sys/class/infiniband", dev, "device");
-        try {
-            if (Files.exists(link)) {
-                String bdf = link.toRealPath().getFileName().toString().toLowerCase(Locale.ROOT);
-                if (bdf.matches("[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]")) {
-                    return bdf;
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
-        return null;
-    }
-
-    /** NUMA node of a PCI device; for lanes without one, node 0 on a machine with one node, else -1. */
-    static int numaNode(String pci) {
-        try {
-            if (pci != null) {
-                int n = Integer.parseInt(Files.readString(Path.of("/sys/bus/pci/devices", pci, "numa_node")).trim());
-                return Math.max(-1, n);
-            }
-            try (var s = Files.list(Path.of("/sys/devices/system/node"))) {
-                long nodes = s.filter(p -> p.getFileName().toString().matches("node[0-9]+")).count();
-                return nodes == 1 ? 0 : -1;
-            }
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
-
-    /** Link speed of an RDMA device's first port; 100 Gb/s for shm, tcp and anything sysfs does not describe. */
-    static double rateGbps(String domain) {
-        String dev = domain.endsWith("-rdm") || domain.endsWith("-dgrm") ? domain.substring(0, domain.lastIndexOf('-')) : domain;
-        try {
-            Path rate = Path.of("/sys/class/infiniband", dev, "ports", "1", "rate");
-            if (Files.exists(rate)) {
-                Matcher m = RATE.matcher(Files.readString(rate));
-                if (m.find()) {
-                    double g = Double.parseDouble(m.group(1));
-                    if (g > 0) {
-                        return g;
-                    }
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return 100;
-        }
-        return 100;
+    /** The device behind a domain name: EFA's {@code rdmap0s6-rdm} and {@code -dgrm} domains are device rdmap0s6. */
+    static String deviceName(String domain) {
+        return domain.endsWith("-rdm") || domain.endsWith("-dgrm") ? domain.substring(0, domain.lastIndexOf('-'))
+                : domain;
     }
 
     @Override
