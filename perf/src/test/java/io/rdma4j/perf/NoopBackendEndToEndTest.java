@@ -30,9 +30,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A backend the engine has never heard of works end to end: two engines on the no-op backend, found through
- * ServiceLoader and announced through the embedded directory, resolve each other and complete a write. The no-op backend
- * moves no bytes, so what is checked is what it can show: the write completes, its plan runs on the noop lanes, and
- * the directory announces each lane with backend id {@code noop}.
+ * ServiceLoader and announced through the embedded directory, resolve each other and complete a write. The no-op
+ * backend moves no bytes, so what is checked is what it can show: the write completes, its plan runs on the noop
+ * lanes, and the directory announces each lane with backend id {@code noop}.
  */
 class NoopBackendEndToEndTest {
     private static final long PID = ProcessHandle.current().pid();
@@ -76,7 +76,8 @@ class NoopBackendEndToEndTest {
         try (TransferEngine noop = TransferEngine.builder().name("noop-c-" + PID).backend("noop").build();
              TransferEngine tcp = tcpOrSkip()) {
             UnknownPeerException e = assertThrows(UnknownPeerException.class, () -> noop.peer(tcp.name()));
-            assertTrue(e.getMessage().contains("it runs [libfabric (tcp;ofi_rxm)], this engine runs noop"), e.getMessage());
+            assertTrue(e.getMessage().contains("it runs [libfabric (tcp;ofi_rxm)], this engine runs noop"),
+                    e.getMessage());
             UnknownPeerException back = assertThrows(UnknownPeerException.class, () -> tcp.peer(noop.name()));
             assertTrue(back.getMessage().contains("it runs [noop], this engine runs libfabric (tcp;ofi_rxm)"),
                     back.getMessage());

@@ -156,7 +156,8 @@ class DmabufGuestTest {
     @Test
     void engineBackendRegistersDeviceMemoryAndWritesFromIt() throws Throwable {
         var provider = new io.rdma4j.ibverbs.engine.IbverbsEngineProvider();
-        var cfg = new io.rdma4j.engine.spi.BackendConfig(null, 1, 16, io.rdma4j.engine.spi.BackendOptions.DEFAULTS.withDevice(Rxe.DEVICE));
+        var cfg = new io.rdma4j.engine.spi.BackendConfig(null, 1, 16,
+                io.rdma4j.engine.spi.BackendOptions.DEFAULTS.withDevice(Rxe.DEVICE));
         try (var a = provider.open(cfg); var b = provider.open(cfg)) {
             int ca = a.prepareConnection(0);
             int cb = b.prepareConnection(0);

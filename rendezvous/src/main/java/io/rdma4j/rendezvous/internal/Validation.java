@@ -131,8 +131,8 @@ public final class Validation {
             throw invalid(what + ".backend_id is " + id.length() + " characters; the limit is " + MAX_BACKEND_ID_CHARS);
         }
         if (!LaneInfo.isValidBackendId(id)) {
-            throw invalid(what + ".backend_id '" + printable(id) + "' is not a backend id: use lower-case letters, digits"
-                    + " and . _ -, starting with a letter or digit (" + LaneInfo.BACKEND_ID_PATTERN + ")");
+            throw invalid(what + ".backend_id '" + printable(id) + "' is not a backend id: use lower-case letters,"
+                    + " digits and . _ -, starting with a letter or digit (" + LaneInfo.BACKEND_ID_PATTERN + ")");
         }
         String named = switch (b) {
             case BACKEND_IBVERBS -> Backend.IBVERBS.id();

@@ -6,8 +6,9 @@ package io.rdma4j.engine.spi;
  */
 public interface EngineBackendProvider {
     /**
-     * @return the backend's name, e.g. {@code libfabric} or {@code ibverbs}: what {@code TransferEngine.Builder.backend}
-     *         selects, and (lower-cased) the backend id its lanes carry on the wire
+     * @return the backend's name, e.g. {@code libfabric} or {@code ibverbs}: what
+     *         {@code TransferEngine.Builder.backend} selects, and (lower-cased) the backend id its lanes carry on the
+     *         wire
      */
     String name();
 
