@@ -503,7 +503,11 @@ public interface TransferEngine extends AutoCloseable {
     @Override
     void close();
 
-    /** Configuration of a {@link TransferEngine}. */
+    /**
+     * Configuration of a {@link TransferEngine}. The setters only record values (a {@code null} where none is allowed
+     * throws {@link NullPointerException} at once); {@link #build()} checks them all and throws
+     * {@link io.rdma4j.InvalidArgumentException} naming the first one out of range.
+     */
     final class Builder {
         private String name;
         private String backend = "auto";
