@@ -22,7 +22,8 @@ class NvmeVolumeCliTest {
         assertTrue(both.getMessage().startsWith("--volume names its namespaces itself"), both.getMessage());
         IllegalArgumentException verb = assertThrows(IllegalArgumentException.class, () -> run("write", "--volume", ns, "--in", "f"));
         assertTrue(verb.getMessage().startsWith("--volume goes with checkpoint and restore, not write"), verb.getMessage());
-        IllegalArgumentException form = assertThrows(IllegalArgumentException.class, () -> run("restore", "--volume", "127.0.0.1:1/x/1", "--out", "d"));
+        // the namespace parser is the engine's VolumeSpec: its bad arguments are rdma4j's
+        io.rdma4j.InvalidArgumentException form = assertThrows(io.rdma4j.InvalidArgumentException.class, () -> run("restore", "--volume", "127.0.0.1:1/x/1", "--out", "d"));
         assertTrue(form.getMessage().contains("TRANSPORT://HOST[:PORT]/NQN/NSID"), form.getMessage());
     }
 }

@@ -1,5 +1,6 @@
 package io.rdma4j.engine;
 
+import io.rdma4j.InvalidArgumentException;
 import java.util.List;
 
 /**
@@ -22,10 +23,12 @@ public record Access(List<String> peers) {
      * {@return access for the named peers only}
      *
      * @param peers one or more peer names
+     * @throws io.rdma4j.InvalidArgumentException when no peer is named
      */
     public static Access only(String... peers) {
         if (peers.length == 0) {
-            throw new IllegalArgumentException("Access.only needs at least one peer name; use Access.anyPeer() for everyone");
+            throw new InvalidArgumentException(
+                    "Access.only needs at least one peer name; use Access.anyPeer() for everyone");
         }
         return new Access(List.of(peers));
     }

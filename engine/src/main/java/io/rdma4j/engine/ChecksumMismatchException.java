@@ -6,12 +6,19 @@ package io.rdma4j.engine;
  * with {@link Notification.Checksum#MISMATCH}; write the range again.
  */
 public class ChecksumMismatchException extends TransferException {
+    /** The target peer's name. */
     private final String peer;
+    /** The write's notification tag. */
     private final long tag;
+    /** The name of the target's buffer written. */
     private final String buffer;
+    /** The first byte written in the target's buffer. */
     private final long offset;
+    /** Bytes written. */
     private final long length;
+    /** The CRC32C the writer computed (unsigned). */
     private final long expectedCrc32c;
+    /** The CRC32C of the bytes that landed (unsigned), or -1. */
     private final long actualCrc32c;
 
     /**

@@ -1,5 +1,6 @@
 package io.rdma4j.engine;
 
+import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.engine.internal.Level;
 import io.rdma4j.engine.internal.Planner;
 import io.rdma4j.topology.Location;
@@ -24,10 +25,13 @@ public final class Explain {
      *
      * @param fileOrRoot the XML file, or the directory holding {@code sys/}
      * @return the topology it describes
+     * @throws io.rdma4j.InvalidArgumentException when {@code fileOrRoot} does not exist
+     * @throws io.rdma4j.topology.TopologyException when it cannot be read as a topology
      */
     public static Topology topology(Path fileOrRoot) {
         if (!Files.exists(fileOrRoot)) {
-            throw new IllegalArgumentException("topology " + fileOrRoot + " does not exist: pass an NCCL topology XML file or a captured sysfs root");
+            throw new InvalidArgumentException("topology " + fileOrRoot
+                    + " does not exist: pass an NCCL topology XML file or a captured sysfs root");
         }
         return Files.isDirectory(fileOrRoot) ? Topology.scan(fileOrRoot) : Topology.fromNcclXml(fileOrRoot);
     }
@@ -46,13 +50,19 @@ public final class Explain {
      * @param chunkBytes the chunk size of striping
      * @param smallThreshold writes below this size go on one lane
      * @return the plan: lanes, bytes and chunks per lane, and the reason
+     * @throws io.rdma4j.InvalidArgumentException when {@code bytes} is negative, {@code chunkBytes} below 1,
+     *     {@code smallThreshold} negative, or a location neither {@code numa:N} nor a PCI address
      */
     public static Plan plan(Topology src, String srcLocation, Topology dst, String dstLocation, long bytes, long chunkBytes, long smallThreshold) {
         if (bytes < 0) {
-            throw new IllegalArgumentException("bytes must be >= 0, got " + bytes);
+            throw new InvalidArgumentException("bytes must be >= 0, got " + bytes);
         }
-        Location from = Location.parse(srcLocation);
-        Location to = Location.parse(dstLocation);
+        if (chunkBytes < 1 || smallThreshold < 0) {
+            throw new InvalidArgumentException("chunkBytes must be >= 1 and smallThreshold >= 0, got " + chunkBytes
+                    + " and " + smallThreshold);
+        }
+        Location from = location(srcLocation);
+        Location to = location(dstLocation);
         List<Ranked<PciDevice>> local = src.rankNics(from);
         List<Ranked<PciDevice>> remote = dst.rankNics(to);
         if (local.isEmpty() || remote.isEmpty()) {
@@ -103,5 +113,13 @@ public final class Explain {
             }
         }
         return out;
+    }
+
+    private static Location location(String text) {
+        try {
+            return Location.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidArgumentException(e.getMessage(), e);
+        }
     }
 }

@@ -13,7 +13,8 @@ public interface LocalBuffer extends AutoCloseable {
     /**
      * {@return the registered memory}
      *
-     * @throws UnsupportedOperationException for device memory, which the CPU cannot address (see {@link #device()})
+     * @throws UnsupportedOperationException for device memory, which the CPU cannot address (see {@link #device()}); a
+     *     JDK exception, as {@link io.rdma4j.Rdma4jException} explains: no call on such a buffer ever works
      */
     MemorySegment segment();
 
@@ -37,6 +38,12 @@ public interface LocalBuffer extends AutoCloseable {
     /** {@return whether this handle reused a registration already in the cache} */
     boolean reused();
 
+    /**
+     * Releases this handle; idempotent. Transfers already started keep the registration until they finish.
+     *
+     * @throws io.rdma4j.NativeCallException when deregistering the memory fails (only when this was its last user and
+     *     the memory is already freed or superseded)
+     */
     @Override
     void close();
 }

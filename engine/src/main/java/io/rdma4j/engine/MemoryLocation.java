@@ -1,5 +1,6 @@
 package io.rdma4j.engine;
 
+import io.rdma4j.InvalidArgumentException;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
@@ -15,15 +16,20 @@ public record MemoryLocation(int numaNode, String gpuAddress) {
     /** Host memory whose NUMA node is not known: every NUMA-local lane ranks the same. */
     public static final MemoryLocation HOST = new MemoryLocation(-1, null);
 
-    /** Checks the node and normalises the PCI address to lower case. */
+    /**
+     * Checks the node and normalises the PCI address to lower case.
+     *
+     * @throws io.rdma4j.InvalidArgumentException when {@code numaNode} is below -1 or {@code gpuAddress} is not a PCI
+     *     address
+     */
     public MemoryLocation {
         if (numaNode < -1) {
-            throw new IllegalArgumentException("numaNode must be -1 (unknown) or >= 0, got " + numaNode);
+            throw new InvalidArgumentException("numaNode must be -1 (unknown) or >= 0, got " + numaNode);
         }
         if (gpuAddress != null) {
             gpuAddress = gpuAddress.toLowerCase(Locale.ROOT);
             if (!BDF.matcher(gpuAddress).matches()) {
-                throw new IllegalArgumentException("gpuAddress must look like 0000:1b:00.0, got '" + gpuAddress + "'");
+                throw new InvalidArgumentException("gpuAddress must look like 0000:1b:00.0, got '" + gpuAddress + "'");
             }
         }
     }
@@ -32,6 +38,7 @@ public record MemoryLocation(int numaNode, String gpuAddress) {
      * {@return host memory on {@code node}}
      *
      * @param node the NUMA node, 0 or more
+     * @throws io.rdma4j.InvalidArgumentException when {@code node} is negative
      */
     public static MemoryLocation numa(int node) {
         return new MemoryLocation(node, null);
@@ -41,6 +48,7 @@ public record MemoryLocation(int numaNode, String gpuAddress) {
      * {@return memory of the GPU at PCI address {@code bdf} (NUMA node unknown)}
      *
      * @param bdf the GPU's PCI address, {@code dddd:bb:dd.f}
+     * @throws io.rdma4j.InvalidArgumentException when {@code bdf} is not a PCI address
      */
     public static MemoryLocation gpu(String bdf) {
         return new MemoryLocation(-1, bdf);

@@ -1,6 +1,10 @@
 package io.rdma4j.engine;
 
-/** A buffer another engine published, as resolved through the rendezvous: the keys stay inside the engine. */
+/**
+ * A buffer another engine published, as resolved through the rendezvous: the keys stay inside the engine. Its methods
+ * only read what was resolved and throw nothing; a transfer naming it throws (or its future fails) as
+ * {@link TransferEngine#write(LocalBuffer, long, RemoteBuffer, long, long, TransferOptions)} documents.
+ */
 public interface RemoteBuffer {
     /** {@return the published name} */
     String name();

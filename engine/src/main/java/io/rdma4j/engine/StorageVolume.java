@@ -31,12 +31,17 @@ public interface StorageVolume extends AutoCloseable {
      *
      * @param startLba the first logical block
      * @param length bytes, a multiple of the block size
-     * @throws IllegalArgumentException when the range is not whole blocks or runs past {@link #capacityBytes()}
+     * @throws io.rdma4j.InvalidArgumentException when {@code startLba} is negative, the range is not whole blocks or
+     *     runs past {@link #capacityBytes()}
      * @throws io.rdma4j.ClosedException when the volume is closed
      */
     VolumeExtent extent(long startLba, long length);
 
-    /** {@return the whole volume as one extent} */
+    /**
+     * {@return the whole volume as one extent}
+     *
+     * @throws io.rdma4j.ClosedException when the volume is closed
+     */
     default VolumeExtent all() {
         return extent(0, capacityBytes());
     }
@@ -44,11 +49,18 @@ public interface StorageVolume extends AutoCloseable {
     /**
      * Makes every completed write durable on every namespace (NVMe Flush).
      *
-     * @return completes when every namespace acknowledged the flush
+     * @return completes when every namespace acknowledged the flush, or fails with the first namespace's failure (an
+     *     {@link io.rdma4j.Rdma4jException} naming the target and the NVMe status)
+     * @throws io.rdma4j.ClosedException when the volume is closed
      */
     CompletableFuture<Void> flush();
 
-    /** Fails transfers still in flight and disconnects. Idempotent. */
+    /**
+     * Fails transfers still in flight (with a {@link TransferException}) and disconnects. Idempotent.
+     *
+     * @throws io.rdma4j.Rdma4jException the first failure disconnecting a namespace's target, the later ones added to
+     *     it as suppressed; every target is attempted
+     */
     @Override
     void close();
 }

@@ -5,11 +5,18 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A running transfer. The future completes normally only when every chunk completed successfully (and, for a write
  * with a notification, when the tag has been delivered into the target's memory; for a write with a CRC32C, when the
- * target verified it); exceptionally with a {@link TransferException} subclass ({@link ChecksumMismatchException} when
- * the target's check failed) or {@link java.util.concurrent.CancellationException} otherwise.
+ * target verified it). Otherwise it completes exceptionally with a {@link TransferException}:
+ * {@link TransferTimeoutException} when the deadline passed, {@link PeerLostException} when the peer went away,
+ * {@link LaneFailureException} when a chunk failed on every lane tried, {@link ChecksumMismatchException} when the
+ * target's check failed, and a plain {@code TransferException} otherwise (the engine or volume closed with it in
+ * flight, a device copy failed); the native error, if any, is its cause. Only {@link #cancel()} completes it with the
+ * JDK's {@link java.util.concurrent.CancellationException}.
  */
 public interface Transfer {
-    /** {@return the future of the result} */
+    /**
+     * {@return the future of the result; it fails as this interface's description says (through
+     * {@link CompletableFuture#join()} wrapped in a {@link java.util.concurrent.CompletionException})}
+     */
     CompletableFuture<TransferResult> future();
 
     /** {@return bytes whose chunks completed so far} */
@@ -33,6 +40,8 @@ public interface Transfer {
      * Waits for the result, rethrowing the failure unwrapped.
      *
      * @return what the transfer did
+     * @throws TransferException how the transfer failed, one of the subclasses this interface's description lists
+     * @throws java.util.concurrent.CancellationException when the transfer was cancelled
      */
     TransferResult join();
 }

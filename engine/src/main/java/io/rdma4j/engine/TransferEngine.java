@@ -44,6 +44,10 @@ public interface TransferEngine extends AutoCloseable {
      *
      * @param segment memory to register; it must stay alive until the buffer is closed
      * @return the buffer, usable as a source or target and for publishing
+     * @throws io.rdma4j.InvalidArgumentException when {@code segment} is heap memory or empty
+     * @throws io.rdma4j.ClosedException when this engine or the segment's arena is closed
+     * @throws io.rdma4j.NativeCallException when the backend cannot register the memory (the message names the native
+     *     error, e.g. a locked-memory limit to raise)
      */
     LocalBuffer register(MemorySegment segment);
 
@@ -53,6 +57,10 @@ public interface TransferEngine extends AutoCloseable {
      * @param segment memory to register; it must stay alive until the buffer is closed
      * @param location where the memory lives (NUMA node or GPU), for ranking lanes
      * @return the buffer, usable as a source or target and for publishing
+     * @throws io.rdma4j.InvalidArgumentException when {@code segment} is heap memory or empty
+     * @throws io.rdma4j.ClosedException when this engine or the segment's arena is closed
+     * @throws io.rdma4j.NativeCallException when the backend cannot register the memory (the message names the native
+     *     error, e.g. a locked-memory limit to raise)
      */
     LocalBuffer register(MemorySegment segment, MemoryLocation location);
 
@@ -67,6 +75,10 @@ public interface TransferEngine extends AutoCloseable {
      *
      * @param memory the device memory; it must stay allocated until the buffer is closed
      * @return the buffer, located at the device
+     * @throws io.rdma4j.InvalidArgumentException when the memory has no address, no length or no PCI address
+     * @throws io.rdma4j.ClosedException when this engine is closed
+     * @throws io.rdma4j.NativeCallException when the backend can register neither the device memory nor a host staging
+     *     copy of it
      */
     LocalBuffer register(DeviceMemory memory);
 
@@ -76,6 +88,10 @@ public interface TransferEngine extends AutoCloseable {
      * @param name the name peers ask for: {@code [A-Za-z0-9][A-Za-z0-9._:@-]{0,62}}, as for engine names
      * @param buffer a buffer registered with this engine
      * @param access the peers that may receive its keys
+     * @throws io.rdma4j.InvalidArgumentException when {@code name} breaks the naming rule or {@code buffer} was not
+     *     registered with this engine
+     * @throws io.rdma4j.ClosedException when this engine, {@code buffer} or its memory's arena is closed
+     * @throws io.rdma4j.rendezvous.RendezvousException when the directory cannot be updated
      */
     void publish(String name, LocalBuffer buffer, Access access);
 
@@ -83,6 +99,9 @@ public interface TransferEngine extends AutoCloseable {
      * Withdraws a published buffer.
      *
      * @param name the name it was published under
+     * @throws UnknownBufferException when no buffer is published under {@code name}
+     * @throws io.rdma4j.ClosedException when this engine is closed
+     * @throws io.rdma4j.rendezvous.RendezvousException when the directory cannot be updated
      */
     void unpublish(String name);
 
@@ -92,6 +111,8 @@ public interface TransferEngine extends AutoCloseable {
      * @param name the peer's engine name
      * @return the peer, through which its published buffers are found
      * @throws UnknownPeerException when no peer of that name is announced
+     * @throws io.rdma4j.InvalidArgumentException when {@code name} is empty
+     * @throws io.rdma4j.ClosedException when this engine is closed
      */
     Peer peer(String name);
 
@@ -100,7 +121,13 @@ public interface TransferEngine extends AutoCloseable {
      *
      * @param source the registered local buffer to send from
      * @param target the peer's published buffer, at least as long as {@code source}
-     * @return the running transfer, whose future completes once every chunk completed
+     * @return the running transfer, whose future completes once every chunk completed, or fails with a
+     *         {@link TransferException} subclass as {@link Transfer} describes
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
+     *     was not registered or resolved by this engine; nothing is posted
+     * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
     default Transfer write(LocalBuffer source, RemoteBuffer target) {
         return write(source, 0, target, 0, source.length(), TransferOptions.DEFAULT);
@@ -116,6 +143,11 @@ public interface TransferEngine extends AutoCloseable {
      *         target verified it), or fails with {@link TransferTimeoutException} when the deadline passed first,
      *         {@link ChecksumMismatchException} when the bytes that landed differ from those sent,
      *         {@link PeerLostException} or {@link LaneFailureException}
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
+     *     was not registered or resolved by this engine; nothing is posted
+     * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
     default Transfer write(LocalBuffer source, RemoteBuffer target, TransferOptions options) {
         return write(source, 0, target, 0, source.length(), options);
@@ -132,6 +164,14 @@ public interface TransferEngine extends AutoCloseable {
      * @return the running transfer, as {@link #write(LocalBuffer, RemoteBuffer)} returns it
      * @throws UnknownPeerException when no peer of that name is announced
      * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     * @throws io.rdma4j.InvalidArgumentException when {@code target} breaks the naming rule
+     * @throws UnknownPeerException when no peer of that name is announced
+     * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
+     *     was not registered or resolved by this engine; nothing is posted
+     * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
     default Transfer write(LocalBuffer source, String peer, String target) {
         return write(source, peer(peer), target, TransferOptions.DEFAULT);
@@ -148,6 +188,14 @@ public interface TransferEngine extends AutoCloseable {
      * @return the running transfer, as {@link #write(LocalBuffer, RemoteBuffer, TransferOptions)} returns it
      * @throws UnknownPeerException when no peer of that name is announced
      * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     * @throws io.rdma4j.InvalidArgumentException when {@code target} breaks the naming rule
+     * @throws UnknownPeerException when no peer of that name is announced
+     * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
+     *     was not registered or resolved by this engine; nothing is posted
+     * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
     default Transfer write(LocalBuffer source, String peer, String target, TransferOptions options) {
         return write(source, peer(peer), target, options);
@@ -161,6 +209,13 @@ public interface TransferEngine extends AutoCloseable {
      * @param target the name the peer published its buffer under, at least as long as {@code source}
      * @return the running transfer, as {@link #write(LocalBuffer, RemoteBuffer)} returns it
      * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     * @throws io.rdma4j.InvalidArgumentException when {@code target} breaks the naming rule
+     * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
+     *     was not registered or resolved by this engine; nothing is posted
+     * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
     default Transfer write(LocalBuffer source, Peer peer, String target) {
         return write(source, peer, target, TransferOptions.DEFAULT);
@@ -176,11 +231,16 @@ public interface TransferEngine extends AutoCloseable {
      * @param options deadline, notification tag and checksum
      * @return the running transfer, as {@link #write(LocalBuffer, RemoteBuffer, TransferOptions)} returns it
      * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     * @throws io.rdma4j.InvalidArgumentException when {@code target} breaks the naming rule
+     * @throws UnknownBufferException when the peer published no buffer of that name (or not for us)
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
+     *     was not registered or resolved by this engine; nothing is posted
+     * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
     default Transfer write(LocalBuffer source, Peer peer, String target, TransferOptions options) {
-        if (peer == null) {
-            throw new IllegalArgumentException("peer is null: resolve it with engine.peer(name)");
-        }
+        Objects.requireNonNull(peer, "peer is null: resolve it with engine.peer(name)");
         return write(source, 0, peer.buffer(target), 0, source.length(), options);
     }
 
@@ -199,15 +259,29 @@ public interface TransferEngine extends AutoCloseable {
      *         target verified it), or fails with {@link TransferTimeoutException} when the deadline passed first,
      *         {@link ChecksumMismatchException} when the bytes that landed differ from those sent,
      *         {@link PeerLostException} or {@link LaneFailureException}
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
+     *     was not registered or resolved by this engine, or the options ask a CRC32C of device memory the CPU cannot
+     *     read; nothing is posted
+     * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
-    Transfer write(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length, TransferOptions options);
+    Transfer write(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length,
+                   TransferOptions options);
 
     /**
      * Reads all of {@code source} into the start of {@code target}.
      *
      * @param target the registered local buffer the bytes land in
      * @param source the peer's published buffer, at least as long as {@code target}
-     * @return the running transfer, whose future completes once every chunk completed
+     * @return the running transfer, whose future completes once every chunk completed, or fails with
+     *         {@link TransferTimeoutException} when the deadline passed first, {@link PeerLostException} or
+     *         {@link LaneFailureException}
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
+     *     was not registered or resolved by this engine; nothing is posted
+     * @throws io.rdma4j.ClosedException when this engine, {@code target} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
     default Transfer read(LocalBuffer target, RemoteBuffer source) {
         return read(target, 0, source, 0, target.length(), TransferOptions.DEFAULT);
@@ -222,9 +296,17 @@ public interface TransferEngine extends AutoCloseable {
      * @param sourceOffset first byte of {@code source} to read
      * @param length bytes to move
      * @param options the deadline of the read
-     * @return the running transfer, whose future completes once every chunk completed
+     * @return the running transfer, whose future completes once every chunk completed, or fails with
+     *         {@link TransferTimeoutException} when the deadline passed first, {@link PeerLostException} or
+     *         {@link LaneFailureException}
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
+     *     was not registered or resolved by this engine, or the options carry a notification tag; nothing is posted
+     * @throws io.rdma4j.ClosedException when this engine, {@code target} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
-    Transfer read(LocalBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length, TransferOptions options);
+    Transfer read(LocalBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length,
+                  TransferOptions options);
 
     /**
      * Starts a batch of writes; every request is checked before any is posted.
@@ -233,6 +315,11 @@ public interface TransferEngine extends AutoCloseable {
      * @return one transfer per request, in the same order, each completing or failing as a single
      *         {@link #write(LocalBuffer, long, RemoteBuffer, long, long, TransferOptions) write} does, with
      *         {@link TransferBatch#future()} for the whole batch
+     * @throws io.rdma4j.InvalidArgumentException when a request is bad as for a single write; the message names the
+     *     request's index, and nothing of the batch is posted
+     * @throws io.rdma4j.ClosedException when this engine, a source or its memory's arena is closed
+     * @throws PeerLostException when a peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches a peer
      */
     TransferBatch writeAll(List<TransferRequest> requests);
 
@@ -255,6 +342,9 @@ public interface TransferEngine extends AutoCloseable {
      *
      * @param source the local buffer of the write
      * @param target the peer's published buffer
+     * @throws io.rdma4j.InvalidArgumentException when a buffer was not registered or resolved by this engine
+     * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
      */
     default Plan explain(LocalBuffer source, RemoteBuffer target) {
         return explain(source, 0, target, 0, source.length());
@@ -268,6 +358,10 @@ public interface TransferEngine extends AutoCloseable {
      * @param target the peer's published buffer
      * @param targetOffset where in {@code target} the first byte lands
      * @param length bytes to move
+     * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer or a buffer was not registered or
+     *     resolved by this engine
+     * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
      */
     Plan explain(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length);
 
@@ -278,6 +372,12 @@ public interface TransferEngine extends AutoCloseable {
      *
      * @param spec the namespaces, stripe unit and memory location
      * @return the open volume
+     * @throws io.rdma4j.InvalidArgumentException when the namespaces do not fit the spec (stripe unit not a multiple of
+     *     a block size, a namespace smaller than one stripe unit) or the provider rejects an option or transport
+     * @throws io.rdma4j.ClosedException when this engine is closed
+     * @throws io.rdma4j.BackendUnavailableException when no block-store provider for the transport is on the class path
+     * @throws io.rdma4j.Rdma4jException when connecting to a target fails; the message names the target, the NIC and
+     *     the cause (e.g. an {@code NvmeConnectionException})
      */
     StorageVolume openVolume(VolumeSpec spec);
 
@@ -286,7 +386,13 @@ public interface TransferEngine extends AutoCloseable {
      *
      * @param source the registered local buffer to send from
      * @param target the extent of a volume, at least as long as {@code source}
-     * @return the running transfer, whose future completes once every chunk completed
+     * @return the running transfer, whose future completes once every chunk completed, or fails with
+     *         {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException}
+     *         naming the namespace's target and the NVMe status
+     * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
+     *     buffer, the extent is of another engine's volume, the options carry a tag, or the memory is in a confined
+     *     arena; nothing is issued
+     * @throws io.rdma4j.ClosedException when this engine, {@code source}, its memory's arena or the volume is closed
      */
     default Transfer write(LocalBuffer source, VolumeExtent target) {
         return write(source, 0, target, 0, source.length(), TransferOptions.DEFAULT);
@@ -304,16 +410,30 @@ public interface TransferEngine extends AutoCloseable {
      * @param targetOffset byte offset in {@code target}, a multiple of the block size
      * @param length bytes to move
      * @param options the deadline (a tag is ignored)
-     * @return the running transfer, whose future completes once every chunk completed
+     * @return the running transfer, whose future completes once every chunk completed, or fails with
+     *         {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException}
+     *         naming the namespace's target and the NVMe status
+     * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
+     *     buffer, the extent is of another engine's volume, the options carry a tag, or the memory is in a confined
+     *     arena; nothing is issued
+     * @throws io.rdma4j.ClosedException when this engine, {@code source}, its memory's arena or the volume is closed
+     * @throws TransferException when device memory cannot be copied to host; nothing is issued
      */
-    Transfer write(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length, TransferOptions options);
+    Transfer write(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length,
+                   TransferOptions options);
 
     /**
      * Reads all of {@code source} into the start of {@code target}.
      *
      * @param target the registered local buffer the bytes land in
      * @param source the extent of a volume, no longer than {@code target}
-     * @return the running transfer, whose future completes once every chunk completed
+     * @return the running transfer, whose future completes once every chunk completed, or fails with
+     *         {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException}
+     *         naming the namespace's target and the NVMe status
+     * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
+     *     buffer, the extent is of another engine's volume, the options carry a tag, the target is read-only, or the
+     *     memory is in a confined arena; nothing is issued
+     * @throws io.rdma4j.ClosedException when this engine, {@code target}, its memory's arena or the volume is closed
      */
     default Transfer read(LocalBuffer target, VolumeExtent source) {
         return read(target, 0, source, 0, source.length(), TransferOptions.DEFAULT);
@@ -328,15 +448,26 @@ public interface TransferEngine extends AutoCloseable {
      * @param sourceOffset byte offset in {@code source}, a multiple of the block size
      * @param length bytes to move
      * @param options the deadline of the read
-     * @return the running transfer, whose future completes once every chunk completed
+     * @return the running transfer, whose future completes once every chunk completed, or fails with
+     *         {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException}
+     *         naming the namespace's target and the NVMe status
+     * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
+     *     buffer, the extent is of another engine's volume, the options carry a tag, the target is read-only, or the
+     *     memory is in a confined arena; nothing is issued
+     * @throws io.rdma4j.ClosedException when this engine, {@code target}, its memory's arena or the volume is closed
      */
-    Transfer read(LocalBuffer target, long targetOffset, VolumeExtent source, long sourceOffset, long length, TransferOptions options);
+    Transfer read(LocalBuffer target, long targetOffset, VolumeExtent source, long sourceOffset, long length,
+                  TransferOptions options);
 
     /**
      * {@return the plan of a write of all of {@code source} to {@code target}: namespaces, NICs and why}
      *
      * @param source the local buffer of the write
      * @param target the extent of a volume
+     * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
+     *     buffer, the extent is of another engine's volume, the options carry a tag, or the memory is in a confined
+     *     arena; nothing is issued
+     * @throws io.rdma4j.ClosedException when this engine, {@code source}, its memory's arena or the volume is closed
      */
     default Plan explain(LocalBuffer source, VolumeExtent target) {
         return explain(source, 0, target, 0, source.length());
@@ -350,6 +481,10 @@ public interface TransferEngine extends AutoCloseable {
      * @param target the extent of a volume
      * @param targetOffset byte offset in {@code target}
      * @param length bytes to move
+     * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
+     *     buffer, the extent is of another engine's volume, the options carry a tag, or the memory is in a confined
+     *     arena; nothing is issued
+     * @throws io.rdma4j.ClosedException when this engine, {@code source}, its memory's arena or the volume is closed
      */
     Plan explain(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length);
 
@@ -359,11 +494,20 @@ public interface TransferEngine extends AutoCloseable {
     /** {@return total time spent registering memory with the backend, in nanoseconds} */
     long registrationNanos();
 
-    /** Fails what is still in flight, withdraws from the rendezvous, closes lanes and frees registrations. */
+    /**
+     * Fails what is still in flight, withdraws from the rendezvous, closes lanes and frees registrations. Idempotent.
+     *
+     * @throws io.rdma4j.Rdma4jException the first failure among the steps, the later ones added to it as suppressed;
+     *     every step is attempted
+     */
     @Override
     void close();
 
-    /** Configuration of a {@link TransferEngine}. */
+    /**
+     * Configuration of a {@link TransferEngine}. The setters only record values (a {@code null} where none is allowed
+     * throws {@link NullPointerException} at once); {@link #build()} checks them all and throws
+     * {@link io.rdma4j.InvalidArgumentException} naming the first one out of range.
+     */
     final class Builder {
         private String name;
         private String backend = "auto";
@@ -586,6 +730,12 @@ public interface TransferEngine extends AutoCloseable {
          * Discovers topology, opens the backend's devices, starts progress and announces the engine.
          *
          * @return the started engine; close it to withdraw and free everything
+         * @throws io.rdma4j.InvalidArgumentException when a setting is out of range or the name breaks the naming rule
+         * @throws io.rdma4j.BackendUnavailableException when no backend (or not the one named) can open here; the
+         *     message says what to install
+         * @throws io.rdma4j.NativeCallException when opening the backend's devices fails
+         * @throws io.rdma4j.rendezvous.RendezvousException when the directory cannot be reached or the announcement
+         *     fails
          */
         public TransferEngine build() {
             return EngineCore.open(new EngineConfig(name, backend, provider, directory, security, nicFilter, lanesPerNic, chunkBytes,

@@ -1,5 +1,6 @@
 package io.rdma4j.engine;
 
+import io.rdma4j.InvalidArgumentException;
 import java.time.Duration;
 
 /**
@@ -18,13 +19,19 @@ import java.time.Duration;
 public record TransferOptions(Duration deadline, boolean notifies, long tag, boolean crc32c) {
     public static final TransferOptions DEFAULT = new TransferOptions(null, false, 0, false);
 
-    /** Checks that the deadline is positive and that a checksum comes with a tag. */
+    /**
+     * Checks that the deadline is positive and that a checksum comes with a tag.
+     *
+     * @throws io.rdma4j.InvalidArgumentException when the deadline is zero or negative, or {@code crc32c} is set
+     *     without {@code notifies}
+     */
     public TransferOptions {
         if (deadline != null && (deadline.isNegative() || deadline.isZero())) {
-            throw new IllegalArgumentException("deadline must be positive, got " + deadline);
+            throw new InvalidArgumentException("deadline must be positive, got " + deadline
+                    + ": pass a positive duration, or null for none");
         }
         if (crc32c && !notifies) {
-            throw new IllegalArgumentException("crc32c is verified by the target when the notification arrives: set a tag with withTag(...) too");
+            throw new InvalidArgumentException("crc32c is verified by the target when the notification arrives: set a tag with withTag(...) too");
         }
     }
 
@@ -32,6 +39,7 @@ public record TransferOptions(Duration deadline, boolean notifies, long tag, boo
      * {@return these options with a deadline}
      *
      * @param d the deadline, or {@code null} for none
+     * @throws io.rdma4j.InvalidArgumentException when {@code d} is zero or negative
      */
     public TransferOptions withDeadline(Duration d) {
         return new TransferOptions(d, notifies, tag, crc32c);
@@ -49,6 +57,8 @@ public record TransferOptions(Duration deadline, boolean notifies, long tag, boo
     /**
      * {@return these options with the CRC32C of the range verified on the target, the writer's transfer failing with
      * {@link ChecksumMismatchException} when it differs}
+     *
+     * @throws io.rdma4j.InvalidArgumentException when these options carry no tag: set one with {@link #withTag} first
      */
     public TransferOptions withCrc32c() {
         return new TransferOptions(deadline, notifies, tag, true);

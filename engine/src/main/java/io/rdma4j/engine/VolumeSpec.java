@@ -1,5 +1,6 @@
 package io.rdma4j.engine;
 
+import io.rdma4j.InvalidArgumentException;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,21 +34,27 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
     /** The default stripe unit, 1 MiB. */
     public static final long DEFAULT_STRIPE_UNIT = 1 << 20;
 
-    /** Checks the namespaces and the stripe unit, and copies the lists. */
+    /**
+     * Checks the namespaces and the stripe unit, and copies the lists.
+     *
+     * @throws io.rdma4j.InvalidArgumentException when there is no namespace, one is listed twice, or the stripe unit is
+     *     not a power of two from 4 KiB to 1 GiB
+     */
     public VolumeSpec {
-        if (namespaces == null || namespaces.isEmpty()) {
-            throw new IllegalArgumentException("a volume needs at least one namespace, e.g. tcp://10.0.0.2:4420/NQN/1");
+        Objects.requireNonNull(namespaces, "namespaces");
+        if (namespaces.isEmpty()) {
+            throw new InvalidArgumentException("a volume needs at least one namespace, e.g. tcp://10.0.0.2:4420/NQN/1");
         }
         namespaces = List.copyOf(namespaces);
         for (int i = 0; i < namespaces.size(); i++) {
             for (int j = 0; j < i; j++) {
                 if (namespaces.get(i).equals(namespaces.get(j))) {
-                    throw new IllegalArgumentException("namespace " + namespaces.get(i) + " is listed twice: a volume stripes over distinct namespaces");
+                    throw new InvalidArgumentException("namespace " + namespaces.get(i) + " is listed twice: a volume stripes over distinct namespaces");
                 }
             }
         }
         if (stripeUnit < 4096 || stripeUnit > (1L << 30) || Long.bitCount(stripeUnit) != 1) {
-            throw new IllegalArgumentException("stripe unit " + stripeUnit + " must be a power of two from 4 KiB to 1 GiB (default 1 MiB)");
+            throw new InvalidArgumentException("stripe unit " + stripeUnit + " must be a power of two from 4 KiB to 1 GiB (default 1 MiB)");
         }
         Objects.requireNonNull(near, "near: pass MemoryLocation.HOST when unknown");
         options = Map.copyOf(Objects.requireNonNull(options, "options"));
@@ -57,6 +64,8 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
      * {@return a spec of the namespaces given as {@code TRANSPORT://HOST:PORT/NQN/NSID}, 1 MiB stripes, host memory}
      *
      * @param namespaces the namespaces, in striping order
+     * @throws io.rdma4j.InvalidArgumentException when a namespace does not parse (see {@link Namespace#parse}) or the
+     *     list is empty or repeats one
      */
     public static VolumeSpec of(String... namespaces) {
         List<Namespace> list = new ArrayList<>();
@@ -70,6 +79,7 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
      * {@return a spec of {@code namespaces}, 1 MiB stripes, host memory}
      *
      * @param namespaces the namespaces, in striping order
+     * @throws io.rdma4j.InvalidArgumentException when the list is empty or repeats a namespace
      */
     public static VolumeSpec of(List<Namespace> namespaces) {
         return new VolumeSpec(namespaces, DEFAULT_STRIPE_UNIT, MemoryLocation.HOST, null, Map.of());
@@ -79,6 +89,7 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
      * {@return this spec with a stripe unit of {@code bytes}}
      *
      * @param bytes a power of two from 4 KiB to 1 GiB
+     * @throws io.rdma4j.InvalidArgumentException when {@code bytes} is not a power of two from 4 KiB to 1 GiB
      */
     public VolumeSpec withStripeUnit(long bytes) {
         return new VolumeSpec(namespaces, bytes, near, sourceAddress, options);
@@ -124,24 +135,33 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
      * @param nsid         the namespace ID (1 or more)
      */
     public record Namespace(String transport, String host, int port, String subsystemNqn, long nsid) {
-        /** Checks every component and lower-cases the transport. */
+        /**
+         * Checks every component and lower-cases the transport.
+         *
+         * @throws io.rdma4j.InvalidArgumentException when the transport is neither tcp nor rdma, the host is blank, the
+         *     port outside 1..65535, the NQN blank or holding a {@code /}, or the ID outside 1..0xfffffffe
+         */
         public Namespace {
-            if (transport == null || !(transport.equalsIgnoreCase("tcp") || transport.equalsIgnoreCase("rdma"))) {
-                throw new IllegalArgumentException("transport '" + transport + "' must be tcp or rdma");
+            Objects.requireNonNull(transport, "transport");
+            if (!(transport.equalsIgnoreCase("tcp") || transport.equalsIgnoreCase("rdma"))) {
+                throw new InvalidArgumentException("transport '" + transport + "' must be tcp or rdma");
             }
             transport = transport.toLowerCase(Locale.ROOT);
-            if (host == null || host.isBlank()) {
-                throw new IllegalArgumentException("host is empty: give the target's address, e.g. 10.0.0.2");
+            Objects.requireNonNull(host, "host");
+            if (host.isBlank()) {
+                throw new InvalidArgumentException("host is empty: give the target's address, e.g. 10.0.0.2");
             }
             if (port < 1 || port > 65535) {
-                throw new IllegalArgumentException("port " + port + " is outside 1..65535 (NVMe-oF's default is 4420)");
+                throw new InvalidArgumentException("port " + port + " is outside 1..65535 (NVMe-oF's default is 4420)");
             }
-            if (subsystemNqn == null || subsystemNqn.isBlank() || subsystemNqn.indexOf('/') >= 0) {
-                throw new IllegalArgumentException("subsystem NQN '" + subsystemNqn + "' is empty or holds a '/': give the NQN the target"
+            Objects.requireNonNull(subsystemNqn, "subsystemNqn");
+            if (subsystemNqn.isBlank() || subsystemNqn.indexOf('/') >= 0) {
+                throw new InvalidArgumentException("subsystem NQN '" + subsystemNqn + "' is empty or holds a '/': give the NQN the target"
                         + " exports (./rdma4j nvme discover lists them)");
             }
             if (nsid < 1 || nsid > 0xfffffffeL) {
-                throw new IllegalArgumentException("namespace ID " + nsid + " is outside 1..0xfffffffe");
+                throw new InvalidArgumentException("namespace ID " + nsid + " is outside 1..0xfffffffe: pass the ID the target"
+                        + " exports (./rdma4j nvme discover lists them)");
             }
         }
 
@@ -150,17 +170,16 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
          *
          * @param s the namespace as text
          * @return the namespace
+         * @throws io.rdma4j.InvalidArgumentException when {@code s} is not of that form or a part is out of range
          */
         public static Namespace parse(String s) {
             String form = " (expected TRANSPORT://HOST[:PORT]/NQN/NSID, e.g. tcp://10.0.0.2:4420/nqn.2026-01.io.example:ckpt/1)";
-            if (s == null) {
-                throw new IllegalArgumentException("namespace is null" + form);
-            }
+            Objects.requireNonNull(s, "namespace");
             int scheme = s.indexOf("://");
             int slash = scheme < 0 ? -1 : s.indexOf('/', scheme + 3);
             int last = s.lastIndexOf('/');
             if (scheme < 0 || slash < 0 || last <= slash) {
-                throw new IllegalArgumentException("'" + s + "' is not a namespace" + form);
+                throw new InvalidArgumentException("'" + s + "' is not a namespace" + form);
             }
             String authority = s.substring(scheme + 3, slash);
             String host = authority;
@@ -169,7 +188,7 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
                 if (authority.startsWith("[")) {
                     int close = authority.indexOf(']');
                     if (close < 0) {
-                        throw new IllegalArgumentException("'" + s + "': an IPv6 address needs a closing ]" + form);
+                        throw new InvalidArgumentException("'" + s + "': an IPv6 address needs a closing ]" + form);
                     }
                     host = authority.substring(1, close);
                     if (authority.length() > close + 1) {
@@ -181,7 +200,7 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
                 }
                 return new Namespace(s.substring(0, scheme), host, port, s.substring(slash + 1, last), Long.parseLong(s.substring(last + 1)));
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("'" + s + "': port or namespace ID is not a number" + form);
+                throw new InvalidArgumentException("'" + s + "': port or namespace ID is not a number" + form);
             }
         }
 

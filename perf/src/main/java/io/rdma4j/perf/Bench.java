@@ -27,7 +27,7 @@ public final class Bench {
             if (r.name().equals(name)) {
                 try {
                     System.exit(r.run(rest));
-                } catch (IllegalArgumentException e) {
+                } catch (IllegalArgumentException | io.rdma4j.InvalidArgumentException e) {
                     System.err.println("rdma4j bench " + name + ": " + e.getMessage());
                     System.exit(2);
                 }

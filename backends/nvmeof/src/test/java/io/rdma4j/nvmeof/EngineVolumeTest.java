@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.ClosedException;
+import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.Plan;
 import io.rdma4j.engine.StorageVolume;
@@ -124,31 +125,31 @@ class EngineVolumeTest {
              StorageVolume v = engine.openVolume(spec(a).withStripeUnit(4096))) {
             MemorySegment mem = arena.allocate(64 << 10, 4096);
             try (LocalBuffer buf = engine.register(mem)) {
-                IllegalArgumentException past = assertThrows(IllegalArgumentException.class, () -> v.extent(2047, 1024));
+                InvalidArgumentException past = assertThrows(InvalidArgumentException.class, () -> v.extent(2047, 1024));
                 assertTrue(past.getMessage().contains("runs past the end"), past.getMessage());
-                IllegalArgumentException odd = assertThrows(IllegalArgumentException.class, () -> v.extent(0, 1000));
+                InvalidArgumentException odd = assertThrows(InvalidArgumentException.class, () -> v.extent(0, 1000));
                 assertTrue(odd.getMessage().contains("round it up to 1024"), odd.getMessage());
                 VolumeExtent e = v.extent(0, 8192);
-                assertTrue(assertThrows(IllegalArgumentException.class, () -> engine.write(buf, 0, e, 4096, 8192, TransferOptions.DEFAULT))
+                assertTrue(assertThrows(InvalidArgumentException.class, () -> engine.write(buf, 0, e, 4096, 8192, TransferOptions.DEFAULT))
                         .getMessage().contains("run past the end of extent"));
-                assertTrue(assertThrows(IllegalArgumentException.class, () -> engine.write(buf, 0, e, 0, 700, TransferOptions.DEFAULT))
+                assertTrue(assertThrows(InvalidArgumentException.class, () -> engine.write(buf, 0, e, 0, 700, TransferOptions.DEFAULT))
                         .getMessage().contains("not a positive multiple"));
-                assertTrue(assertThrows(IllegalArgumentException.class, () -> engine.write(buf, 0, e, 0, 4096, TransferOptions.tag(7)))
+                assertTrue(assertThrows(InvalidArgumentException.class, () -> engine.write(buf, 0, e, 0, 4096, TransferOptions.tag(7)))
                         .getMessage().contains("notification tag"));
-                assertThrows(IndexOutOfBoundsException.class, () -> engine.write(buf, 60 << 10, e, 0, 8192, TransferOptions.DEFAULT));
+                assertThrows(InvalidArgumentException.class, () -> engine.write(buf, 60 << 10, e, 0, 8192, TransferOptions.DEFAULT));
                 try (Arena confined = Arena.ofConfined()) {
                     LocalBuffer mine = engine.register(confined.allocate(8192, 4096));
-                    assertTrue(assertThrows(IllegalArgumentException.class, () -> engine.write(mine, e)).getMessage().contains("Arena.ofShared()"));
+                    assertTrue(assertThrows(InvalidArgumentException.class, () -> engine.write(mine, e)).getMessage().contains("Arena.ofShared()"));
                     mine.close();
                 }
-                assertTrue(assertThrows(IllegalArgumentException.class, () -> engine.openVolume(spec(a).withStripeUnit(3000))).getMessage()
+                assertTrue(assertThrows(InvalidArgumentException.class, () -> engine.openVolume(spec(a).withStripeUnit(3000))).getMessage()
                         .contains("power of two"));
-                IllegalArgumentException nsid = assertThrows(IllegalArgumentException.class, () -> engine.openVolume(VolumeSpec.of(
+                InvalidArgumentException nsid = assertThrows(InvalidArgumentException.class, () -> engine.openVolume(VolumeSpec.of(
                         ns(a).replaceAll("/1$", "/5")).withOption("identityDir", home.toString()).withOption("keepAliveMs", "0")));
                 assertTrue(nsid.getMessage().contains("no active namespace 5") && nsid.getMessage().contains("[1]"), nsid.getMessage());
-                assertTrue(assertThrows(IllegalArgumentException.class, () -> engine.openVolume(spec(a).withOption("queueDeep", "8"))).getMessage()
+                assertTrue(assertThrows(InvalidArgumentException.class, () -> engine.openVolume(spec(a).withOption("queueDeep", "8"))).getMessage()
                         .contains("queueDepth"), "an unknown option names the known ones");
-                assertTrue(assertThrows(IllegalArgumentException.class, () -> VolumeSpec.of("tcp://127.0.0.1:4420/nqn.x")).getMessage()
+                assertTrue(assertThrows(InvalidArgumentException.class, () -> VolumeSpec.of("tcp://127.0.0.1:4420/nqn.x")).getMessage()
                         .contains("TRANSPORT://HOST[:PORT]/NQN/NSID"));
                 v.close();
                 assertThrows(ClosedException.class, () -> engine.write(buf, 0, e, 0, 4096, TransferOptions.DEFAULT));

@@ -1,6 +1,7 @@
 package io.rdma4j.engine.internal;
 
 import io.rdma4j.DeviceRegistrationException;
+import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.engine.MemoryLocation;
 import io.rdma4j.engine.Notification;
 import io.rdma4j.engine.Transfer;
@@ -12,6 +13,7 @@ import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.zip.CRC32C;
@@ -47,15 +49,13 @@ final class DeviceBuffers {
 
     /** Registers {@code memory} directly when the backend can, else through a host staging copy; the entry holds one reference. */
     static BufferImpls.Local register(EngineBackend backend, RegistrationCache registrations, DeviceMemory memory) {
-        if (memory == null) {
-            throw new IllegalArgumentException("device memory is null");
-        }
+        Objects.requireNonNull(memory, "device memory");
         long length = memory.length();
         if (length <= 0 || memory.address() == 0) {
-            throw new IllegalArgumentException("device memory needs a non-NULL address and length > 0: " + memory);
+            throw new InvalidArgumentException("device memory needs a non-NULL address and length > 0: " + memory);
         }
         if (memory.pciAddress() == null) {
-            throw new IllegalArgumentException("device memory " + memory + " has no PCI address: the engine ranks NICs by it");
+            throw new InvalidArgumentException("device memory " + memory + " has no PCI address: the engine ranks NICs by it");
         }
         MemoryLocation location = MemoryLocation.gpu(memory.pciAddress());
         long t0 = System.nanoTime();
@@ -86,7 +86,7 @@ final class DeviceBuffers {
     /** Checks made with the others before anything is posted. */
     static void check(BufferImpls.Local l, byte op, TransferOptions options) {
         if (l.device != null && !l.device.staged() && options.crc32c()) {
-            throw new IllegalArgumentException("CRC32C of " + l + " needs the CPU to read device memory, which it cannot: write without "
+            throw new InvalidArgumentException("CRC32C of " + l + " needs the CPU to read device memory, which it cannot: write without "
                     + "withCrc32c(), or checksum on the device");
         }
     }

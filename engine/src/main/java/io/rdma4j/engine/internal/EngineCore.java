@@ -3,6 +3,8 @@ package io.rdma4j.engine.internal;
 import io.rdma4j.Closeables;
 import io.rdma4j.BackendUnavailableException;
 import io.rdma4j.ClosedException;
+import io.rdma4j.InvalidArgumentException;
+import io.rdma4j.Rdma4jException;
 import io.rdma4j.engine.Access;
 import io.rdma4j.engine.LaneStats;
 import io.rdma4j.engine.LocalBuffer;
@@ -23,7 +25,6 @@ import io.rdma4j.engine.VolumeSpec;
 import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.LaneDescriptor;
-import io.rdma4j.ffi.Segments;
 import io.rdma4j.rendezvous.HandshakeServer;
 import io.rdma4j.rendezvous.PeerInfo;
 import io.rdma4j.rendezvous.Rendezvous;
@@ -31,6 +32,7 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -120,8 +122,8 @@ public final class EngineCore implements TransferEngine {
         LaneRuntime[] out = new LaneRuntime[descriptors.size()];
         for (int i = 0; i < out.length; i++) {
             if (descriptors.get(i).index() != i) {
-                throw new IllegalStateException("backend " + backend.name() + " numbered lane " + i + " as "
-                        + descriptors.get(i).index());
+                throw new Rdma4jException("backend " + backend.name() + " numbered lane " + i + " as "
+                        + descriptors.get(i).index() + ": a bug in the backend, please report it");
             }
             out[i] = new LaneRuntime(descriptors.get(i), depth);
         }
@@ -130,7 +132,12 @@ public final class EngineCore implements TransferEngine {
 
     /** Opens an engine: backend, lanes, progress threads, handshake service, announcement and membership watch. */
     public static EngineCore open(EngineConfig c) {
-        BackendSelection.validate(c);
+        try {
+            BackendSelection.validate(c);
+        } catch (IllegalArgumentException e) {
+            // the builder's settings are arguments too: one type for every bad argument (see Rdma4jException)
+            throw new InvalidArgumentException(e.getMessage() + ": fix the TransferEngine.Builder setting", e);
+        }
         String name = c.name() != null ? c.name()
                 : "engine-" + ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet();
         EngineBackend raw = BackendSelection.open(c);
@@ -195,13 +202,11 @@ public final class EngineCore implements TransferEngine {
     @Override
     public LocalBuffer register(MemorySegment segment, MemoryLocation location) {
         ensureOpen();
-        Segments.requireNative(segment, "segment to register");
+        Args.nativeMemory(segment, "segment to register");
         if (segment.byteSize() == 0) {
-            throw new IllegalArgumentException("cannot register an empty segment: allocate at least one byte");
+            throw new InvalidArgumentException("cannot register an empty segment: allocate at least one byte");
         }
-        if (location == null) {
-            throw new IllegalArgumentException("location is null: pass MemoryLocation.HOST when unknown");
-        }
+        Objects.requireNonNull(location, "location is null: pass MemoryLocation.HOST when unknown");
         RegistrationCache.Lease lease = registrations.acquire(segment);
         return new BufferImpls.Local(registrations, segment, location, lease.entry(), lease.reused());
     }
@@ -243,7 +248,7 @@ public final class EngineCore implements TransferEngine {
     public Transfer read(LocalBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length,
                          TransferOptions options) {
         if (options != null && options.notifies()) {
-            throw new IllegalArgumentException("a read cannot carry a notification tag: the peer's memory is only read;"
+            throw new InvalidArgumentException("a read cannot carry a notification tag: the peer's memory is only read;"
                     + " write to it to notify");
         }
         ensureOpen();
@@ -257,22 +262,21 @@ public final class EngineCore implements TransferEngine {
 
     @Override
     public TransferBatch writeAll(List<TransferRequest> requests) {
-        if (requests == null) {
-            throw new IllegalArgumentException("requests is null");
-        }
+        Objects.requireNonNull(requests, "requests");
         ensureOpen();
         List<Preparer.Prepared> prepared = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
             TransferRequest r = requests.get(i);
             try {
+                Objects.requireNonNull(r, "request");
                 prepared.add(preparer.prepare(Op.WRITE, r.source(), r.sourceOffset(), r.target(), r.targetOffset(),
                         r.length(), r.options()));
             } catch (RuntimeException e) {
                 for (Preparer.Prepared p : prepared) {
                     registrations.release(p.local().entry);
                 }
-                if (e instanceof IllegalArgumentException || e instanceof IndexOutOfBoundsException) {
-                    throw new IllegalArgumentException("request " + i + " of the batch: " + e.getMessage()
+                if (e instanceof InvalidArgumentException) {
+                    throw new InvalidArgumentException("request " + i + " of the batch: " + e.getMessage()
                             + " (nothing was posted)", e);
                 }
                 throw e;

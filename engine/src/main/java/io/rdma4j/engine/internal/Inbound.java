@@ -1,6 +1,7 @@
 package io.rdma4j.engine.internal;
 
 import io.rdma4j.Closeables;
+import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.engine.Notification;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.LaneDescriptor;
@@ -59,7 +60,7 @@ final class Inbound implements AutoCloseable {
         this.errors = errors;
         this.inboxSlots = Integer.getInteger(INBOX_SLOTS_PROPERTY, NotificationRecord.MAX_SLOTS);
         if (inboxSlots < 1 || inboxSlots > NotificationRecord.MAX_SLOTS) {
-            throw new IllegalArgumentException("-D" + INBOX_SLOTS_PROPERTY + " must be 1.."
+            throw new InvalidArgumentException("-D" + INBOX_SLOTS_PROPERTY + " must be 1.."
                     + NotificationRecord.MAX_SLOTS + ", got " + inboxSlots);
         }
     }

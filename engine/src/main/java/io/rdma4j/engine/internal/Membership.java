@@ -1,6 +1,7 @@
 package io.rdma4j.engine.internal;
 
 import io.rdma4j.ClosedException;
+import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.engine.PeerLostException;
 import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.UnknownBufferException;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -87,8 +89,9 @@ final class Membership {
 
     /** Resolves {@code peerName} in the directory; a new generation of a known peer replaces (and loses) the old. */
     BufferImpls.PeerImpl peer(String peerName) {
-        if (peerName == null || peerName.isEmpty()) {
-            throw new IllegalArgumentException("peer name is empty");
+        Objects.requireNonNull(peerName, "peer name");
+        if (peerName.isEmpty()) {
+            throw new InvalidArgumentException("peer name is empty: pass the name the peer's engine was built with");
         }
         PeerInfo info;
         try {

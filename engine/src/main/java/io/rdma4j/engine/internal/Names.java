@@ -1,5 +1,6 @@
 package io.rdma4j.engine.internal;
 
+import io.rdma4j.InvalidArgumentException;
 import java.nio.ByteBuffer;
 import java.util.HexFormat;
 import java.util.regex.Pattern;
@@ -23,7 +24,7 @@ final class Names {
     /** Throws unless {@code name} follows {@link #RULE}; {@code what} is "engine" or "buffer". */
     static void check(String what, String name) {
         if (!valid(name)) {
-            throw new IllegalArgumentException(what + " name '" + name + "' must match " + RULE);
+            throw new InvalidArgumentException(what + " name '" + name + "' must match " + RULE);
         }
     }
 

@@ -1,5 +1,7 @@
 package io.rdma4j.engine.internal;
 
+import io.rdma4j.ClosedException;
+import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.MemoryLocation;
 import io.rdma4j.engine.PeerLostException;
@@ -9,12 +11,12 @@ import io.rdma4j.engine.Transfer;
 import io.rdma4j.engine.TransferException;
 import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.engine.spi.LaneDescriptor;
-import io.rdma4j.ffi.Segments;
 import io.rdma4j.rendezvous.LaneInfo;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -53,26 +55,22 @@ final class Preparer {
     }
 
     BufferImpls.Local local(LocalBuffer b, String what) {
-        if (b == null) {
-            throw new IllegalArgumentException(what + " is null");
-        }
+        Objects.requireNonNull(b, what);
         if (!(b instanceof BufferImpls.Local l) || l.registrations != registrations) {
-            throw new IllegalArgumentException(what + " was not registered with this engine (" + name
+            throw new InvalidArgumentException(what + " was not registered with this engine (" + name
                     + "): register it with engine.register(segment)");
         }
         if (l.isClosed()) {
-            throw new IllegalStateException(what + " was closed: register the memory again");
+            throw new ClosedException(what + " " + l, "register the memory again");
         }
-        Segments.requireAlive(l.segment, what);
+        Args.alive(l.segment, what);
         return l;
     }
 
     BufferImpls.Remote remote(RemoteBuffer b, String what) {
-        if (b == null) {
-            throw new IllegalArgumentException(what + " is null");
-        }
+        Objects.requireNonNull(b, what);
         if (!(b instanceof BufferImpls.Remote r) || r.peer.membership != membership) {
-            throw new IllegalArgumentException(what
+            throw new InvalidArgumentException(what
                     + " was not resolved by this engine: use engine.peer(name).buffer(name)");
         }
         return r;
@@ -86,16 +84,16 @@ final class Preparer {
         BufferImpls.Local l = local(localBuffer, op == Op.READ ? "read target" : "write source");
         BufferImpls.Remote r = remote(remoteBuffer, op == Op.READ ? "read source" : "write target");
         if (length < 0) {
-            throw new IllegalArgumentException(dir + " length must be >= 0, got " + length);
+            throw new InvalidArgumentException(dir + " length must be >= 0, got " + length);
         }
-        Segments.checkRange(l.segment, localOffset, length, (op == Op.READ ? "read target " : "write source ") + l);
-        Segments.checkRange(r.length(), remoteOffset, length, (op == Op.READ ? "read source " : "write target ") + r);
+        Args.range(l.segment, localOffset, length, (op == Op.READ ? "read target " : "write source ") + l);
+        Args.range(r.length(), remoteOffset, length, (op == Op.READ ? "read source " : "write target ") + r);
         PeerLink link = r.peer.link;
         if (link.lost()) {
             throw new PeerLostException("peer '" + link.name + "' is gone: " + link.lostReason);
         }
         if (r.generation() <= 0 && r.info.lanes().isEmpty()) {
-            throw new IllegalArgumentException(r + " has no lane keys");
+            throw new TransferException(r + " has no lane keys: its owner published none, so no lane can reach it");
         }
         connector.ensureConnected(link);
         List<Planner.Candidate> all = candidates(link, r, l.location, false);
@@ -156,8 +154,8 @@ final class Preparer {
     Plan explain(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length) {
         BufferImpls.Local l = local(source, "explain source");
         BufferImpls.Remote r = remote(target, "explain target");
-        Segments.checkRange(l.segment, sourceOffset, length, "explain source " + l);
-        Segments.checkRange(r.length(), targetOffset, length, "explain target " + r);
+        Args.range(l.segment, sourceOffset, length, "explain source " + l);
+        Args.range(r.length(), targetOffset, length, "explain target " + r);
         connector.ensureConnected(r.peer.link);
         List<Planner.Candidate> all = candidates(r.peer.link, r, l.location, false);
         if (all.isEmpty()) {
@@ -179,7 +177,15 @@ final class Preparer {
             for (Prepared p : batch) {
                 if (p.local.device != null) {
                     if (p.op == Op.WRITE) {
-                        DeviceBuffers.beforeWrite(p.local, p.localOffset, p.length);
+                        try {
+                            DeviceBuffers.beforeWrite(p.local, p.localOffset, p.length);
+                        } catch (RuntimeException e) {
+                            // the device's own failure (its driver's, or a CudaException) becomes a transfer's, as
+                            // Rdma4jException documents; the write is refused before anything is posted
+                            throw new TransferException("write of " + p.length + " bytes from " + p.local
+                                    + ": making the device memory ready to send (its producer, then the copy to host)"
+                                    + " failed, nothing was posted: " + e.getMessage(), e);
+                        }
                     } else {
                         registrations.retain(p.local.entry);
                     }

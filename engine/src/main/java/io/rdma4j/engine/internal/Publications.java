@@ -12,6 +12,7 @@ import io.rdma4j.rendezvous.MemoryKind;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -47,9 +48,7 @@ final class Publications {
 
     void publish(String bufferName, BufferImpls.Local local, Access access) {
         Names.check("buffer", bufferName);
-        if (access == null) {
-            throw new IllegalArgumentException("access is null: pass Access.anyPeer()");
-        }
+        Objects.requireNonNull(access, "access is null: pass Access.anyPeer()");
         DeviceBuffers.beforePublish(local);
         long gen = nextGeneration.getAndIncrement();
         registrations.retain(local.entry);

@@ -3,6 +3,7 @@ package io.rdma4j.engine.internal;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.rdma4j.ClosedException;
 import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.EngineBackend;
 import java.lang.foreign.MemorySegment;
@@ -78,7 +79,7 @@ public final class RegistrationCache implements AutoCloseable {
     /** Registers {@code segment} or reuses a registration that contains it; the caller must {@link #release} once. */
     public synchronized Lease acquire(MemorySegment segment) {
         if (closed) {
-            throw new IllegalStateException("registration cache is closed");
+            throw new ClosedException("the engine's registration cache", "the engine was closed; build a new one");
         }
         long addr = segment.address();
         long end = addr + segment.byteSize();
@@ -129,7 +130,7 @@ public final class RegistrationCache implements AutoCloseable {
             if (afterDeregister != null) {
                 afterDeregister.run();
             }
-            throw new IllegalStateException("registration cache is closed");
+            throw new ClosedException("the engine's registration cache", "the engine was closed; build a new one");
         }
         Entry e = new Entry(registration, MemorySegment.NULL, registrationNanos);
         e.refs = 1;
@@ -143,7 +144,7 @@ public final class RegistrationCache implements AutoCloseable {
     /** Adds a reference to an entry already held (a transfer or a publication using it). */
     public synchronized void retain(Entry e) {
         if (e.refs <= 0 || e.deregistered) {
-            throw new IllegalStateException("registration is no longer held: register the memory again");
+            throw new ClosedException("the registration of this buffer", "register the memory again");
         }
         e.refs++;
     }

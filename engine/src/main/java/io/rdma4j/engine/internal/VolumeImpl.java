@@ -1,6 +1,7 @@
 package io.rdma4j.engine.internal;
 
 import io.rdma4j.ClosedException;
+import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.TransferException;
 import io.rdma4j.engine.VolumeExtent;
@@ -45,11 +46,11 @@ final class VolumeImpl implements StorageVolume {
             bs = Math.max(bs, ns.blockSize());
             sizes[i] = ns.capacityBytes();
             if (spec.stripeUnit() % ns.blockSize() != 0) {
-                throw new IllegalArgumentException("stripe unit " + spec.stripeUnit() + " is not a multiple of " + ns.describe() + "'s "
+                throw new InvalidArgumentException("stripe unit " + spec.stripeUnit() + " is not a multiple of " + ns.describe() + "'s "
                         + ns.blockSize() + "-byte blocks: use VolumeSpec.withStripeUnit(" + Math.max(spec.stripeUnit(), ns.blockSize()) + ") or larger");
             }
             if (ns.capacityBytes() < spec.stripeUnit()) {
-                throw new IllegalArgumentException(ns.describe() + " holds " + ns.capacityBytes() + " bytes, less than one stripe unit ("
+                throw new InvalidArgumentException(ns.describe() + " holds " + ns.capacityBytes() + " bytes, less than one stripe unit ("
                         + spec.stripeUnit() + "): use a smaller stripe unit or leave it out");
             }
         }
@@ -110,15 +111,15 @@ final class VolumeImpl implements StorageVolume {
     public VolumeExtent extent(long startLba, long length) {
         ensureOpen();
         if (startLba < 0) {
-            throw new IllegalArgumentException("extent start LBA " + startLba + " is negative");
+            throw new InvalidArgumentException("extent start LBA " + startLba + " is negative: pass 0 or more");
         }
         if (length <= 0 || length % blockSize != 0) {
-            throw new IllegalArgumentException("extent length " + length + " is not a positive multiple of the volume's " + blockSize
+            throw new InvalidArgumentException("extent length " + length + " is not a positive multiple of the volume's " + blockSize
                     + "-byte blocks: round it up to " + Math.max(blockSize, (length + blockSize - 1) / blockSize * blockSize));
         }
         long blocks = map.capacity() / blockSize;
         if (startLba >= blocks || length / blockSize > blocks - startLba) {
-            throw new IllegalArgumentException("extent of " + length + " bytes from LBA " + startLba + " runs past the end of volume " + name
+            throw new InvalidArgumentException("extent of " + length + " bytes from LBA " + startLba + " runs past the end of volume " + name
                     + " (" + blocks + " blocks of " + blockSize + " bytes, " + map.capacity() + " bytes): start lower or shorten it");
         }
         return new VolumeExtent(this, startLba, length);

@@ -2,6 +2,7 @@ package io.rdma4j.engine.internal;
 
 import io.rdma4j.BackendUnavailableException;
 import io.rdma4j.ClosedException;
+import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.Rdma4jException;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.Plan;
@@ -16,7 +17,6 @@ import io.rdma4j.engine.spi.BlockNamespace;
 import io.rdma4j.engine.spi.BlockStore;
 import io.rdma4j.engine.spi.BlockStoreProvider;
 import io.rdma4j.engine.spi.BlockTarget;
-import io.rdma4j.ffi.Segments;
 import io.rdma4j.topology.Topology;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -86,9 +87,7 @@ final class Volumes implements AutoCloseable {
         if (closed) {
             throw new ClosedException("transfer engine " + engineName);
         }
-        if (spec == null) {
-            throw new IllegalArgumentException("volume spec is null: VolumeSpec.of(\"tcp://HOST:4420/NQN/NSID\")");
-        }
+        Objects.requireNonNull(spec, "volume spec is null: VolumeSpec.of(\"tcp://HOST:4420/NQN/NSID\")");
         Map<BlockTarget, List<Integer>> byTarget = new LinkedHashMap<>();
         for (int i = 0; i < spec.namespaces().size(); i++) {
             VolumeSpec.Namespace n = spec.namespaces().get(i);
@@ -107,13 +106,20 @@ final class Volumes implements AutoCloseable {
                 BlockStore store;
                 try {
                     store = provider.connect(target, spec.options(), nic.source());
+                } catch (IllegalArgumentException ex) {
+                    // a provider's option or transport check: an argument of openVolume, reported as the engine's are
+                    throw new InvalidArgumentException("opening volume: " + target + ": " + ex.getMessage(), ex);
                 } catch (Rdma4jException ex) {
                     throw new Rdma4jException("opening volume: connecting to " + target + " via " + nic.label() + " (" + nic.reason() + ") failed: "
                             + ex.getMessage(), ex);
                 }
                 stores.add(store);
                 for (int i : e.getValue()) {
-                    namespaces[i] = store.namespace(spec.namespaces().get(i).nsid());
+                    try {
+                        namespaces[i] = store.namespace(spec.namespaces().get(i).nsid());
+                    } catch (IllegalArgumentException ex) {
+                        throw new InvalidArgumentException("opening volume: " + ex.getMessage(), ex);
+                    }
                     storeOf[i] = store;
                     nics[i] = nic;
                 }
@@ -200,7 +206,7 @@ final class Volumes implements AutoCloseable {
         VolumeImpl v = check(write, local, memoryOffset, extent, extentOffset, length, options);
         ScheduledExecutorService d = dispatcher();
         if (local.device == null && !local.segment.isAccessibleBy(dispatcherThread)) {
-            throw new IllegalArgumentException((write ? "source" : "target") + " memory belongs to a confined arena, so the engine's threads cannot"
+            throw new InvalidArgumentException((write ? "source" : "target") + " memory belongs to a confined arena, so the engine's threads cannot"
                     + " move it: allocate it from Arena.ofShared() (or Arena.global())");
         }
         VolumeTransfer t = local.device == null
@@ -211,7 +217,9 @@ final class Volumes implements AutoCloseable {
             t.deadlineTask = d.schedule(() -> t.deadlinePassed(options.deadline()), options.deadline().toNanos(), TimeUnit.NANOSECONDS);
         }
         if (v.isClosed()) {
-            t.fail(new ClosedException("volume " + v.name));
+            // a transfer's future fails with a TransferException, whatever stopped it (Rdma4jException's rule)
+            t.fail(new TransferException("volume " + v.name + " closed before the transfer started: open it again"
+                    + " with engine.openVolume"));
         } else {
             t.start();
         }
@@ -255,33 +263,31 @@ final class Volumes implements AutoCloseable {
             throw new ClosedException("transfer engine " + engineName);
         }
         String side = write ? "write to" : "read from";
-        if (extent == null) {
-            throw new IllegalArgumentException(side + " a volume: the extent is null (volume.extent(startLba, length))");
-        }
+        Objects.requireNonNull(extent, side + " a volume: the extent is null (volume.extent(startLba, length))");
         if (!(extent.volume() instanceof VolumeImpl v) || v.owner != this) {
-            throw new IllegalArgumentException(extent + " is not of a volume this engine (" + engineName + ") opened: use engine.openVolume(spec).extent(...)");
+            throw new InvalidArgumentException(extent + " is not of a volume this engine (" + engineName + ") opened: use engine.openVolume(spec).extent(...)");
         }
         v.ensureOpen();
         if (options != null && options.notifies()) {
-            throw new IllegalArgumentException("a " + (write ? "write to" : "read from") + " a volume cannot carry a notification tag: storage has no"
+            throw new InvalidArgumentException("a " + (write ? "write to" : "read from") + " a volume cannot carry a notification tag: storage has no"
                     + " peer to notify; drop withTag(...) and wait on the transfer's future");
         }
         int bs = v.blockSize;
         if (length <= 0 || length % bs != 0) {
-            throw new IllegalArgumentException(side + " volume " + v.name + ": length " + length + " is not a positive multiple of its " + bs
+            throw new InvalidArgumentException(side + " volume " + v.name + ": length " + length + " is not a positive multiple of its " + bs
                     + "-byte blocks: round it up to " + Math.max(bs, (Math.max(length, 0) + bs - 1) / bs * bs) + " (pad the buffer)");
         }
         if (extentOffset < 0 || extentOffset % bs != 0) {
-            throw new IllegalArgumentException(side + " volume " + v.name + ": offset " + extentOffset + " in the extent is negative or not a multiple of "
+            throw new InvalidArgumentException(side + " volume " + v.name + ": offset " + extentOffset + " in the extent is negative or not a multiple of "
                     + bs + "-byte blocks");
         }
         if (extentOffset > extent.length() - length) {
-            throw new IllegalArgumentException(side + " volume " + v.name + ": " + length + " bytes at offset " + extentOffset + " run past the end of "
+            throw new InvalidArgumentException(side + " volume " + v.name + ": " + length + " bytes at offset " + extentOffset + " run past the end of "
                     + extent + ": make the extent longer or the transfer shorter");
         }
-        Segments.checkRange(local.segment, memoryOffset, length, (write ? "source " : "target ") + local);
+        Args.range(local.segment, memoryOffset, length, (write ? "source " : "target ") + local);
         if (!write && local.segment.isReadOnly()) {
-            throw new IllegalArgumentException("read target " + local + " is read-only: register a writable segment");
+            throw new InvalidArgumentException("read target " + local + " is read-only: register a writable segment");
         }
         return v;
     }

@@ -25,7 +25,7 @@ class NamesTest {
         assertFalse(Names.valid("-a"));
         assertFalse(Names.valid(""));
         assertFalse(Names.valid(null));
-        assertThrows(IllegalArgumentException.class, () -> Names.check("buffer", "x/y"));
+        assertThrows(io.rdma4j.InvalidArgumentException.class, () -> Names.check("buffer", "x/y"));
         assertDoesNotThrow(() -> Names.check("engine", "trainer"));
     }
 }
