@@ -22,21 +22,21 @@ class EngineBadInputTest {
     static RemoteBuffer dst;
     static LocalBuffer src;
 
+    static TestEngines.Landing landing;
+
     @BeforeAll
     static void start() {
-        arena = Arena.ofShared();
-        a = TestEngines.tcp("bad-a", 2).build();
-        b = TestEngines.tcp("bad-b", 2).build();
-        b.publish("landing", b.register(TestEngines.allocate(arena, 1 << 20)), Access.anyPeer());
-        src = a.register(TestEngines.allocate(arena, 1 << 20));
-        dst = a.peer(b.name()).buffer("landing");
+        landing = TestEngines.Landing.open("bad", 2, 1 << 20);
+        arena = landing.arena();
+        a = landing.a();
+        b = landing.b();
+        src = landing.src();
+        dst = landing.dst();
     }
 
     @AfterAll
     static void stop() {
-        a.close();
-        b.close();
-        arena.close();
+        landing.close();
     }
 
     private static void nothingPosted() {

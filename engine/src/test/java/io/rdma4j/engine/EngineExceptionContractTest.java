@@ -34,21 +34,21 @@ class EngineExceptionContractTest {
     static LocalBuffer src;
     static RemoteBuffer dst;
 
+    static TestEngines.Landing landing;
+
     @BeforeAll
     static void start() {
-        arena = Arena.ofShared();
-        a = TestEngines.tcp("exc-a", 1).build();
-        b = TestEngines.tcp("exc-b", 1).build();
-        b.publish("landing", b.register(TestEngines.allocate(arena, 64 << 10)), Access.anyPeer());
-        src = a.register(TestEngines.allocate(arena, 64 << 10));
-        dst = a.peer(b.name()).buffer("landing");
+        landing = TestEngines.Landing.open("exc", 1, 64 << 10);
+        arena = landing.arena();
+        a = landing.a();
+        b = landing.b();
+        src = landing.src();
+        dst = landing.dst();
     }
 
     @AfterAll
     static void stop() {
-        a.close();
-        b.close();
-        arena.close();
+        landing.close();
     }
 
     /** Asserts {@code call} throws exactly the documented {@code type}, which is an rdma4j exception. */

@@ -1,5 +1,6 @@
 package io.rdma4j.engine;
 
+import io.rdma4j.Closeables;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -54,5 +55,26 @@ final class TestEngines {
 
     static MemorySegment allocate(Arena arena, long bytes) {
         return arena.allocate(bytes, 4096);
+    }
+
+    /**
+     * Two tcp engines, the second publishing {@code bytes} as "landing" to any peer, and a registered source of the
+     * same size on the first: the setup of the tests that drive bad input through the public API.
+     */
+    record Landing(Arena arena, TransferEngine a, TransferEngine b, LocalBuffer src, RemoteBuffer dst)
+            implements AutoCloseable {
+        static Landing open(String prefix, int lanes, long bytes) {
+            Arena arena = Arena.ofShared();
+            TransferEngine a = tcp(prefix + "-a", lanes).build();
+            TransferEngine b = tcp(prefix + "-b", lanes).build();
+            b.publish("landing", b.register(allocate(arena, bytes)), Access.anyPeer());
+            LocalBuffer src = a.register(allocate(arena, bytes));
+            return new Landing(arena, a, b, src, a.peer(b.name()).buffer("landing"));
+        }
+
+        @Override
+        public void close() {
+            Closeables.closeAll(a, b, arena::close);
+        }
     }
 }
