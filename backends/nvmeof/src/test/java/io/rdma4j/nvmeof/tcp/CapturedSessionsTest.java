@@ -29,46 +29,16 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @Extended
 class CapturedSessionsTest {
-    private static final int MAX_DATA = 1 << 20;
     private static final String CNODE1 = "nqn.2016-06.io.spdk:cnode1";
 
     /** A command as sent, and what came back for it (data PDUs and the completion). */
-    record Exchange(Pdu.CapsuleCmd cmd, List<Pdu> replies, Cqe completion) {
-        int opcode() {
-            return Sqe.opcode(cmd.sqe());
-        }
-
-        byte[] c2hData() {
-            return concat(replies.stream().filter(p -> p instanceof Pdu.C2HData).map(p -> ((Pdu.C2HData) p).data()).toList());
-        }
-    }
-
-    private static byte[] concat(List<byte[]> parts) {
-        int n = parts.stream().mapToInt(a -> a.length).sum();
-        byte[] out = new byte[n];
-        int o = 0;
-        for (byte[] p : parts) {
-            System.arraycopy(p, 0, out, o, p.length);
-            o += p.length;
-        }
-        return out;
-    }
-
-    private static List<Pdu> decodeAll(List<Captures.Frame> frames) {
-        List<Pdu> out = new ArrayList<>();
-        for (Captures.Frame f : frames) {
-            out.add(PduCodec.decode(f.bytes(), f.settings(), MAX_DATA));
-        }
-        return out;
-    }
-
     /**
      * Pairs commands with their replies. The captured initiator keeps one admin command outstanding at a time (the
      * Asynchronous Event Requests aside, which never complete here), so completions arrive in command order.
      */
     private static List<Exchange> exchanges(Captures.Session s) {
-        List<Pdu> out = decodeAll(s.toTarget());
-        List<Pdu> in = decodeAll(s.fromTarget());
+        List<Pdu> out = Exchange.decodeAll(s.toTarget());
+        List<Pdu> in = Exchange.decodeAll(s.fromTarget());
         List<Pdu.CapsuleCmd> cmds = out.stream().filter(p -> p instanceof Pdu.CapsuleCmd).map(p -> (Pdu.CapsuleCmd) p)
                 .filter(c -> Sqe.opcode(c.sqe()) != Sqe.OPC_ASYNC_EVENT || Sqe.fctype(c.sqe()) != 0 && false).toList();
         List<Exchange> ex = new ArrayList<>();
@@ -99,7 +69,7 @@ class CapturedSessionsTest {
         for (Captures.Session s : Captures.sessions(capture)) {
             for (List<Captures.Frame> dir : List.of(s.toTarget(), s.fromTarget())) {
                 for (Captures.Frame f : dir) {
-                    Pdu p = PduCodec.decode(f.bytes(), f.settings(), MAX_DATA);
+                    Pdu p = PduCodec.decode(f.bytes(), f.settings(), Exchange.MAX_DATA);
                     assertTrue(f.fromTarget() == (p.type() % 2 == 1 || p.type() == Pdu.R2T || p.type() == Pdu.CAPSULE_RESP
                             || p.type() == Pdu.C2H_DATA), "direction of " + p);
                     byte[] again = PduCodec.encode(p, f.settings());
@@ -118,8 +88,8 @@ class CapturedSessionsTest {
         Set<String> seen = new TreeSet<>();
         for (String c : List.of(Captures.SESSION, Captures.DIGEST, Captures.DISCOVERY)) {
             for (Captures.Session s : Captures.sessions(c)) {
-                decodeAll(s.toTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
-                decodeAll(s.fromTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
+                Exchange.decodeAll(s.toTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
+                Exchange.decodeAll(s.fromTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
             }
         }
         assertEquals(new TreeSet<>(List.of("ICReq", "ICResp", "CapsuleCmd", "CapsuleResp", "H2CData", "C2HData", "R2T")), seen);
@@ -238,7 +208,7 @@ class CapturedSessionsTest {
         assertEquals(Sqe.FID_KEEP_ALIVE_TIMER, Sqe.cdw(kato.cmd().sqe(), 10));
         assertEquals(10000, kato.completion().dw0());
         // Async Event Requests are sent and stay outstanding
-        List<Pdu> out = decodeAll(admin.toTarget());
+        List<Pdu> out = Exchange.decodeAll(admin.toTarget());
         byte[] aer = out.stream().filter(p -> p instanceof Pdu.CapsuleCmd c && Sqe.opcode(c.sqe()) == Sqe.OPC_ASYNC_EVENT)
                 .map(p -> ((Pdu.CapsuleCmd) p).sqe()).findFirst().orElseThrow();
         byte[] aerCmd = Sqe.asyncEventRequest();
@@ -289,8 +259,8 @@ class CapturedSessionsTest {
                 assertTrue(e.completion().ok());
             }
             // The H2CData that answers each R2T carries exactly the requested range, in one LAST piece (below MAXH2CDATA).
-            List<Pdu> out = decodeAll(s.toTarget());
-            List<Pdu> in = decodeAll(s.fromTarget());
+            List<Pdu> out = Exchange.decodeAll(s.toTarget());
+            List<Pdu> in = Exchange.decodeAll(s.fromTarget());
             List<Pdu.R2T> r2ts = in.stream().filter(p -> p instanceof Pdu.R2T).map(p -> (Pdu.R2T) p).toList();
             List<Pdu.H2CData> h2c = out.stream().filter(p -> p instanceof Pdu.H2CData).map(p -> (Pdu.H2CData) p).toList();
             assertEquals(r2ts.size(), h2c.size());

@@ -32,40 +32,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * aborted at shutdown.
  */
 class NvmetCapturedSessionsTest {
-    private static final int MAX_DATA = 1 << 20;
     private static final String DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 
     /** A command as sent, and what came back for it (data PDUs, R2Ts and the completion). */
-    record Exchange(Pdu.CapsuleCmd cmd, List<Pdu> replies, Cqe completion) {
-        int opcode() {
-            return Sqe.opcode(cmd.sqe());
-        }
-
-        byte[] c2hData() {
-            return concat(replies.stream().filter(p -> p instanceof Pdu.C2HData).map(p -> ((Pdu.C2HData) p).data())
-                    .toList());
-        }
-    }
-
-    private static byte[] concat(List<byte[]> parts) {
-        int n = parts.stream().mapToInt(a -> a.length).sum();
-        byte[] out = new byte[n];
-        int o = 0;
-        for (byte[] p : parts) {
-            System.arraycopy(p, 0, out, o, p.length);
-            o += p.length;
-        }
-        return out;
-    }
-
-    private static List<Pdu> decodeAll(List<Captures.Frame> frames) {
-        List<Pdu> out = new ArrayList<>();
-        for (Captures.Frame f : frames) {
-            out.add(PduCodec.decode(f.bytes(), f.settings(), MAX_DATA));
-        }
-        return out;
-    }
-
     /**
      * Pairs commands with their replies by command identifier: a CID is reused only after its command completed, so a
      * reply for CID n belongs to the oldest command with CID n not yet completed. (The Asynchronous Event Requests stay
@@ -73,12 +42,12 @@ class NvmetCapturedSessionsTest {
      */
     private static List<Exchange> exchanges(Captures.Session s) {
         Map<Integer, ArrayDeque<Pdu.CapsuleCmd>> sent = new HashMap<>();
-        for (Pdu p : decodeAll(s.toTarget())) {
+        for (Pdu p : Exchange.decodeAll(s.toTarget())) {
             if (p instanceof Pdu.CapsuleCmd c) {
                 sent.computeIfAbsent(Sqe.cid(c.sqe()), k -> new ArrayDeque<>()).add(c);
             }
         }
-        List<Pdu> in = decodeAll(s.fromTarget());
+        List<Pdu> in = Exchange.decodeAll(s.fromTarget());
         Map<Integer, List<Pdu>> pending = new HashMap<>();
         List<Exchange> ex = new ArrayList<>();
         for (Pdu p : in.subList(1, in.size())) {
@@ -135,7 +104,7 @@ class NvmetCapturedSessionsTest {
         for (Captures.Session s : sessions(capture)) {
             for (List<Captures.Frame> dir : List.of(s.toTarget(), s.fromTarget())) {
                 for (Captures.Frame f : dir) {
-                    Pdu p = PduCodec.decode(f.bytes(), f.settings(), MAX_DATA);
+                    Pdu p = PduCodec.decode(f.bytes(), f.settings(), Exchange.MAX_DATA);
                     boolean c2h = p.type() % 2 == 1 || p.type() == Pdu.R2T || p.type() == Pdu.CAPSULE_RESP
                             || p.type() == Pdu.C2H_DATA;
                     assertEquals(f.fromTarget(), c2h, () -> "direction of " + p);
@@ -156,8 +125,8 @@ class NvmetCapturedSessionsTest {
         Set<String> seen = new TreeSet<>();
         for (String c : List.of(NvmetCapture.SESSION, NvmetCapture.DIGEST, NvmetCapture.DISCOVERY)) {
             for (Captures.Session s : sessions(c)) {
-                decodeAll(s.toTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
-                decodeAll(s.fromTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
+                Exchange.decodeAll(s.toTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
+                Exchange.decodeAll(s.fromTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
             }
         }
         assertEquals(new TreeSet<>(List.of("ICReq", "ICResp", "CapsuleCmd", "CapsuleResp", "H2CData", "C2HData",
@@ -315,9 +284,9 @@ class NvmetCapturedSessionsTest {
             assertArrayEquals(sqe, mine);
         }
         // The H2CData that answers each R2T carries exactly the requested range, in one LAST piece.
-        List<Pdu.R2T> r2ts = decodeAll(sessions(capture).get(1).fromTarget()).stream().filter(p -> p instanceof Pdu.R2T)
+        List<Pdu.R2T> r2ts = Exchange.decodeAll(sessions(capture).get(1).fromTarget()).stream().filter(p -> p instanceof Pdu.R2T)
                 .map(p -> (Pdu.R2T) p).toList();
-        List<Pdu.H2CData> h2c = decodeAll(sessions(capture).get(1).toTarget()).stream()
+        List<Pdu.H2CData> h2c = Exchange.decodeAll(sessions(capture).get(1).toTarget()).stream()
                 .filter(p -> p instanceof Pdu.H2CData).map(p -> (Pdu.H2CData) p).toList();
         assertEquals(r2ts.size(), h2c.size());
         for (int i = 0; i < r2ts.size(); i++) {
