@@ -6,10 +6,10 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * Closing several resources the way the house style asks: every resource is attempted, the first failure is thrown
- * and the later ones are added to it as suppressed exceptions. Resources close in the order given (list children
- * before their parent); nulls are skipped, so a half-built object can pass the fields it has. A lone lambda would be
- * taken for an {@link Iterable}: cast it to {@code AutoCloseable}.
+ * Closing several resources the way the house style asks: every resource is attempted, the first failure is thrown and
+ * the later ones are added to it as suppressed exceptions. Resources close in the order given (list children before
+ * their parent); nulls are skipped, so a half-built object can pass the fields it has. A lone lambda would be taken for
+ * an {@link Iterable}: cast it to {@code AutoCloseable}.
  *
  * <pre>{@code
  * public void close() {
@@ -25,8 +25,7 @@ import java.util.Objects;
  * }</pre>
  */
 public final class Closeables {
-    private Closeables() {
-    }
+    private Closeables() {}
 
     /**
      * Closes every resource in order, even after one fails.
@@ -64,8 +63,8 @@ public final class Closeables {
     }
 
     /**
-     * For a failure path (unwinding a half-built object): closes every resource in order and adds each close failure
-     * to {@code failure} as a suppressed exception, so the failure that made us unwind stays the one reported.
+     * For a failure path (unwinding a half-built object): closes every resource in order and adds each close failure to
+     * {@code failure} as a suppressed exception, so the failure that made us unwind stays the one reported.
      *
      * @param failure what went wrong first; not null
      * @param resources closed in this order; null entries (and a null array) are skipped

@@ -1,8 +1,8 @@
 package io.rdma4j;
 
 /**
- * An operation was called on something that has been closed: an engine, a buffer handle, a volume, a native object,
- * or memory whose arena was closed.
+ * An operation was called on something that has been closed: an engine, a buffer handle, a volume, a native object, or
+ * memory whose arena was closed.
  */
 public class ClosedException extends Rdma4jException {
     /**

@@ -1,9 +1,9 @@
 package io.rdma4j;
 
 /**
- * A native call failed. Carries the C function, the native error code as the library reports it (a positive errno,
- * or the absolute value of a negative {@code -FI_*} / {@code -errno} return) and the library's text for it.
- * The message reads like {@code ibv_reg_mr(len=1048576) failed: error 12 (Cannot allocate memory)}.
+ * A native call failed. Carries the C function, the native error code as the library reports it (a positive errno, or
+ * the absolute value of a negative {@code -FI_*} / {@code -errno} return) and the library's text for it. The message
+ * reads like {@code ibv_reg_mr(len=1048576) failed: error 12 (Cannot allocate memory)}.
  */
 public class NativeCallException extends Rdma4jException {
     private final String function;
@@ -33,8 +33,14 @@ public class NativeCallException extends Rdma4jException {
     }
 
     static String format(String function, String args, int code, String codeText, String hint) {
-        StringBuilder sb = new StringBuilder(function).append('(').append(args == null ? "" : args).append(") failed: error ")
-                .append(code).append(" (").append(codeText == null || codeText.isEmpty() ? "unknown error" : codeText).append(')');
+        StringBuilder sb = new StringBuilder(function)
+                .append('(')
+                .append(args == null ? "" : args)
+                .append(") failed: error ")
+                .append(code)
+                .append(" (")
+                .append(codeText == null || codeText.isEmpty() ? "unknown error" : codeText)
+                .append(')');
         if (hint != null && !hint.isEmpty()) {
             sb.append(". ").append(hint);
         }

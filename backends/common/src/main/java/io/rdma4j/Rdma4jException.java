@@ -1,9 +1,9 @@
 package io.rdma4j;
 
 /**
- * Root of every exception rdma4j throws, and of every failure a returned future completes with (a caller that
- * cancels gets the JDK's {@link java.util.concurrent.CancellationException}). Unchecked: control-path failures are
- * not recoverable by the caller's type system. A message says what happened and, where that is known, what to do.
+ * Root of every exception rdma4j throws, and of every failure a returned future completes with (a caller that cancels
+ * gets the JDK's {@link java.util.concurrent.CancellationException}). Unchecked: control-path failures are not
+ * recoverable by the caller's type system. A message says what happened and, where that is known, what to do.
  *
  * <pre>
  * Rdma4jException                      (io.rdma4j)
@@ -29,22 +29,23 @@ package io.rdma4j;
  * </pre>
  *
  * <p>Which kind comes when:
+ *
  * <ul>
- *   <li><b>Argument errors</b> ({@link InvalidArgumentException}) and <b>state errors</b> ({@link ClosedException})
- *       are thrown by the call itself, before anything is posted.</li>
+ *   <li><b>Argument errors</b> ({@link InvalidArgumentException}) and <b>state errors</b> ({@link ClosedException}) are
+ *       thrown by the call itself, before anything is posted.
  *   <li><b>Native failures</b> ({@link NativeCallException} and its subclasses, {@link BackendUnavailableException},
  *       {@link DeviceRegistrationException}) are thrown by control-path calls (open, register, connect); on the data
- *       path they become the cause of a transfer's failure.</li>
+ *       path they become the cause of a transfer's failure.
  *   <li><b>Transfer outcomes</b> ({@code TransferException} and its subclasses) complete a transfer's future
- *       exceptionally; a write or read also throws one when it can tell before posting that it cannot run (the peer
- *       is already lost, no lane reaches it).</li>
+ *       exceptionally; a write or read also throws one when it can tell before posting that it cannot run (the peer is
+ *       already lost, no lane reaches it).
  * </ul>
  *
- * <p>What stays a JDK exception, because the caller did it, not rdma4j: a {@code null} argument where none is
- * allowed throws {@link NullPointerException} naming the parameter; asking a device buffer for a CPU segment throws
+ * <p>What stays a JDK exception, because the caller did it, not rdma4j: a {@code null} argument where none is allowed
+ * throws {@link NullPointerException} naming the parameter; asking a device buffer for a CPU segment throws
  * {@link UnsupportedOperationException}; an interrupted wait throws {@link InterruptedException}; a cancelled
- * transfer's future completes with {@link java.util.concurrent.CancellationException}. Anything else that escapes
- * (an {@link IllegalStateException} from inside the engine, say) is a bug: please report it.
+ * transfer's future completes with {@link java.util.concurrent.CancellationException}. Anything else that escapes (an
+ * {@link IllegalStateException} from inside the engine, say) is a bug: please report it.
  */
 public class Rdma4jException extends RuntimeException {
     /**

@@ -46,8 +46,8 @@ class CloseablesTest {
     @Test
     void aFailingFirstResourceIsThrownAndTheOthersStillClose() {
         IllegalStateException first = new IllegalStateException("first");
-        IllegalStateException thrown = assertThrows(IllegalStateException.class,
-                () -> Closeables.closeAll(failing("a", first), ok("b"), ok("c")));
+        IllegalStateException thrown = assertThrows(
+                IllegalStateException.class, () -> Closeables.closeAll(failing("a", first), ok("b"), ok("c")));
         assertSame(first, thrown);
         assertEquals(0, thrown.getSuppressed().length);
         assertEquals(List.of("a", "b", "c"), closed);
@@ -58,8 +58,10 @@ class CloseablesTest {
         RuntimeException first = new Rdma4jException("first");
         RuntimeException second = new IllegalStateException("second");
         Exception third = new IOException("third");
-        RuntimeException thrown = assertThrows(RuntimeException.class, () -> Closeables.closeAll(
-                List.of(ok("a"), failing("b", first), failing("c", second), ok("d"), failing("e", third))));
+        RuntimeException thrown = assertThrows(
+                RuntimeException.class,
+                () -> Closeables.closeAll(
+                        List.of(ok("a"), failing("b", first), failing("c", second), ok("d"), failing("e", third))));
         assertSame(first, thrown);
         assertArrayEquals(new Throwable[] {second, third}, thrown.getSuppressed());
         assertEquals(List.of("a", "b", "c", "d", "e"), closed);
@@ -68,9 +70,13 @@ class CloseablesTest {
     @Test
     void anErrorIsThrownAsItIs() {
         AssertionError error = new AssertionError("boom");
-        AssertionError thrown = assertThrows(AssertionError.class, () -> Closeables.closeAll(() -> {
-            throw error;
-        }, failing("b", new IllegalStateException("later"))));
+        AssertionError thrown = assertThrows(
+                AssertionError.class,
+                () -> Closeables.closeAll(
+                        () -> {
+                            throw error;
+                        },
+                        failing("b", new IllegalStateException("later"))));
         assertSame(error, thrown);
         assertEquals(1, thrown.getSuppressed().length);
     }

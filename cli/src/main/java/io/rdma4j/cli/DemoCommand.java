@@ -28,12 +28,12 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code ./rdma4j demo}: the transfer engine end to end. Starts a rendezvous directory on loopback and a second
- * process on this machine ({@link DemoTarget}) running its own engine; each engine announces itself, the target
- * publishes a 1 GiB buffer, and this process resolves it by name, prints the engine's plan, writes 1 GiB striped
- * across 4 lanes with a completion-gated notification carrying a CRC32C, and shows a progress bar. The target waits
- * for the tag, which arrives only after every byte landed, and checks every byte itself. Once per provider
- * (shm, then tcp over loopback), with bandwidth and bytes per lane.
+ * {@code ./rdma4j demo}: the transfer engine end to end. Starts a rendezvous directory on loopback and a second process
+ * on this machine ({@link DemoTarget}) running its own engine; each engine announces itself, the target publishes a 1
+ * GiB buffer, and this process resolves it by name, prints the engine's plan, writes 1 GiB striped across 4 lanes with
+ * a completion-gated notification carrying a CRC32C, and shows a progress bar. The target waits for the tag, which
+ * arrives only after every byte landed, and checks every byte itself. Once per provider (shm, then tcp over loopback),
+ * with bandwidth and bytes per lane.
  */
 final class DemoCommand implements Command {
     private static final String USAGE = """
@@ -79,11 +79,13 @@ final class DemoCommand implements Command {
             }
         }
         if (chunk < 4096 || chunk % 8 != 0 || size < 8 || size % 8 != 0 || lanes < 1 || lanes > 16) {
-            throw new IllegalArgumentException("--size must be a positive multiple of 8, --chunk at least 4k and a multiple of 8, --lanes 1..16");
+            throw new IllegalArgumentException(
+                    "--size must be a positive multiple of 8, --chunk at least 4k and a multiple of 8, --lanes 1..16");
         }
         Libfabric.ensureAvailable();
         PrintStream out = System.out;
-        out.printf("rdma4j demo: transfer engine on libfabric %s, %s in %s chunks across %d lanes, to a second process found through a rendezvous directory%n",
+        out.printf(
+                "rdma4j demo: transfer engine on libfabric %s, %s in %s chunks across %d lanes, to a second process found through a rendezvous directory%n",
                 Libfabric.versionString(), bytes(size), bytes(chunk), lanes);
         List<String> results = new ArrayList<>();
         boolean ok = true;
@@ -94,36 +96,50 @@ final class DemoCommand implements Command {
             }
             for (String provider : providers) {
                 Result r = runOne(provider, source, chunk, lanes, out);
-                out.printf("  %-4s %s in %.3f s  %6.2f GB/s  %s%n", provider, bytes(size), r.seconds, size / r.seconds / 1e9, r.verdict);
+                out.printf(
+                        "  %-4s %s in %.3f s  %6.2f GB/s  %s%n",
+                        provider, bytes(size), r.seconds, size / r.seconds / 1e9, r.verdict);
                 results.add(provider + " " + String.format("%.2f GB/s", size / r.seconds / 1e9));
                 ok &= r.verified;
             }
         }
-        out.println(ok ? "every byte verified at the target (" + String.join(", ", results) + ")"
-                : "VERIFICATION FAILED: see above");
+        out.println(
+                ok
+                        ? "every byte verified at the target (" + String.join(", ", results) + ")"
+                        : "VERIFICATION FAILED: see above");
         return ok ? 0 : 1;
     }
 
-    record Result(double seconds, boolean verified, String verdict) {
-    }
+    record Result(double seconds, boolean verified, String verdict) {}
 
     static Result runOne(String provider, MemorySegment source, long chunk, int lanes) throws Exception {
         return runOne(provider, source, chunk, lanes, new PrintStream(java.io.OutputStream.nullOutputStream()));
     }
 
     /** One run: a directory on loopback, the target process, this engine; returns time and the target's verdict. */
-    static Result runOne(String provider, MemorySegment source, long chunk, int lanes, PrintStream out) throws Exception {
+    static Result runOne(String provider, MemorySegment source, long chunk, int lanes, PrintStream out)
+            throws Exception {
         long size = source.byteSize();
         try (DirectoryServer directory = DirectoryServer.builder().port(0).start()) {
-            ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"),
-                    DemoTarget.class.getName(), provider, Long.toString(size), directory.target(), Integer.toString(lanes), Long.toString(chunk));
+            ProcessBuilder pb = new ProcessBuilder(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "--enable-native-access=ALL-UNNAMED",
+                    "--sun-misc-unsafe-memory-access=allow",
+                    "-cp",
+                    System.getProperty("java.class.path"),
+                    DemoTarget.class.getName(),
+                    provider,
+                    Long.toString(size),
+                    directory.target(),
+                    Integer.toString(lanes),
+                    Long.toString(chunk));
             pb.environment().put("IPATH_NO_BACKTRACE", "1");
             pb.redirectError(ProcessBuilder.Redirect.INHERIT);
             Process child = pb.start();
             BlockingQueue<String> lines = new LinkedBlockingQueue<>();
             Thread reader = Thread.ofPlatform().daemon().start(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                try (BufferedReader r =
+                        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
                     for (String l; (l = r.readLine()) != null; ) {
                         lines.add(l);
                     }
@@ -133,7 +149,8 @@ final class DemoCommand implements Command {
                 lines.add("EOF");
             });
             PrintStream toChild = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
-            try (TransferEngine engine = engine("demo-" + ProcessHandle.current().pid(), provider, directory.target(), lanes, chunk)) {
+            try (TransferEngine engine =
+                    engine("demo-" + ProcessHandle.current().pid(), provider, directory.target(), lanes, chunk)) {
                 String target = expect(lines, child, "READY");
                 RemoteBuffer landing = engine.peer(target).buffer("landing");
                 try (LocalBuffer src = engine.register(source)) {
@@ -144,10 +161,13 @@ final class DemoCommand implements Command {
                     for (String l : plan.toText().split("\n")) {
                         out.println("    " + l);
                     }
-                    long[] before = engine.laneStats().stream().mapToLong(LaneStats::bytes).toArray();
+                    long[] before = engine.laneStats().stream()
+                            .mapToLong(LaneStats::bytes)
+                            .toArray();
                     Progress progress = new Progress(provider, size);
                     long t0 = System.nanoTime();
-                    Transfer t = engine.write(src, landing, TransferOptions.tag(DemoTarget.TAG).withCrc32c());
+                    Transfer t = engine.write(
+                            src, landing, TransferOptions.tag(DemoTarget.TAG).withCrc32c());
                     while (!t.future().isDone()) {
                         progress.update(t.bytesCompleted(), t0);
                         Thread.sleep(20);
@@ -164,14 +184,20 @@ final class DemoCommand implements Command {
                     for (LaneStats ls : after) {
                         long moved = ls.bytes() - before[ls.lane()];
                         if (moved > 0) {
-                            perLane.append(perLane.isEmpty() ? "" : ", ").append("lane ").append(ls.lane()).append(' ').append(bytes(moved));
+                            perLane.append(perLane.isEmpty() ? "" : ", ")
+                                    .append("lane ")
+                                    .append(ls.lane())
+                                    .append(' ')
+                                    .append(bytes(moved));
                         }
                     }
-                    out.printf("    per lane: %s; %d chunk(s) retried; tag arrived after the data (checksum %s)%n", perLane,
-                            result.retries(), arrived.toLowerCase(java.util.Locale.ROOT));
+                    out.printf(
+                            "    per lane: %s; %d chunk(s) retried; tag arrived after the data (checksum %s)%n",
+                            perLane, result.retries(), arrived.toLowerCase(java.util.Locale.ROOT));
                     String verdict = expect(lines, child, null);
                     boolean verified = verdict.equals("VERIFIED " + size);
-                    return new Result(seconds, verified, verified ? "verified by the target" : "target says: " + verdict);
+                    return new Result(
+                            seconds, verified, verified ? "verified by the target" : "target says: " + verdict);
                 }
             } finally {
                 toChild.close();
@@ -185,8 +211,13 @@ final class DemoCommand implements Command {
 
     /** An engine on {@code provider}; tcp is kept on the loopback interface so nothing leaves this machine. */
     static TransferEngine engine(String name, String provider, String directory, int lanes, long chunk) {
-        TransferEngine.Builder b = TransferEngine.builder().name(name).backend("libfabric").provider(provider).lanesPerNic(lanes)
-                .chunkSize(chunk).directory(directory, Security.none());
+        TransferEngine.Builder b = TransferEngine.builder()
+                .name(name)
+                .backend("libfabric")
+                .provider(provider)
+                .lanesPerNic(lanes)
+                .chunkSize(chunk)
+                .directory(directory, Security.none());
         if (provider.startsWith("tcp")) {
             b.nicFilter("lo");
         }
@@ -197,11 +228,13 @@ final class DemoCommand implements Command {
     private static String expect(BlockingQueue<String> lines, Process child, String key) throws InterruptedException {
         String line = lines.poll(300, TimeUnit.SECONDS);
         if (line == null) {
-            throw new Rdma4jException("the demo target did not say " + (key == null ? "its verdict" : key) + " within 300 s");
+            throw new Rdma4jException(
+                    "the demo target did not say " + (key == null ? "its verdict" : key) + " within 300 s");
         }
         if (line.equals("EOF")) {
-            throw new Rdma4jException("the demo target exited" + (child.isAlive() ? "" : " with status " + child.exitValue())
-                    + " before saying " + (key == null ? "whether the bytes verified" : key) + "; its errors are printed above");
+            throw new Rdma4jException("the demo target exited"
+                    + (child.isAlive() ? "" : " with status " + child.exitValue()) + " before saying "
+                    + (key == null ? "whether the bytes verified" : key) + "; its errors are printed above");
         }
         if (key == null) {
             return line;
@@ -214,7 +247,8 @@ final class DemoCommand implements Command {
 
     private static void checkAlive(Process child, BlockingQueue<String> lines) {
         if (!child.isAlive() && lines.contains("EOF")) {
-            throw new Rdma4jException("the demo target exited with status " + child.exitValue() + " during the transfer; its errors are printed above");
+            throw new Rdma4jException("the demo target exited with status " + child.exitValue()
+                    + " during the transfer; its errors are printed above");
         }
     }
 
@@ -244,7 +278,8 @@ final class DemoCommand implements Command {
 
     /** A {@code \r} progress line on stderr, redrawn at most ten times a second, only when stderr is a terminal. */
     private static final class Progress {
-        private static final boolean TERMINAL = System.console() != null && System.console().isTerminal();
+        private static final boolean TERMINAL =
+                System.console() != null && System.console().isTerminal();
         private final String label;
         private final long total;
         private long lastDraw;
@@ -263,8 +298,9 @@ final class DemoCommand implements Command {
             int width = 30;
             int filled = (int) (width * done / total);
             double gbps = done / Math.max(1e-9, (now - t0) / 1e9) / 1e9;
-            System.err.printf("\r  %-22s [%s%s] %3d%%  %5.2f GB/s", label, "#".repeat(filled), ".".repeat(width - filled),
-                    100 * done / total, gbps);
+            System.err.printf(
+                    "\r  %-22s [%s%s] %3d%%  %5.2f GB/s",
+                    label, "#".repeat(filled), ".".repeat(width - filled), 100 * done / total, gbps);
             System.err.flush();
         }
 

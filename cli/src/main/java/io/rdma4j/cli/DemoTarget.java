@@ -18,15 +18,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The target process of {@code ./rdma4j demo}, started by {@link DemoCommand} with the provider, the size, the
  * directory's address, the lane count and the chunk size. It builds its own engine, registers and publishes a buffer
  * named {@code landing}, says {@code READY <engine name>}, waits for the initiator's notification (delivered only after
- * every byte landed), says {@code ARRIVED <checksum verdict>}, checks every byte itself, and says {@code VERIFIED n}
- * or {@code MISMATCH offset}. It exits when its stdin closes: the initiator is gone.
+ * every byte landed), says {@code ARRIVED <checksum verdict>}, checks every byte itself, and says {@code VERIFIED n} or
+ * {@code MISMATCH offset}. It exits when its stdin closes: the initiator is gone.
  */
 public final class DemoTarget {
     /** The tag the demo's write carries. */
     static final long TAG = 0x5244_4d41_346aL;
 
-    private DemoTarget() {
-    }
+    private DemoTarget() {}
 
     /** The byte pattern of the demo: each 8-byte word is derived from its offset, so the target can check it alone. */
     static long word(long offset) {
@@ -43,7 +42,8 @@ public final class DemoTarget {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         AtomicBoolean finished = new AtomicBoolean();
         try (Arena arena = Arena.ofShared();
-             TransferEngine engine = DemoCommand.engine("demo-target-" + ProcessHandle.current().pid(), provider, directory, lanes, chunk)) {
+                TransferEngine engine = DemoCommand.engine(
+                        "demo-target-" + ProcessHandle.current().pid(), provider, directory, lanes, chunk)) {
             MemorySegment region = arena.allocate(size, 4096);
             LocalBuffer buffer = engine.register(region);
             engine.publish("landing", buffer, Access.anyPeer());
@@ -84,5 +84,4 @@ public final class DemoTarget {
             }
         }
     }
-
 }

@@ -13,14 +13,16 @@ import java.util.Locale;
  */
 final class ExplainCommand implements Command {
     private static final String USAGE = """
-            usage: ./rdma4j explain --src-topology FILE --src LOC --dst-topology FILE --dst LOC --bytes N [--chunk N] [--json]
+            usage: ./rdma4j explain --src-topology FILE --src LOC --dst-topology FILE --dst LOC --bytes N
+                                    [--chunk N] [--json]
               --src-topology FILE  the sending machine: an NCCL topology XML file or a captured sysfs root directory
               --src LOC            where the data lives there: a GPU's PCI address (0000:10:1c.0) or numa:N
               --dst-topology FILE  the receiving machine, same forms
               --dst LOC            where the data lands there
               --bytes N            transfer size (suffixes K, M, G, KiB, MiB, GiB)
               --chunk N            chunk size (default 1MiB); transfers below 128KiB use one lane
-              --json               {"lanes": [{"localNic", "remoteNic", "localLevel", "remoteLevel", "bytes", "chunks"}], "reason"}
+              --json               {"lanes": [{"localNic", "remoteNic", "localLevel", "remoteLevel", "bytes",
+                                   "chunks"}], "reason"}
             Exit status: 0 with a plan, 1 when a side has no RDMA NIC (the reason says so), 2 on bad usage.""";
 
     private final PrintStream out;
@@ -82,7 +84,8 @@ final class ExplainCommand implements Command {
             }
         }
         if (srcTopo == null || src == null || dstTopo == null || dst == null || bytes < 0) {
-            System.err.println("rdma4j explain: --src-topology, --src, --dst-topology, --dst and --bytes are required\n" + USAGE);
+            System.err.println(
+                    "rdma4j explain: --src-topology, --src, --dst-topology, --dst and --bytes are required\n" + USAGE);
             return 2;
         }
         if (chunk < 4096) {
@@ -95,7 +98,8 @@ final class ExplainCommand implements Command {
         if (json) {
             out.println(plan.toJson());
         } else {
-            out.println("write of " + bytes + " bytes from " + src + " (" + srcTopo + ") to " + dst + " (" + dstTopo + ")");
+            out.println(
+                    "write of " + bytes + " bytes from " + src + " (" + srcTopo + ") to " + dst + " (" + dstTopo + ")");
             out.print(plan.toText());
         }
         return plan.lanes().isEmpty() ? 1 : 0;
@@ -106,8 +110,17 @@ final class ExplainCommand implements Command {
         String t = text.trim().toUpperCase(Locale.ROOT);
         long mult = 1;
         String num = t;
-        String[][] units = {{"KIB", "1024"}, {"MIB", "1048576"}, {"GIB", "1073741824"}, {"TIB", "1099511627776"}, {"K", "1024"},
-                {"M", "1048576"}, {"G", "1073741824"}, {"T", "1099511627776"}, {"B", "1"}};
+        String[][] units = {
+            {"KIB", "1024"},
+            {"MIB", "1048576"},
+            {"GIB", "1073741824"},
+            {"TIB", "1099511627776"},
+            {"K", "1024"},
+            {"M", "1048576"},
+            {"G", "1073741824"},
+            {"T", "1099511627776"},
+            {"B", "1"}
+        };
         for (String[] u : units) {
             if (t.endsWith(u[0])) {
                 mult = Long.parseLong(u[1]);
@@ -122,7 +135,8 @@ final class ExplainCommand implements Command {
             }
             return Math.multiplyExact(v, mult);
         } catch (NumberFormatException | ArithmeticException e) {
-            throw new IllegalArgumentException(what + " '" + text + "' is not a size: use a byte count such as 1048576, 1MiB or 4G");
+            throw new IllegalArgumentException(
+                    what + " '" + text + "' is not a size: use a byte count such as 1048576, 1MiB or 4G");
         }
     }
 }

@@ -15,8 +15,8 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -40,20 +40,40 @@ final class InfoCommand implements Command {
     public int run(String[] args) {
         PrintStream out = System.out;
         out.println("Native libraries");
-        out.printf("  %-18s %s%n", "libfabric.so.1", Libfabric.isAvailable()
-                ? "libfabric " + Libfabric.versionString() + " (" + loadedFile("libfabric.so.1") + ")"
-                : unavailable(Libfabric.unavailabilityCause(), "apt-get install libfabric1"));
-        NativeLibrary verbs = NativeLibrary.builder("libibverbs").sonames("libibverbs.so.1")
-                .installHint("apt-get install libibverbs1 ibverbs-providers").load();
-        out.printf("  %-18s %s%n", "libibverbs.so.1", verbs.isAvailable()
-                ? loadedFile("libibverbs.so.1") + ", " + rdmaDevices(verbs)
-                : unavailable(verbs.unavailabilityCause(), "apt-get install libibverbs1 ibverbs-providers"));
-        NativeLibrary rdmacm = NativeLibrary.builder("librdmacm").sonames("librdmacm.so.1").load();
-        out.printf("  %-18s %s%n", "librdmacm.so.1", rdmacm.isAvailable() ? loadedFile("librdmacm.so.1")
-                : unavailable(rdmacm.unavailabilityCause(), "apt-get install librdmacm1"));
-        NativeLibrary cuda = NativeLibrary.builder("libcuda").sonames("libcuda.so.1").load();
-        out.printf("  %-18s %s%n", "libcuda.so.1", cuda.isAvailable() ? "CUDA driver API " + cudaVersion(cuda) + " (" + loadedFile("libcuda.so.1") + ")"
-                : unavailable(cuda.unavailabilityCause(), "install the NVIDIA driver (it ships libcuda.so.1); GPU memory is unavailable"));
+        out.printf(
+                "  %-18s %s%n",
+                "libfabric.so.1",
+                Libfabric.isAvailable()
+                        ? "libfabric " + Libfabric.versionString() + " (" + loadedFile("libfabric.so.1") + ")"
+                        : unavailable(Libfabric.unavailabilityCause(), "apt-get install libfabric1"));
+        NativeLibrary verbs = NativeLibrary.builder("libibverbs")
+                .sonames("libibverbs.so.1")
+                .installHint("apt-get install libibverbs1 ibverbs-providers")
+                .load();
+        out.printf(
+                "  %-18s %s%n",
+                "libibverbs.so.1",
+                verbs.isAvailable()
+                        ? loadedFile("libibverbs.so.1") + ", " + rdmaDevices(verbs)
+                        : unavailable(verbs.unavailabilityCause(), "apt-get install libibverbs1 ibverbs-providers"));
+        NativeLibrary rdmacm =
+                NativeLibrary.builder("librdmacm").sonames("librdmacm.so.1").load();
+        out.printf(
+                "  %-18s %s%n",
+                "librdmacm.so.1",
+                rdmacm.isAvailable()
+                        ? loadedFile("librdmacm.so.1")
+                        : unavailable(rdmacm.unavailabilityCause(), "apt-get install librdmacm1"));
+        NativeLibrary cuda =
+                NativeLibrary.builder("libcuda").sonames("libcuda.so.1").load();
+        out.printf(
+                "  %-18s %s%n",
+                "libcuda.so.1",
+                cuda.isAvailable()
+                        ? "CUDA driver API " + cudaVersion(cuda) + " (" + loadedFile("libcuda.so.1") + ")"
+                        : unavailable(
+                                cuda.unavailabilityCause(),
+                                "install the NVIDIA driver (it ships libcuda.so.1); GPU memory is unavailable"));
 
         if (Libfabric.isAvailable()) {
             out.println();
@@ -77,9 +97,17 @@ final class InfoCommand implements Command {
         Map<String, Set<String>> rows = new LinkedHashMap<>();
         try (InfoList all = Libfabric.getinfo(Hints.none())) {
             for (Info i : all) {
-                String key = String.format("  %-13s %-7s %-12s %-28s ", i.provider(), i.providerVersionString(),
-                        Info.endpointTypeToString(i.endpointType()), Info.mrModeToString(i.mrMode()));
-                rows.computeIfAbsent(key, k -> new LinkedHashSet<>()).add(java.util.Objects.equals(i.domain(), i.fabric()) ? i.domain() : i.domain() + " " + i.fabric());
+                String key = String.format(
+                        "  %-13s %-7s %-12s %-28s ",
+                        i.provider(),
+                        i.providerVersionString(),
+                        Info.endpointTypeToString(i.endpointType()),
+                        Info.mrModeToString(i.mrMode()));
+                rows.computeIfAbsent(key, k -> new LinkedHashSet<>())
+                        .add(
+                                java.util.Objects.equals(i.domain(), i.fabric())
+                                        ? i.domain()
+                                        : i.domain() + " " + i.fabric());
             }
         }
         out.printf("  %-13s %-7s %-12s %-28s %s%n", "provider", "version", "ep type", "mr_mode", "domains and fabrics");
@@ -94,7 +122,8 @@ final class InfoCommand implements Command {
                 }
             }
         }
-        out.println("  usable for rdma4j (FI_EP_RDM with FI_MSG|FI_RMA): " + (rdm.isEmpty() ? "none" : String.join(", ", rdm)));
+        out.println("  usable for rdma4j (FI_EP_RDM with FI_MSG|FI_RMA): "
+                + (rdm.isEmpty() ? "none" : String.join(", ", rdm)));
     }
 
     private static String unavailable(Throwable cause, String fix) {
@@ -122,14 +151,20 @@ final class InfoCommand implements Command {
     private static String rdmaDevices(NativeLibrary verbs) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(ValueLayout.JAVA_INT);
-            MemorySegment list = (MemorySegment) verbs.function("ibv_get_device_list",
-                    FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS)).handle().invokeExact(num);
+            MemorySegment list = (MemorySegment) verbs.function(
+                            "ibv_get_device_list", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS))
+                    .handle()
+                    .invokeExact(num);
             if (list.equals(MemorySegment.NULL)) {
-                return "no RDMA devices (ibv_get_device_list found no kernel verbs support: load ib_uverbs with a NIC driver, or Soft-RoCE: rdma link add rxe0 type rxe netdev eth0)";
+                return "no RDMA devices (ibv_get_device_list found no kernel verbs support: load ib_uverbs with a"
+                        + " NIC driver, or Soft-RoCE: rdma link add rxe0 type rxe netdev eth0)";
             }
             int n = num.get(ValueLayout.JAVA_INT, 0);
-            verbs.function("ibv_free_device_list", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS)).handle().invokeExact(list);
-            return n == 0 ? "no RDMA devices (verbs backends need a NIC or Soft-RoCE: rdma link add rxe0 type rxe netdev eth0)"
+            verbs.function("ibv_free_device_list", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS))
+                    .handle()
+                    .invokeExact(list);
+            return n == 0
+                    ? "no RDMA devices (verbs backends need a NIC or Soft-RoCE: rdma link add rxe0 type rxe netdev eth0)"
                     : n + " RDMA device" + (n == 1 ? "" : "s");
         } catch (Throwable t) {
             return "device list unavailable: " + t.getMessage();
@@ -140,10 +175,14 @@ final class InfoCommand implements Command {
     private static String cudaVersion(NativeLibrary cuda) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment v = arena.allocate(ValueLayout.JAVA_INT);
-            int rc = (int) cuda.function("cuDriverGetVersion", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS))
-                    .handle().invokeExact(v);
+            int rc = (int) cuda.function(
+                            "cuDriverGetVersion", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS))
+                    .handle()
+                    .invokeExact(v);
             int ver = v.get(ValueLayout.JAVA_INT, 0);
-            return rc == 0 ? (ver / 1000) + "." + (ver % 1000 / 10) : "version unknown (cuDriverGetVersion returned " + rc + ")";
+            return rc == 0
+                    ? (ver / 1000) + "." + (ver % 1000 / 10)
+                    : "version unknown (cuDriverGetVersion returned " + rc + ")";
         } catch (Throwable t) {
             return "version unknown: " + t.getMessage();
         }

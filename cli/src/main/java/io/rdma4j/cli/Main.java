@@ -6,12 +6,17 @@ import java.util.List;
 
 /** Entry point of {@code ./rdma4j}: dispatches to a subcommand. */
 public final class Main {
-    private Main() {
-    }
+    private Main() {}
 
     /** Every subcommand, in the order {@code help} lists them. */
     static List<Command> commands() {
-        return List.of(new InfoCommand(), new DemoCommand(), new NvmeCommand(), new RendezvousCommand(), new TopoCommand(), new ExplainCommand());
+        return List.of(
+                new InfoCommand(),
+                new DemoCommand(),
+                new NvmeCommand(),
+                new RendezvousCommand(),
+                new TopoCommand(),
+                new ExplainCommand());
     }
 
     public static void main(String[] args) {
@@ -28,7 +33,10 @@ public final class Main {
             if (c.name().equals(name)) {
                 try {
                     return c.run(Arrays.copyOfRange(args, 1, args.length));
-                } catch (Rdma4jException | IllegalArgumentException | IllegalStateException | IndexOutOfBoundsException e) {
+                } catch (Rdma4jException
+                        | IllegalArgumentException
+                        | IllegalStateException
+                        | IndexOutOfBoundsException e) {
                     System.err.println("rdma4j " + name + ": " + e.getMessage());
                     return 1;
                 } catch (Exception e) {
@@ -45,11 +53,14 @@ public final class Main {
 
     private static void usage() {
         System.out.println("usage: ./rdma4j <command> [options]\n");
-        System.out.printf("  %-12s %s%n", "test", "run the host test suite (installs what it needs; the guest suites: scripts/testvm)");
+        System.out.printf(
+                "  %-12s %s%n",
+                "test", "run the host test suite (installs what it needs; the guest suites: scripts/testvm)");
         System.out.printf("  %-12s %s%n", "build", "build everything without running tests");
         System.out.printf("  %-12s %s%n", "install", "put every module, sources, Javadoc and rdma4j-bom in ~/.m2");
         System.out.printf("  %-12s %s%n", "bench", "run the benchmarks in perf/ (./rdma4j bench help)");
-        System.out.printf("  %-12s %s%n", "example", "run a program from examples/: OneSidedWrite, WeightSync, NvmeCheckpoint");
+        System.out.printf(
+                "  %-12s %s%n", "example", "run a program from examples/: OneSidedWrite, WeightSync, NvmeCheckpoint");
         for (Command c : commands()) {
             System.out.printf("  %-12s %s%n", c.name(), c.summary());
         }

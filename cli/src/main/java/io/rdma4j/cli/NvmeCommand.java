@@ -33,23 +33,29 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
 /**
- * {@code ./rdma4j nvme}: an NVMe over Fabrics (NVMe/TCP or NVMe/RDMA) host on the command line. A stable contract: scripts call it.
+ * {@code ./rdma4j nvme}: an NVMe over Fabrics (NVMe/TCP or NVMe/RDMA) host on the command line. A stable contract:
+ * scripts call it.
  */
 final class NvmeCommand implements Command {
     private static final String USAGE = """
-            usage: ./rdma4j nvme VERB --tcp HOST[:PORT] [options]     (or --rdma HOST[:PORT] for NVMe/RDMA through RDMA-CM)
-              discover   --tcp HOST:PORT                       one line per discovery log entry: NQN, transport, address, port
+            usage: ./rdma4j nvme VERB --tcp HOST[:PORT] [options]
+                   (or --rdma HOST[:PORT] for NVMe/RDMA through RDMA-CM)
+              discover   --tcp HOST:PORT                       one line per discovery log entry: NQN, transport,
+                                                               address, port
               identify   --tcp HOST:PORT --nqn NQN              controller model, serial, MDTS, queues, namespaces
               write      --tcp HOST:PORT --nqn NQN --nsid N --lba L --in FILE
               read       --tcp HOST:PORT --nqn NQN --nsid N --lba L --length BYTES --out FILE
-              checkpoint --tcp HOST:PORT --nqn NQN --nsid N [--lba L] FILE...   files as named buffers, manifest written last
+              checkpoint --tcp HOST:PORT --nqn NQN --nsid N [--lba L] FILE...
+                         files as named buffers, manifest written last
               restore    --tcp HOST:PORT --nqn NQN --nsid N [--lba L] --out DIR  restores and verifies every CRC32C
-              checkpoint|restore --volume NS[,NS...] [--stripe BYTES] ...  the same through the transfer engine: a volume striped
-                         over the namespaces (NS = tcp://HOST:PORT/NQN/NSID or rdma://...), reached through the NIC nearest host
-                         memory; --lba counts the volume's blocks; --stripe is the stripe unit (1048576)
+              checkpoint|restore --volume NS[,NS...] [--stripe BYTES] ...
+                         the same through the transfer engine: a volume striped over the namespaces
+                         (NS = tcp://HOST:PORT/NQN/NSID or rdma://...), reached through the NIC nearest host memory;
+                         --lba counts the volume's blocks; --stripe is the stripe unit (1048576)
             options: --hostnqn NQN --hostid UUID (default: kept in ~/.config/rdma4j), --queues N (4), --depth N (128),
                      --digest (header and data digests, NVMe/TCP), --timeout SECONDS (I/O timeout, 30)
-            Exit status: 0 on success, 2 with no verb, 1 on any other error (the NVMe status named where there is one).""";
+            Exit status: 0 on success, 2 with no verb, 1 on any other error
+            (the NVMe status named where there is one).""";
 
     private final PrintStream out;
 
@@ -127,12 +133,18 @@ final class NvmeCommand implements Command {
         }
         Args a = parse(args, 1);
         if (a.options().containsKey("volume")) {
-            if (a.options().containsKey("tcp") || a.options().containsKey("rdma") || a.options().containsKey("nqn") || a.options().containsKey("nsid")) {
-                throw new IllegalArgumentException("--volume names its namespaces itself: drop --tcp, --rdma, --nqn and --nsid\n" + USAGE);
+            if (a.options().containsKey("tcp")
+                    || a.options().containsKey("rdma")
+                    || a.options().containsKey("nqn")
+                    || a.options().containsKey("nsid")) {
+                throw new IllegalArgumentException(
+                        "--volume names its namespaces itself: drop --tcp, --rdma, --nqn and --nsid\n" + USAGE);
             }
             return switch (args[0]) {
                 case "checkpoint", "restore" -> volume(args[0].equals("checkpoint"), a);
-                default -> throw new IllegalArgumentException("--volume goes with checkpoint and restore, not " + args[0] + "\n" + USAGE);
+                default ->
+                    throw new IllegalArgumentException(
+                            "--volume goes with checkpoint and restore, not " + args[0] + "\n" + USAGE);
             };
         }
         boolean rdma = a.options().containsKey("rdma");
@@ -161,7 +173,9 @@ final class NvmeCommand implements Command {
     }
 
     private static ConnectOptions options(Args a) {
-        ConnectOptions o = ConnectOptions.defaults().withIoQueues((int) a.number("queues", 4)).withQueueDepth((int) a.number("depth", 128))
+        ConnectOptions o = ConnectOptions.defaults()
+                .withIoQueues((int) a.number("queues", 4))
+                .withQueueDepth((int) a.number("depth", 128))
                 .withIoTimeout(Duration.ofSeconds(a.number("timeout", 30)));
         if (a.options().containsKey("digest")) {
             o = o.withDigests(true, true);
@@ -170,7 +184,8 @@ final class NvmeCommand implements Command {
         String hostId = a.options().get("hostid");
         if (hostNqn != null || hostId != null) {
             HostIdentity base = HostIdentity.persistent();
-            o = o.withIdentity(new HostIdentity(hostNqn != null ? hostNqn : base.nqn(), hostId != null ? UUID.fromString(hostId) : base.id()));
+            o = o.withIdentity(new HostIdentity(
+                    hostNqn != null ? hostNqn : base.nqn(), hostId != null ? UUID.fromString(hostId) : base.id()));
         }
         return o;
     }
@@ -186,14 +201,23 @@ final class NvmeCommand implements Command {
     private int identify(Target target, String nqn, ConnectOptions opts) {
         try (Controller c = Controller.connect(target, nqn, opts)) {
             ControllerInfo i = c.info();
-            out.printf("controller %d: %s, serial %s, firmware %s, NVMe %s%n", c.controllerId(), i.model(), i.serial(), i.firmware(), i.versionString());
+            out.printf(
+                    "controller %d: %s, serial %s, firmware %s, NVMe %s%n",
+                    c.controllerId(), i.model(), i.serial(), i.firmware(), i.versionString());
             out.printf("subsystem %s at %s%n", i.subsystemNqn(), target);
-            out.printf("MDTS %d (max transfer %d bytes), %d I/O queues of depth %d, in-capsule data %d bytes, MAXH2CDATA %d%n",
-                    i.mdts(), c.maxTransferBytes(), c.ioQueueCount(), c.queueDepth(), i.inCapsuleDataBytes(), c.maxH2CData());
+            out.printf(
+                    "MDTS %d (max transfer %d bytes), %d I/O queues of depth %d, in-capsule data %d bytes, MAXH2CDATA %d%n",
+                    i.mdts(),
+                    c.maxTransferBytes(),
+                    c.ioQueueCount(),
+                    c.queueDepth(),
+                    i.inCapsuleDataBytes(),
+                    c.maxH2CData());
             for (long nsid : c.activeNamespaces()) {
                 NamespaceInfo ns = c.namespace(nsid);
-                out.printf("namespace %d: %d blocks of %d bytes (%s), LBA format %d%n", nsid, ns.blocks(), ns.blockSize(), size(ns.bytes()),
-                        ns.lbaFormat());
+                out.printf(
+                        "namespace %d: %d blocks of %d bytes (%s), LBA format %d%n",
+                        nsid, ns.blocks(), ns.blockSize(), size(ns.bytes()), ns.lbaFormat());
             }
         }
         return 0;
@@ -203,8 +227,9 @@ final class NvmeCommand implements Command {
         Path in = Path.of(a.need("in"));
         long nsid = a.number("nsid", -1);
         long lba = a.number("lba", -1);
-        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared();
-             FileChannel ch = FileChannel.open(in, StandardOpenOption.READ)) {
+        try (Controller c = Controller.connect(target, a.need("nqn"), opts);
+                Arena arena = Arena.ofShared();
+                FileChannel ch = FileChannel.open(in, StandardOpenOption.READ)) {
             int bs = c.namespace(nsid).blockSize();
             long len = ch.size();
             if (len == 0) {
@@ -229,16 +254,22 @@ final class NvmeCommand implements Command {
         long nsid = a.number("nsid", -1);
         long lba = a.number("lba", -1);
         long length = a.number("length", -1);
-        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, a.need("nqn"), opts);
+                Arena arena = Arena.ofShared()) {
             int bs = c.namespace(nsid).blockSize();
             if (length <= 0 || length % bs != 0) {
-                throw new IllegalArgumentException("--length " + length + " must be a positive multiple of the block size " + bs);
+                throw new IllegalArgumentException(
+                        "--length " + length + " must be a positive multiple of the block size " + bs);
             }
             MemorySegment buf = arena.allocate(length, 4096);
             long t0 = System.nanoTime();
             c.read(nsid, lba, buf).get();
             report("read", length, t0, nsid, lba, bs);
-            try (FileChannel ch = FileChannel.open(outFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            try (FileChannel ch = FileChannel.open(
+                    outFile,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
                 var bb = buf.asByteBuffer();
                 while (bb.hasRemaining()) {
                     ch.write(bb);
@@ -251,7 +282,8 @@ final class NvmeCommand implements Command {
     private int checkpoint(Target target, Args a, ConnectOptions opts) throws IOException {
         long nsid = a.number("nsid", -1);
         long lba = a.number("lba", 0);
-        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, a.need("nqn"), opts);
+                Arena arena = Arena.ofShared()) {
             checkpoint(Checkpoint.Blocks.of(c, nsid), a, lba, arena);
         }
         return 0;
@@ -267,9 +299,11 @@ final class NvmeCommand implements Command {
             Path p = Path.of(f);
             String name = p.getFileName().toString();
             if (buffers.containsKey(name)) {
-                throw new IllegalArgumentException("two files are named " + name + ": checkpoint entries are named by file name");
+                throw new IllegalArgumentException(
+                        "two files are named " + name + ": checkpoint entries are named by file name");
             }
-            // read into writable native memory (not a read-only mapping): the engine registers what it sends with its NICs
+            // read into writable native memory (not a read-only mapping): the engine registers what it sends with its
+            // NICs
             try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
                 MemorySegment m = ch.size() == 0 ? MemorySegment.ofArray(new byte[0]) : arena.allocate(ch.size(), 4096);
                 for (long off = 0; off < ch.size(); off += 1 << 30) {
@@ -297,7 +331,8 @@ final class NvmeCommand implements Command {
         long lba = a.number("lba", 0);
         Path dir = Path.of(a.need("out"));
         Files.createDirectories(dir);
-        try (Controller c = Controller.connect(target, a.need("nqn"), opts); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, a.need("nqn"), opts);
+                Arena arena = Arena.ofShared()) {
             restore(Checkpoint.Blocks.of(c, nsid), lba, dir, arena);
         }
         return 0;
@@ -307,13 +342,21 @@ final class NvmeCommand implements Command {
         long t0 = System.nanoTime();
         Checkpoint.Manifest m = Checkpoint.readManifest(blocks, lba);
         Map<String, MemorySegment> bufs = new LinkedHashMap<>();
-        Checkpoint.restore(blocks, lba, m, e -> bufs.computeIfAbsent(e.name(), k -> arena.allocate(Math.max(1, e.length()), 4096)));
+        Checkpoint.restore(
+                blocks,
+                lba,
+                m,
+                e -> bufs.computeIfAbsent(e.name(), k -> arena.allocate(Math.max(1, e.length()), 4096)));
         long total = 0;
         for (Checkpoint.Entry e : m.entries()) {
             if (e.name().contains("/") || e.name().equals("..") || e.name().equals(".")) {
-                throw new NvmeException("checkpoint entry name '" + e.name() + "' is not a plain file name; refusing to write it");
+                throw new NvmeException(
+                        "checkpoint entry name '" + e.name() + "' is not a plain file name; refusing to write it");
             }
-            try (FileChannel ch = FileChannel.open(dir.resolve(e.name()), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            try (FileChannel ch = FileChannel.open(
+                    dir.resolve(e.name()),
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING)) {
                 var bb = bufs.get(e.name()).asSlice(0, e.length()).asByteBuffer();
                 while (bb.hasRemaining()) {
@@ -332,8 +375,10 @@ final class NvmeCommand implements Command {
         for (String n : a.need("volume").split(",")) {
             namespaces.add(VolumeSpec.Namespace.parse(n.strip()));
         }
-        VolumeSpec spec = VolumeSpec.of(namespaces).withStripeUnit(a.number("stripe", VolumeSpec.DEFAULT_STRIPE_UNIT))
-                .withOption("ioQueues", String.valueOf(a.number("queues", 4))).withOption("queueDepth", String.valueOf(a.number("depth", 128)))
+        VolumeSpec spec = VolumeSpec.of(namespaces)
+                .withStripeUnit(a.number("stripe", VolumeSpec.DEFAULT_STRIPE_UNIT))
+                .withOption("ioQueues", String.valueOf(a.number("queues", 4)))
+                .withOption("queueDepth", String.valueOf(a.number("depth", 128)))
                 .withOption("ioTimeoutMs", String.valueOf(a.number("timeout", 30) * 1000));
         if (a.options().containsKey("digest")) {
             spec = spec.withOption("headerDigest", "true").withOption("dataDigest", "true");
@@ -349,11 +394,17 @@ final class NvmeCommand implements Command {
         if (dir != null) {
             Files.createDirectories(dir);
         }
-        // The engine here only moves storage I/O: its peer lanes stay on loopback (libfabric tcp), so nothing is opened or
+        // The engine here only moves storage I/O: its peer lanes stay on loopback (libfabric tcp), so nothing is opened
+        // or
         // pinned on the NICs for peers that never come; the volume's connections leave by the NIC the engine chooses.
-        try (TransferEngine engine = TransferEngine.builder().name("nvme-cli-" + ProcessHandle.current().pid()).backend("libfabric").provider("tcp")
-                .nicFilter("lo").build();
-             StorageVolume v = engine.openVolume(spec); Arena arena = Arena.ofShared()) {
+        try (TransferEngine engine = TransferEngine.builder()
+                        .name("nvme-cli-" + ProcessHandle.current().pid())
+                        .backend("libfabric")
+                        .provider("tcp")
+                        .nicFilter("lo")
+                        .build();
+                StorageVolume v = engine.openVolume(spec);
+                Arena arena = Arena.ofShared()) {
             for (String line : v.describe()) {
                 out.println("namespace " + line);
             }
@@ -369,8 +420,17 @@ final class NvmeCommand implements Command {
 
     private void report(String verb, long bytes, long t0, String where, long lba, int bs) {
         double s = (System.nanoTime() - t0) / 1e9;
-        out.printf(Locale.ROOT, "%s %d bytes (%s) at %s LBA %d (%d-byte blocks) in %.3f s: %.1f MB/s%n", verb, bytes, size(bytes),
-                where, lba, bs, s, bytes / 1e6 / Math.max(s, 1e-9));
+        out.printf(
+                Locale.ROOT,
+                "%s %d bytes (%s) at %s LBA %d (%d-byte blocks) in %.3f s: %.1f MB/s%n",
+                verb,
+                bytes,
+                size(bytes),
+                where,
+                lba,
+                bs,
+                s,
+                bytes / 1e6 / Math.max(s, 1e-9));
     }
 
     private void report(String verb, long bytes, long t0, long nsid, long lba, int bs) {

@@ -6,8 +6,8 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 
 /**
- * {@code ./rdma4j rendezvous}: a standalone {@code rdma4j.v1.Directory} for a cluster. Runs until killed.
- * Without a token it listens on loopback only.
+ * {@code ./rdma4j rendezvous}: a standalone {@code rdma4j.v1.Directory} for a cluster. Runs until killed. Without a
+ * token it listens on loopback only.
  */
 final class RendezvousCommand implements Command {
     private static final String USAGE = """
@@ -19,7 +19,8 @@ final class RendezvousCommand implements Command {
               --bind ADDR         address to listen on (default: all interfaces with a token, loopback without)
               --tls-cert/--tls-key  serve TLS with this certificate chain and PKCS#8 key (PEM)
               --tls-client-ca CA  require client certificates signed by CA (mutual TLS)
-              --cert-names        peers may only announce names their client certificate carries (CN or DNS name[/suffix])
+              --cert-names        peers may only announce names their client certificate carries
+                                  (CN or DNS name[/suffix])
             """;
 
     @Override
@@ -63,7 +64,10 @@ final class RendezvousCommand implements Command {
                 continue;
             }
             if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(opt.startsWith("--") ? opt + " needs a value\n" + USAGE : "unexpected argument '" + opt + "'\n" + USAGE);
+                throw new IllegalArgumentException(
+                        opt.startsWith("--")
+                                ? opt + " needs a value\n" + USAGE
+                                : "unexpected argument '" + opt + "'\n" + USAGE);
             }
             String v = args[++i];
             switch (opt) {
@@ -100,18 +104,22 @@ final class RendezvousCommand implements Command {
         if (clientCa != null) {
             security = security.withTrustedCertificates(Path.of(clientCa));
         }
-        DirectoryServer.Builder builder = DirectoryServer.builder().port(port).bindAddress(bind).security(security);
+        DirectoryServer.Builder builder =
+                DirectoryServer.builder().port(port).bindAddress(bind).security(security);
         if (certNames) {
             builder.bindNamesToCertificates();
         }
         DirectoryServer server = builder.start();
         out.println("rdma4j rendezvous: directory (rdma4j.v1.Directory) listening on " + server.description());
         if (!tokenGiven) {
-            out.println("rdma4j rendezvous: no token given, so only this machine can connect; pass --token-file F to serve other hosts");
+            out.println(
+                    "rdma4j rendezvous: no token given, so only this machine can connect; pass --token-file F to serve other hosts");
         } else if (cert == null && !server.loopbackOnly()) {
-            out.println("rdma4j rendezvous: warning: without --tls-cert the token and buffer keys cross the network in plaintext");
+            out.println(
+                    "rdma4j rendezvous: warning: without --tls-cert the token and buffer keys cross the network in plaintext");
         }
-        out.println("rdma4j rendezvous: clients connect with Rendezvous.connect(\"" + server.target() + "\", token); stop with Ctrl-C");
+        out.println("rdma4j rendezvous: clients connect with Rendezvous.connect(\"" + server.target()
+                + "\", token); stop with Ctrl-C");
         out.flush();
         return server;
     }

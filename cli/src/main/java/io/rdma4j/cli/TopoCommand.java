@@ -33,7 +33,8 @@ final class TopoCommand implements Command {
                                 with --fsroot (or on this machine with --live) it overrides the scanned structure;
                                 on this machine $RDMA4J_TOPO_FILE, when set, is applied the same way
               --live            scan this machine even when --nccl-xml is given
-              --nic-filter SPEC NICs to use, NCCL_IB_HCA syntax (mlx5_0,mlx5_3 | ^mlx5_1 | =mlx5_1); default $RDMA4J_IB_HCA
+              --nic-filter SPEC NICs to use, NCCL_IB_HCA syntax (mlx5_0,mlx5_3 | ^mlx5_1 | =mlx5_1);
+                                default $RDMA4J_IB_HCA
               --json            the JSON contract instead of the text report
             Exit status: 0 on success, 1 when a source cannot be read, 2 on bad usage.""";
 
@@ -149,16 +150,30 @@ final class TopoCommand implements Command {
     private void report(Topology t, SystemSummary s) {
         out.println("source: " + t.source());
         if (s != null) {
-            out.printf(Locale.ROOT, "machine: %s; %d package(s), %d cores, %d CPUs, %s memory%n",
-                    s.cpuModel().isEmpty() ? "unknown CPU" : s.cpuModel(), s.packages(), s.physicalCores(), s.logicalCpus(),
+            out.printf(
+                    Locale.ROOT,
+                    "machine: %s; %d package(s), %d cores, %d CPUs, %s memory%n",
+                    s.cpuModel().isEmpty() ? "unknown CPU" : s.cpuModel(),
+                    s.packages(),
+                    s.physicalCores(),
+                    s.logicalCpus(),
                     gib(s.memoryBytes()));
         }
         out.println();
         out.println("NUMA nodes:");
         for (NumaNode n : t.numaNodes()) {
-            out.printf(Locale.ROOT, "  node %d: CPUs %s%s%s%s%n", n.id(), cpus(n.cpus()),
+            out.printf(
+                    Locale.ROOT,
+                    "  node %d: CPUs %s%s%s%s%n",
+                    n.id(),
+                    cpus(n.cpus()),
                     n.memoryBytes() > 0 ? ", " + gib(n.memoryBytes()) : "",
-                    n.distances().isEmpty() ? "" : ", distances " + n.distances().stream().map(String::valueOf).collect(Collectors.joining(" ")),
+                    n.distances().isEmpty()
+                            ? ""
+                            : ", distances "
+                                    + n.distances().stream()
+                                            .map(String::valueOf)
+                                            .collect(Collectors.joining(" ")),
                     n.hasCpus() ? "" : " (memory only: never a CPU home)");
         }
         List<PciDevice> rows = t.computeDevices();
@@ -186,8 +201,8 @@ final class TopoCommand implements Command {
                 Map<Object, Ranked<?>> byTarget = new HashMap<>();
                 a.nics().forEach(x -> byTarget.put(x.target(), x));
                 a.nvme().forEach(x -> byTarget.put(x.target(), x));
-                StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-10s",
-                        (g.kind() == DeviceKind.GPU ? "GPU" : "ACC") + r));
+                StringBuilder line = new StringBuilder(
+                        String.format(Locale.ROOT, "%-10s", (g.kind() == DeviceKind.GPU ? "GPU" : "ACC") + r));
                 for (PciDevice n : nics) {
                     line.append(cell(byTarget.get(n), w));
                 }
@@ -195,35 +210,61 @@ final class TopoCommand implements Command {
                     line.append(cell(byTarget.get(d), w));
                 }
                 List<Integer> local = g.localCpus().isEmpty()
-                        ? t.numaNode(g.numaNode()).map(NumaNode::cpus).orElse(List.of()) : g.localCpus();
-                line.append(String.format(Locale.ROOT, "   %-14s %s", local.isEmpty() ? "-" : cpus(local),
+                        ? t.numaNode(g.numaNode()).map(NumaNode::cpus).orElse(List.of())
+                        : g.localCpus();
+                line.append(String.format(
+                        Locale.ROOT,
+                        "   %-14s %s",
+                        local.isEmpty() ? "-" : cpus(local),
                         g.numaNode() < 0 ? "N/A" : Integer.toString(g.numaNode())));
                 out.println(line);
             }
             out.println();
-            out.println("Legend: * best NIC and best drive for the row (ties share it); PIX same switch port, PXB PCIe switch,");
+            out.println(
+                    "Legend: * best NIC and best drive for the row (ties share it); PIX same switch port, PXB PCIe switch,");
             out.println("        PHB same host bridge, NODE same NUMA node, SYS across sockets");
         }
         out.println();
         for (int r = 0; r < rows.size(); r++) {
             PciDevice g = rows.get(r);
-            out.printf(Locale.ROOT, "  %s%d: %s %s:%s%n", g.kind() == DeviceKind.GPU ? "GPU" : "ACC", r, g.address(),
-                    g.vendorHex(), g.deviceHex());
+            out.printf(
+                    Locale.ROOT,
+                    "  %s%d: %s %s:%s%n",
+                    g.kind() == DeviceKind.GPU ? "GPU" : "ACC",
+                    r,
+                    g.address(),
+                    g.vendorHex(),
+                    g.deviceHex());
         }
         for (int i = 0; i < nics.size(); i++) {
             PciDevice n = nics.get(i);
-            out.printf(Locale.ROOT, "  NIC%d: %s %s%s, NUMA %s%n", i, n.address(),
+            out.printf(
+                    Locale.ROOT,
+                    "  NIC%d: %s %s%s, NUMA %s%n",
+                    i,
+                    n.address(),
                     n.names().isEmpty() ? "(no name)" : String.join(" ", n.names()),
                     n.lineRateGbps() > 0 ? String.format(Locale.ROOT, ", %.0f Gb/s", n.lineRateGbps()) : "",
                     n.numaNode() < 0 ? "unknown" : Integer.toString(n.numaNode()));
         }
         for (int i = 0; i < drives.size(); i++) {
             NvmeController d = drives.get(i);
-            out.printf(Locale.ROOT, "  NVME%d: %s %s%s%s%n", i, d.name().isEmpty() ? "(unnamed)" : d.name(), d.transport(),
-                    d.pci().map(p -> " " + p).orElse(""), d.fabrics() ? " " + d.address() + d.via().map(v -> " via " + v).orElse(" (NIC unknown)") : "");
+            out.printf(
+                    Locale.ROOT,
+                    "  NVME%d: %s %s%s%s%n",
+                    i,
+                    d.name().isEmpty() ? "(unnamed)" : d.name(),
+                    d.transport(),
+                    d.pci().map(p -> " " + p).orElse(""),
+                    d.fabrics()
+                            ? " " + d.address() + d.via().map(v -> " via " + v).orElse(" (NIC unknown)")
+                            : "");
         }
         if (nics.isEmpty()) {
-            out.println("  no RDMA NIC" + (t.devices(DeviceKind.NIC).isEmpty() ? "" : " passes the filter '" + t.nicFilter().spec() + "'"));
+            out.println("  no RDMA NIC"
+                    + (t.devices(DeviceKind.NIC).isEmpty()
+                            ? ""
+                            : " passes the filter '" + t.nicFilter().spec() + "'"));
         }
         if (!t.warnings().isEmpty()) {
             out.println();

@@ -24,7 +24,7 @@ class ExplainCommandTest {
         int rc = new ExplainCommand(new PrintStream(buf, true, StandardCharsets.UTF_8)).run(args);
         String out = buf.toString(StandardCharsets.UTF_8);
         assertEquals(expected, rc, out);
-        return new String[]{out};
+        return new String[] {out};
     }
 
     @Test
@@ -40,12 +40,25 @@ class ExplainCommandTest {
 
     /** NDv4: GPU 0003's tied NICs 0103/0104 pair rail to rail with GPU 0001's 0101/0102, half the bytes each. */
     private static void printsTheJsonContract(Path ndv4) {
-        String out = run(0, "--src-topology", ndv4.toString(), "--src", "0003:00:00.0", "--dst-topology",
-                ndv4.toString(), "--dst", "0001:00:00.0", "--bytes", "64MiB", "--json")[0].trim();
-        assertEquals("{\"lanes\": [{\"localNic\": \"0103:00:00.0\", \"remoteNic\": \"0101:00:00.0\", "
-                + "\"localLevel\": \"PIX\", \"remoteLevel\": \"PIX\", \"bytes\": 33554432, \"chunks\": 32}, "
-                + "{\"localNic\": \"0104:00:00.0\", \"remoteNic\": \"0102:00:00.0\", \"localLevel\": \"PIX\", "
-                + "\"remoteLevel\": \"PIX\", \"bytes\": 33554432, \"chunks\": 32}], \"reason\": ",
+        String out = run(
+                0,
+                "--src-topology",
+                ndv4.toString(),
+                "--src",
+                "0003:00:00.0",
+                "--dst-topology",
+                ndv4.toString(),
+                "--dst",
+                "0001:00:00.0",
+                "--bytes",
+                "64MiB",
+                "--json")[0]
+                .trim();
+        assertEquals(
+                "{\"lanes\": [{\"localNic\": \"0103:00:00.0\", \"remoteNic\": \"0101:00:00.0\", "
+                        + "\"localLevel\": \"PIX\", \"remoteLevel\": \"PIX\", \"bytes\": 33554432, \"chunks\": 32}, "
+                        + "{\"localNic\": \"0104:00:00.0\", \"remoteNic\": \"0102:00:00.0\", \"localLevel\": \"PIX\", "
+                        + "\"remoteLevel\": \"PIX\", \"bytes\": 33554432, \"chunks\": 32}], \"reason\": ",
                 out.substring(0, out.indexOf("\"reason\": ") + 10));
         assertTrue(out.endsWith("\"}"), out);
     }
@@ -62,8 +75,19 @@ class ExplainCommandTest {
     }
 
     private static void saysThereIsNoRdmaNic(Path ncv4, Path ndv4) {
-        String out = run(1, "--src-topology", ncv4.toString(), "--src", "numa:0", "--dst-topology", ndv4.toString(),
-                "--dst", "0001:00:00.0", "--bytes", "1G", "--json")[0];
+        String out = run(
+                1,
+                "--src-topology",
+                ncv4.toString(),
+                "--src",
+                "numa:0",
+                "--dst-topology",
+                ndv4.toString(),
+                "--dst",
+                "0001:00:00.0",
+                "--bytes",
+                "1G",
+                "--json")[0];
         assertTrue(out.startsWith("{\"lanes\": [], \"reason\": \"the source topology"), out);
         assertTrue(out.contains("no RDMA NIC"), out);
     }

@@ -28,7 +28,8 @@ class NvmeRdmaCliGuestTest {
     private static String env(String name) {
         String v = System.getenv(name);
         if (v == null) {
-            throw new IllegalStateException(name + " is not set: this test runs in the test VM (scripts/testvm test --nvmet NvmeRdmaCliGuestTest)");
+            throw new IllegalStateException(name
+                    + " is not set: this test runs in the test VM (scripts/testvm test --nvmet NvmeRdmaCliGuestTest)");
         }
         return v;
     }
@@ -45,7 +46,8 @@ class NvmeRdmaCliGuestTest {
     void discoversIdentifiesWritesAndReadsOverRdma() throws Exception {
         String rdma = env("RDMA4J_NVMET_RDMA");
         String nqn = env("RDMA4J_NVMET_NQN");
-        String id = "--hostnqn nqn.2014-08.org.nvmexpress:uuid:3f1c2a8e-1b7d-4c55-9e0a-2d6b8f4e7a11 --hostid 3f1c2a8e-1b7d-4c55-9e0a-2d6b8f4e7a11";
+        String id =
+                "--hostnqn nqn.2014-08.org.nvmexpress:uuid:3f1c2a8e-1b7d-4c55-9e0a-2d6b8f4e7a11 --hostid 3f1c2a8e-1b7d-4c55-9e0a-2d6b8f4e7a11";
         String[] ident = id.split(" ");
         String discovered = run(concat(new String[] {"discover", "--rdma", rdma}, ident));
         assertTrue(discovered.lines().anyMatch(l -> l.startsWith(nqn + " rdma ")), discovered);
@@ -58,15 +60,46 @@ class NvmeRdmaCliGuestTest {
         Path in = Files.write(dir.resolve("in.bin"), data);
         Path back = dir.resolve("back.bin");
         long lba = (768L << 20) / 512; // clear of what the library guest tests write
-        String wrote = run(concat(new String[] {"write", "--rdma", rdma, "--nqn", nqn, "--nsid", "1", "--lba", String.valueOf(lba), "--in",
-                in.toString()}, ident));
+        String wrote = run(concat(
+                new String[] {
+                    "write",
+                    "--rdma",
+                    rdma,
+                    "--nqn",
+                    nqn,
+                    "--nsid",
+                    "1",
+                    "--lba",
+                    String.valueOf(lba),
+                    "--in",
+                    in.toString()
+                },
+                ident));
         assertTrue(wrote.startsWith("wrote"), wrote);
-        run(concat(new String[] {"read", "--rdma", rdma, "--nqn", nqn, "--nsid", "1", "--lba", String.valueOf(lba), "--length",
-                String.valueOf(data.length), "--out", back.toString()}, ident));
+        run(concat(
+                new String[] {
+                    "read",
+                    "--rdma",
+                    rdma,
+                    "--nqn",
+                    nqn,
+                    "--nsid",
+                    "1",
+                    "--lba",
+                    String.valueOf(lba),
+                    "--length",
+                    String.valueOf(data.length),
+                    "--out",
+                    back.toString()
+                },
+                ident));
         assertArrayEquals(data, Files.readAllBytes(back));
 
-        NvmeStatusException e = assertThrows(NvmeStatusException.class, () -> run(concat(new String[] {"identify", "--rdma", rdma, "--nqn",
-                "nqn.2026-01.io.rdma4j:no-such-subsystem"}, ident)));
+        NvmeStatusException e = assertThrows(
+                NvmeStatusException.class,
+                () -> run(concat(
+                        new String[] {"identify", "--rdma", rdma, "--nqn", "nqn.2026-01.io.rdma4j:no-such-subsystem"},
+                        ident)));
         assertTrue(e.getMessage().contains("Connect Invalid Parameters"), e.getMessage());
     }
 

@@ -34,17 +34,17 @@ import org.junit.jupiter.params.provider.ValueSource;
 class NvmeTcpCliTest {
     private static final int CAPACITY = 4 << 20;
     /** The host identity every run presents, so no test depends on the one kept in the user's configuration. */
-    private static final List<String> HOST = List.of("--hostnqn", "nqn.2026-01.io.rdma4j:cli-test",
-            "--hostid", "0b1c2d3e-4f50-4162-8374-8596a7b8c9d0");
+    private static final List<String> HOST =
+            List.of("--hostnqn", "nqn.2026-01.io.rdma4j:cli-test", "--hostid", "0b1c2d3e-4f50-4162-8374-8596a7b8c9d0");
 
     @TempDir
     Path dir;
+
     private ScriptedTarget target;
     private String tcp;
 
     /** What one run printed and returned. */
-    record Run(int status, String out, String err) {
-    }
+    record Run(int status, String out, String err) {}
 
     @BeforeEach
     void startTarget() throws IOException {
@@ -68,7 +68,7 @@ class NvmeTcpCliTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int status;
         try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+                PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
             System.setOut(o);
             System.setErr(e);
             status = Main.run(full);
@@ -96,8 +96,11 @@ class NvmeTcpCliTest {
     @Test
     void discoverPrintsOneLinePerDiscoveryLogEntry() {
         Run r = ok("discover", "--tcp", tcp);
-        assertEquals(List.of("nqn.2014-08.org.nvmexpress.discovery tcp 127.0.0.1 4420",
-                ScriptedTarget.NQN + " tcp 127.0.0.1 4420"), r.out().lines().toList());
+        assertEquals(
+                List.of(
+                        "nqn.2014-08.org.nvmexpress.discovery tcp 127.0.0.1 4420",
+                        ScriptedTarget.NQN + " tcp 127.0.0.1 4420"),
+                r.out().lines().toList());
     }
 
     @Test
@@ -106,8 +109,10 @@ class NvmeTcpCliTest {
         String out = r.out();
         assertTrue(out.contains(": rdma4j scripted peer, serial SCRIPTED0001,"), out);
         assertTrue(out.contains("subsystem " + ScriptedTarget.NQN + " at tcp://" + tcp), out);
-        assertTrue(out.contains("MDTS 5 (max transfer 131072 bytes), 2 I/O queues of depth 128, in-capsule data 4096"
-                + " bytes, MAXH2CDATA 131072"), out);
+        assertTrue(
+                out.contains("MDTS 5 (max transfer 131072 bytes), 2 I/O queues of depth 128, in-capsule data 4096"
+                        + " bytes, MAXH2CDATA 131072"),
+                out);
         assertTrue(out.lines().anyMatch("namespace 1: 8192 blocks of 512 bytes (4.0 MiB), LBA format 0"::equals), out);
     }
 
@@ -119,17 +124,49 @@ class NvmeTcpCliTest {
         new SplittableRandom(digest ? 2 : 1).nextBytes(data);
         Path in = Files.write(dir.resolve("in.bin"), data);
         String[] extra = digest ? new String[] {"--digest"} : new String[0];
-        Run w = ok(concat(new String[] {"write", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1",
-                "--lba", "24", "--in", in.toString()}, extra));
+        Run w = ok(concat(
+                new String[] {
+                    "write",
+                    "--tcp",
+                    tcp,
+                    "--nqn",
+                    ScriptedTarget.NQN,
+                    "--nsid",
+                    "1",
+                    "--lba",
+                    "24",
+                    "--in",
+                    in.toString()
+                },
+                extra));
         int padded = 300_032;
-        assertTrue(w.out().startsWith("wrote " + padded + " bytes (293.0 KiB) at namespace 1 LBA 24 (512-byte blocks)"
-                + " in "), w.out());
-        assertTrue(w.out().contains("(the last block was padded with 32 zero bytes: " + in + " is 300000 bytes)"),
+        assertTrue(
+                w.out()
+                        .startsWith("wrote " + padded + " bytes (293.0 KiB) at namespace 1 LBA 24 (512-byte blocks)"
+                                + " in "),
+                w.out());
+        assertTrue(
+                w.out().contains("(the last block was padded with 32 zero bytes: " + in + " is 300000 bytes)"),
                 w.out());
         assertArrayEquals(Arrays.copyOf(data, padded), target.stored(24 * 512, padded), "what reached the namespace");
         Path back = dir.resolve("back.bin");
-        Run r = ok(concat(new String[] {"read", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1", "--lba", "24",
-                "--length", String.valueOf(padded), "--out", back.toString()}, extra));
+        Run r = ok(concat(
+                new String[] {
+                    "read",
+                    "--tcp",
+                    tcp,
+                    "--nqn",
+                    ScriptedTarget.NQN,
+                    "--nsid",
+                    "1",
+                    "--lba",
+                    "24",
+                    "--length",
+                    String.valueOf(padded),
+                    "--out",
+                    back.toString()
+                },
+                extra));
         assertTrue(r.out().startsWith("read " + padded + " bytes"), r.out());
         assertArrayEquals(Arrays.copyOf(data, padded), Files.readAllBytes(back));
     }
@@ -142,23 +179,56 @@ class NvmeTcpCliTest {
         new SplittableRandom(4).nextBytes(large);
         Path a = Files.write(dir.resolve("small.bin"), small);
         Path b = Files.write(dir.resolve("large.bin"), large);
-        Run c = ok("checkpoint", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1", "--lba", "2048",
-                a.toString(), b.toString());
+        Run c = ok(
+                "checkpoint",
+                "--tcp",
+                tcp,
+                "--nqn",
+                ScriptedTarget.NQN,
+                "--nsid",
+                "1",
+                "--lba",
+                "2048",
+                a.toString(),
+                b.toString());
         String smallCrc = crcOf(c.out(), "small.bin 5000 bytes crc32c ([0-9a-f]{8})$");
         String largeCrc = crcOf(c.out(), "large.bin 200000 bytes crc32c ([0-9a-f]{8})$");
         assertTrue(c.out().contains("checkpointed 205000 bytes"), c.out());
         Path restored = dir.resolve("restored");
-        Run r = ok("restore", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1", "--lba", "2048",
-                "--out", restored.toString());
+        Run r = ok(
+                "restore",
+                "--tcp",
+                tcp,
+                "--nqn",
+                ScriptedTarget.NQN,
+                "--nsid",
+                "1",
+                "--lba",
+                "2048",
+                "--out",
+                restored.toString());
         assertEquals(smallCrc, crcOf(r.out(), "small.bin 5000 bytes crc32c ([0-9a-f]{8}) verified$"));
         assertEquals(largeCrc, crcOf(r.out(), "large.bin 200000 bytes crc32c ([0-9a-f]{8}) verified$"));
         assertArrayEquals(small, Files.readAllBytes(restored.resolve("small.bin")));
         assertArrayEquals(large, Files.readAllBytes(restored.resolve("large.bin")));
         // a restore from blocks where no checkpoint was written finds no manifest and says so
-        Run none = nvme(withHost("restore", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1", "--lba", "6000",
-                "--out", dir.resolve("nothing").toString()));
+        Run none = nvme(withHost(
+                "restore",
+                "--tcp",
+                tcp,
+                "--nqn",
+                ScriptedTarget.NQN,
+                "--nsid",
+                "1",
+                "--lba",
+                "6000",
+                "--out",
+                dir.resolve("nothing").toString()));
         assertEquals(1, none.status(), none.out() + none.err());
-        assertTrue(none.err().startsWith("rdma4j nvme: ") && none.err().toLowerCase().contains("manifest"), none.err());
+        assertTrue(
+                none.err().startsWith("rdma4j nvme: ")
+                        && none.err().toLowerCase().contains("manifest"),
+                none.err());
     }
 
     @Test
@@ -166,23 +236,65 @@ class NvmeTcpCliTest {
         Path f = dir.resolve("f.bin");
         // usage errors: caught before or after connecting, each names what to fix
         assertError(nvme("identify", "--tcp", tcp), "--nqn is required");
-        assertError(nvme("read", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1", "--lba", "x",
-                "--length", "512", "--out", f.toString()), "--lba 'x' is not a number");
+        assertError(
+                nvme(
+                        "read",
+                        "--tcp",
+                        tcp,
+                        "--nqn",
+                        ScriptedTarget.NQN,
+                        "--nsid",
+                        "1",
+                        "--lba",
+                        "x",
+                        "--length",
+                        "512",
+                        "--out",
+                        f.toString()),
+                "--lba 'x' is not a number");
         assertError(nvme("frobnicate", "--tcp", tcp), "unknown verb 'frobnicate'");
-        assertError(nvme("discover", "--tcp", tcp, "--rdma", tcp),
+        assertError(
+                nvme("discover", "--tcp", tcp, "--rdma", tcp),
                 "give either --tcp HOST:PORT or --rdma HOST:PORT, not both");
-        assertError(nvme(withHost("read", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1", "--lba", "0",
-                "--length", "1000", "--out", f.toString())),
+        assertError(
+                nvme(withHost(
+                        "read",
+                        "--tcp",
+                        tcp,
+                        "--nqn",
+                        ScriptedTarget.NQN,
+                        "--nsid",
+                        "1",
+                        "--lba",
+                        "0",
+                        "--length",
+                        "1000",
+                        "--out",
+                        f.toString())),
                 "--length 1000 must be a positive multiple of the block size 512");
-        assertError(nvme(withHost("checkpoint", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1")),
+        assertError(
+                nvme(withHost("checkpoint", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1")),
                 "checkpoint needs at least one FILE");
         // refusals by the target or the network: exit 1 with the reason
         Run wrongNqn = nvme(withHost("identify", "--tcp", tcp, "--nqn", "nqn.2026-01.io.rdma4j:nobody"));
         assertEquals(1, wrongNqn.status());
-        assertTrue(wrongNqn.err().startsWith("rdma4j nvme: Connect(qid=0, subnqn=nqn.2026-01.io.rdma4j:nobody"),
+        assertTrue(
+                wrongNqn.err().startsWith("rdma4j nvme: Connect(qid=0, subnqn=nqn.2026-01.io.rdma4j:nobody"),
                 wrongNqn.err());
-        Run beyond = nvme(withHost("read", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1", "--lba",
-                String.valueOf(CAPACITY / 512), "--length", "512", "--out", f.toString()));
+        Run beyond = nvme(withHost(
+                "read",
+                "--tcp",
+                tcp,
+                "--nqn",
+                ScriptedTarget.NQN,
+                "--nsid",
+                "1",
+                "--lba",
+                String.valueOf(CAPACITY / 512),
+                "--length",
+                "512",
+                "--out",
+                f.toString()));
         assertEquals(1, beyond.status());
         assertTrue(beyond.err().contains("LBA Out of Range"), beyond.err());
         int closed;

@@ -27,16 +27,21 @@ class RendezvousCommandTest {
         Path token = dir.resolve("token");
         Files.writeString(token, "cli-token\n");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (DirectoryServer server = RendezvousCommand.start(new String[]{"--port", "0", "--bind", "127.0.0.1", "--token-file", token.toString()},
+        try (DirectoryServer server = RendezvousCommand.start(
+                new String[] {"--port", "0", "--bind", "127.0.0.1", "--token-file", token.toString()},
                 new PrintStream(out, true, StandardCharsets.UTF_8))) {
             String said = out.toString(StandardCharsets.UTF_8);
-            assertTrue(said.contains("listening on 127.0.0.1:" + server.port() + " (plaintext, bearer token required)"), said);
+            assertTrue(
+                    said.contains("listening on 127.0.0.1:" + server.port() + " (plaintext, bearer token required)"),
+                    said);
             try (Rendezvous r = Rendezvous.connect(server.target(), "cli-token");
-                 var a = r.announce(new PeerInfo("cli-peer", "", "h", 1, List.of()), Duration.ofSeconds(30))) {
+                    var a = r.announce(new PeerInfo("cli-peer", "", "h", 1, List.of()), Duration.ofSeconds(30))) {
                 assertEquals("cli-peer", r.resolve("cli-peer").orElseThrow().name());
             }
             try (Rendezvous wrong = Rendezvous.connect(server.target(), "other")) {
-                assertEquals(io.grpc.Status.Code.UNAUTHENTICATED, assertThrows(RendezvousException.class, wrong::list).code());
+                assertEquals(
+                        io.grpc.Status.Code.UNAUTHENTICATED,
+                        assertThrows(RendezvousException.class, wrong::list).code());
             }
         }
     }
@@ -44,27 +49,46 @@ class RendezvousCommandTest {
     @Test
     void withoutATokenSaysItListensOnLoopbackOnly() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (DirectoryServer server = RendezvousCommand.start(new String[]{"--port", "0"}, new PrintStream(out, true, StandardCharsets.UTF_8))) {
+        try (DirectoryServer server = RendezvousCommand.start(
+                new String[] {"--port", "0"}, new PrintStream(out, true, StandardCharsets.UTF_8))) {
             assertTrue(server.loopbackOnly());
-            assertTrue(out.toString(StandardCharsets.UTF_8).contains("only this machine can connect"), out.toString(StandardCharsets.UTF_8));
+            assertTrue(
+                    out.toString(StandardCharsets.UTF_8).contains("only this machine can connect"),
+                    out.toString(StandardCharsets.UTF_8));
         }
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> RendezvousCommand.start(new String[]{"--port", "0", "--bind", "0.0.0.0"}, System.out));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> RendezvousCommand.start(new String[] {"--port", "0", "--bind", "0.0.0.0"}, System.out));
         assertTrue(e.getMessage().contains("without a token"), e.getMessage());
     }
 
     @Test
     void rejectsBadArgumentsWithTheFix() {
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> RendezvousCommand.start(new String[]{"--port", "x"}, System.out))
-                .getMessage().contains("--port needs a number"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> RendezvousCommand.start(new String[]{"--tls-cert", "a.pem"}, System.out))
-                .getMessage().contains("go together"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> RendezvousCommand.start(new String[]{"--frobnicate", "1"}, System.out))
-                .getMessage().contains("unknown option"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> RendezvousCommand.start(new String[]{"--token"}, System.out))
-                .getMessage().contains("needs a value"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> RendezvousCommand.start(new String[]{"--port", "0", "--cert-names"}, System.out))
-                .getMessage().contains("needs mutual TLS"));
+        assertTrue(assertThrows(
+                        IllegalArgumentException.class,
+                        () -> RendezvousCommand.start(new String[] {"--port", "x"}, System.out))
+                .getMessage()
+                .contains("--port needs a number"));
+        assertTrue(assertThrows(
+                        IllegalArgumentException.class,
+                        () -> RendezvousCommand.start(new String[] {"--tls-cert", "a.pem"}, System.out))
+                .getMessage()
+                .contains("go together"));
+        assertTrue(assertThrows(
+                        IllegalArgumentException.class,
+                        () -> RendezvousCommand.start(new String[] {"--frobnicate", "1"}, System.out))
+                .getMessage()
+                .contains("unknown option"));
+        assertTrue(assertThrows(
+                        IllegalArgumentException.class,
+                        () -> RendezvousCommand.start(new String[] {"--token"}, System.out))
+                .getMessage()
+                .contains("needs a value"));
+        assertTrue(assertThrows(
+                        IllegalArgumentException.class,
+                        () -> RendezvousCommand.start(new String[] {"--port", "0", "--cert-names"}, System.out))
+                .getMessage()
+                .contains("needs mutual TLS"));
         assertTrue(Main.commands().stream().anyMatch(c -> c.name().equals("rendezvous")));
     }
 }

@@ -25,8 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code ./rdma4j topo}: the JSON contract, parsed back, and the text matrix, on machines of
- * {@code ../shared/topology/README.md}: each on a machine written for the tests ({@link Shapes}, {@link FakeSysfs}, from
- * the topology module's test-jar) and, in the extended suite, on its capture.
+ * {@code ../shared/topology/README.md}: each on a machine written for the tests ({@link Shapes}, {@link FakeSysfs},
+ * from the topology module's test-jar) and, in the extended suite, on its capture.
  */
 class TopoCommandTest {
     private static final Pattern BDF = Pattern.compile("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
@@ -102,7 +102,8 @@ class TopoCommandTest {
         List<Map<String, Object>> ranked = new java.util.ArrayList<>(affinity);
         ranked.addAll(list(j, "numaAffinity"));
         for (Map<String, Object> a : ranked) {
-            assertTrue(a.containsKey("node") || BDF.matcher((String) a.get("device")).matches());
+            assertTrue(a.containsKey("node")
+                    || BDF.matcher((String) a.get("device")).matches());
             for (String key : List.of("nics", "nvme")) {
                 int prev = -1;
                 for (Map<String, Object> r : list(a, key)) {
@@ -134,8 +135,15 @@ class TopoCommandTest {
         checkContract(j);
         Map<String, Object> gpu0 = list(j, "affinity").get(0);
         assertEquals("0000:0c:00.0", gpu0.get("device"));
-        Map<String, String> own = Map.of("0000:0c:00.0", "0000:07:00.0", "0000:15:00.0", "0000:10:00.0",
-                "0000:9f:00.0", "0000:9a:00.0", "0000:af:00.0", "0000:aa:00.0");
+        Map<String, String> own = Map.of(
+                "0000:0c:00.0",
+                "0000:07:00.0",
+                "0000:15:00.0",
+                "0000:10:00.0",
+                "0000:9f:00.0",
+                "0000:9a:00.0",
+                "0000:af:00.0",
+                "0000:aa:00.0");
         Map<String, String> best = new TreeMap<>();
         for (Map<String, Object> a : list(j, "affinity")) {
             List<Map<String, Object>> nics = list(a, "nics");
@@ -143,8 +151,11 @@ class TopoCommandTest {
             assertEquals(1.0, nics.get(1).get("tieGroup"), "no second NIC ties with the GPU's own: " + a);
             best.put((String) a.get("device"), (String) nics.get(0).get("bdf"));
         }
-        assertEquals(new TreeMap<>(own), best.entrySet().stream().filter(e -> own.containsKey(e.getKey()))
-                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue, (a, b) -> a, TreeMap::new)));
+        assertEquals(
+                new TreeMap<>(own),
+                best.entrySet().stream()
+                        .filter(e -> own.containsKey(e.getKey()))
+                        .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue, (a, b) -> a, TreeMap::new)));
         Map<String, Object> nic = device(j, "0000:07:00.0");
         assertEquals("nic", nic.get("kind"));
         assertEquals("15b3", nic.get("vendor"));
@@ -157,7 +168,9 @@ class TopoCommandTest {
     }
 
     private static Map<String, Object> device(Map<String, Object> j, String bdf) {
-        return list(j, "devices").stream().filter(d -> d.get("bdf").equals(bdf)).findFirst()
+        return list(j, "devices").stream()
+                .filter(d -> d.get("bdf").equals(bdf))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no device " + bdf));
     }
 
@@ -271,8 +284,13 @@ class TopoCommandTest {
     @Test
     @Extended
     void fixturesReportTheirCapturesDevices() throws Exception {
-        Map<String, Path> whole = Map.of(Shapes.P4D, capture(Fixtures.P4D_CAPTURE), Shapes.NDV4,
-                capture(Fixtures.NDV4_CAPTURE), Shapes.NCV4, capture(Fixtures.NCV4_CAPTURE));
+        Map<String, Path> whole = Map.of(
+                Shapes.P4D,
+                capture(Fixtures.P4D_CAPTURE),
+                Shapes.NDV4,
+                capture(Fixtures.NDV4_CAPTURE),
+                Shapes.NCV4,
+                capture(Fixtures.NCV4_CAPTURE));
         for (Map.Entry<String, Path> e : whole.entrySet()) {
             Map<String, Object> mine = json("--nccl-xml", fixture(e.getKey()).toString());
             Map<String, Object> theirs = json("--nccl-xml", e.getValue().toString());
@@ -280,11 +298,15 @@ class TopoCommandTest {
             assertEquals(list(theirs, "devices").size(), list(mine, "devices").size(), e.getKey());
             assertEquals(theirs.get("affinity"), mine.get("affinity"), e.getKey());
         }
-        sameNodesAndDevices(json("--nccl-xml", fixture(Shapes.MI300X).toString()),
-                json("--nccl-xml", capture(Fixtures.MI300X_CAPTURE).toString()), Shapes.MI300X);
-        Map<String, Object> guest = json("--fsroot",
+        sameNodesAndDevices(
+                json("--nccl-xml", fixture(Shapes.MI300X).toString()),
+                json("--nccl-xml", capture(Fixtures.MI300X_CAPTURE).toString()),
+                Shapes.MI300X);
+        Map<String, Object> guest = json(
+                "--fsroot",
                 FakeSysfs.qemuGuestWithFiveDigitDomain(tmp.resolve("fixture")).toString());
-        Map<String, Object> captured = json("--fsroot", unpack(Fixtures.DOMAIN32_CAPTURE).toString());
+        Map<String, Object> captured =
+                json("--fsroot", unpack(Fixtures.DOMAIN32_CAPTURE).toString());
         sameNodesAndDevices(guest, captured, "QEMU guest");
         @SuppressWarnings("unchecked")
         Map<String, Object> summary = new TreeMap<>((Map<String, Object>) guest.get("summary"));
@@ -303,7 +325,9 @@ class TopoCommandTest {
     }
 
     private static List<String> nodes(Map<String, Object> j) {
-        return list(j, "numaNodes").stream().map(n -> n.get("id") + " " + n.get("cpus")).toList();
+        return list(j, "numaNodes").stream()
+                .map(n -> n.get("id") + " " + n.get("cpus"))
+                .toList();
     }
 
     @Test

@@ -2,8 +2,8 @@ package io.rdma4j.engine;
 
 /**
  * The target checked a write's CRC32C and the bytes that landed differ from the bytes sent (or the range it named was
- * not inside a live buffer of the target's, so nothing could be checked). The target got its {@link Notification}
- * with {@link Notification.Checksum#MISMATCH}; write the range again.
+ * not inside a live buffer of the target's, so nothing could be checked). The target got its {@link Notification} with
+ * {@link Notification.Checksum#MISMATCH}; write the range again.
  */
 public class ChecksumMismatchException extends TransferException {
     /** The target peer's name. */
@@ -32,11 +32,13 @@ public class ChecksumMismatchException extends TransferException {
      * @param expectedCrc32c the CRC32C the writer computed over its bytes (unsigned)
      * @param actualCrc32c the CRC32C of the bytes that landed (unsigned), or -1 when the target could not compute it
      */
-    public ChecksumMismatchException(String peer, long tag, String buffer, long offset, long length,
-                                     long expectedCrc32c, long actualCrc32c) {
+    public ChecksumMismatchException(
+            String peer, long tag, String buffer, long offset, long length, long expectedCrc32c, long actualCrc32c) {
         super("CRC32C mismatch on peer " + peer + ", tag " + tag + " (range " + offset + "+" + length + " of '" + buffer
-                + "'): sent " + hex(expectedCrc32c) + ", landed " + (actualCrc32c < 0
-                ? "not computed (the range is not inside a live buffer of the target)" : hex(actualCrc32c)));
+                + "'): sent " + hex(expectedCrc32c) + ", landed "
+                + (actualCrc32c < 0
+                        ? "not computed (the range is not inside a live buffer of the target)"
+                        : hex(actualCrc32c)));
         this.peer = peer;
         this.tag = tag;
         this.buffer = buffer;

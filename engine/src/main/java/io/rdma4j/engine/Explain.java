@@ -13,12 +13,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Offline plans on topology files: which NIC of the source machine pairs with which NIC of the destination machine
- * for memory at given locations, with levels, bytes and chunks per lane, and why. No engine, no bytes moved.
+ * Offline plans on topology files: which NIC of the source machine pairs with which NIC of the destination machine for
+ * memory at given locations, with levels, bytes and chunks per lane, and why. No engine, no bytes moved.
  */
 public final class Explain {
-    private Explain() {
-    }
+    private Explain() {}
 
     /**
      * Loads an NCCL topology XML file or a captured sysfs root (a directory holding {@code sys/}).
@@ -53,13 +52,20 @@ public final class Explain {
      * @throws io.rdma4j.InvalidArgumentException when {@code bytes} is negative, {@code chunkBytes} below 1,
      *     {@code smallThreshold} negative, or a location neither {@code numa:N} nor a PCI address
      */
-    public static Plan plan(Topology src, String srcLocation, Topology dst, String dstLocation, long bytes, long chunkBytes, long smallThreshold) {
+    public static Plan plan(
+            Topology src,
+            String srcLocation,
+            Topology dst,
+            String dstLocation,
+            long bytes,
+            long chunkBytes,
+            long smallThreshold) {
         if (bytes < 0) {
             throw new InvalidArgumentException("bytes must be >= 0, got " + bytes);
         }
         if (chunkBytes < 1 || smallThreshold < 0) {
-            throw new InvalidArgumentException("chunkBytes must be >= 1 and smallThreshold >= 0, got " + chunkBytes
-                    + " and " + smallThreshold);
+            throw new InvalidArgumentException(
+                    "chunkBytes must be >= 1 and smallThreshold >= 0, got " + chunkBytes + " and " + smallThreshold);
         }
         Location from = location(srcLocation);
         Location to = location(dstLocation);
@@ -74,9 +80,13 @@ public final class Explain {
                 }
             }
             if (remote.isEmpty()) {
-                why.append(why.isEmpty() ? "" : "; ").append("the destination topology (").append(dst.source()).append(") has no RDMA NIC");
+                why.append(why.isEmpty() ? "" : "; ")
+                        .append("the destination topology (")
+                        .append(dst.source())
+                        .append(") has no RDMA NIC");
             }
-            why.append(": there is nothing to place the transfer on (no lane is invented); a live engine on such a machine uses its backend's own endpoints (libfabric shm or tcp) instead");
+            why.append(
+                    ": there is nothing to place the transfer on (no lane is invented); a live engine on such a machine uses its backend's own endpoints (libfabric shm or tcp) instead");
             return new Plan(List.of(), bytes, why.toString());
         }
         int n = Math.max(local.size(), remote.size());
@@ -85,16 +95,25 @@ public final class Explain {
             Ranked<PciDevice> l = local.get(k % local.size());
             Ranked<PciDevice> r = remote.get(k % remote.size());
             double w = Math.max(1, Math.min(rate(l), rate(r)));
-            pairs.add(new Planner.Candidate(-1, l.address().toString(), Level.valueOf(l.level().name()), -1, r.address().toString(),
-                    Level.valueOf(r.level().name()), w));
+            pairs.add(new Planner.Candidate(
+                    -1,
+                    l.address().toString(),
+                    Level.valueOf(l.level().name()),
+                    -1,
+                    r.address().toString(),
+                    Level.valueOf(r.level().name()),
+                    w));
         }
         // rail to rail: a NIC appears in at most one pair per side while unpaired NICs remain
         List<Planner.Candidate> best = dedupe(Planner.best(pairs));
         Planner planner = new Planner(chunkBytes, smallThreshold);
         Planner.Assignment a = planner.assign(best, bytes, 0);
-        String why = srcLocation + " on the source has " + local.size() + " NIC(s), best " + local.getFirst().address() + " at "
-                + local.getFirst().level() + "; " + dstLocation + " on the destination has " + remote.size() + " NIC(s), best "
-                + remote.getFirst().address() + " at " + remote.getFirst().level() + "; paired rail to rail in rank order; "
+        String why = srcLocation + " on the source has " + local.size() + " NIC(s), best "
+                + local.getFirst().address() + " at "
+                + local.getFirst().level() + "; " + dstLocation + " on the destination has " + remote.size()
+                + " NIC(s), best "
+                + remote.getFirst().address() + " at " + remote.getFirst().level()
+                + "; paired rail to rail in rank order; "
                 + planner.describe(pairs, best, bytes, a.size());
         return planner.toPlan(a, bytes, why);
     }
@@ -107,7 +126,9 @@ public final class Explain {
     private static List<Planner.Candidate> dedupe(List<Planner.Candidate> in) {
         List<Planner.Candidate> out = new ArrayList<>();
         for (Planner.Candidate c : in) {
-            boolean dup = out.stream().anyMatch(o -> o.localNic().equals(c.localNic()) && o.remoteNic().equals(c.remoteNic()));
+            boolean dup = out.stream()
+                    .anyMatch(o ->
+                            o.localNic().equals(c.localNic()) && o.remoteNic().equals(c.remoteNic()));
             if (!dup) {
                 out.add(c);
             }

@@ -4,10 +4,9 @@ import io.rdma4j.engine.spi.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Memory registered with the engine. Registrations are cached: registering a range inside one already registered
- * reuses it. {@link #close()} releases this handle; the memory is deregistered once no handle and no transfer uses it
- * and the cache evicts it. Host memory, or device (GPU) memory registered with
- * {@link TransferEngine#register(DeviceMemory)}.
+ * Memory registered with the engine. Registrations are cached: registering a range inside one already registered reuses
+ * it. {@link #close()} releases this handle; the memory is deregistered once no handle and no transfer uses it and the
+ * cache evicts it. Host memory, or device (GPU) memory registered with {@link TransferEngine#register(DeviceMemory)}.
  */
 public interface LocalBuffer extends AutoCloseable {
     /**

@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 /**
  * Where a buffer's bytes live, for lane ranking: host memory on a NUMA node (or unknown), or a GPU by PCI address.
  *
- * @param numaNode   NUMA node of the memory (or of the GPU), -1 when unknown
+ * @param numaNode NUMA node of the memory (or of the GPU), -1 when unknown
  * @param gpuAddress PCI address {@code dddd:bb:dd.f} of the GPU holding it, {@code null} for host memory
  */
 public record MemoryLocation(int numaNode, String gpuAddress) {

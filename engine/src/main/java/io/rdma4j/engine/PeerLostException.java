@@ -1,6 +1,9 @@
 package io.rdma4j.engine;
 
-/** The peer disappeared (its lease expired, it withdrew, or every connection to it failed); its transfers fail with this. Other peers are unaffected. */
+/**
+ * The peer disappeared (its lease expired, it withdrew, or every connection to it failed); its transfers fail with
+ * this. Other peers are unaffected.
+ */
 public class PeerLostException extends TransferException {
     /**
      * Creates the exception.

@@ -5,8 +5,8 @@ import java.util.List;
 /**
  * How a transfer would be carried, without moving a byte: the lanes, their levels, bytes and chunks, and why.
  *
- * @param lanes  lanes used, in striping order
- * @param bytes  total bytes
+ * @param lanes lanes used, in striping order
+ * @param bytes total bytes
  * @param reason why these lanes
  */
 public record Plan(List<PlanLane> lanes, long bytes, String reason) {
@@ -23,9 +23,19 @@ public record Plan(List<PlanLane> lanes, long bytes, String reason) {
             if (i > 0) {
                 sb.append(", ");
             }
-            sb.append("{\"localNic\": ").append(quote(l.localNic())).append(", \"remoteNic\": ").append(quote(l.remoteNic()))
-                    .append(", \"localLevel\": ").append(quote(l.localLevel())).append(", \"remoteLevel\": ").append(quote(l.remoteLevel()))
-                    .append(", \"bytes\": ").append(l.bytes()).append(", \"chunks\": ").append(l.chunks()).append('}');
+            sb.append("{\"localNic\": ")
+                    .append(quote(l.localNic()))
+                    .append(", \"remoteNic\": ")
+                    .append(quote(l.remoteNic()))
+                    .append(", \"localLevel\": ")
+                    .append(quote(l.localLevel()))
+                    .append(", \"remoteLevel\": ")
+                    .append(quote(l.remoteLevel()))
+                    .append(", \"bytes\": ")
+                    .append(l.bytes())
+                    .append(", \"chunks\": ")
+                    .append(l.chunks())
+                    .append('}');
         }
         return sb.append("], \"reason\": ").append(quote(reason)).append('}').toString();
     }
@@ -33,10 +43,12 @@ public record Plan(List<PlanLane> lanes, long bytes, String reason) {
     /** {@return a human-readable table} */
     public String toText() {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format("%-14s %-14s %-6s %-6s %14s %8s%n", "local NIC", "remote NIC", "local", "remote", "bytes", "chunks"));
+        sb.append(String.format(
+                "%-14s %-14s %-6s %-6s %14s %8s%n", "local NIC", "remote NIC", "local", "remote", "bytes", "chunks"));
         for (PlanLane l : lanes) {
-            sb.append(String.format("%-14s %-14s %-6s %-6s %14d %8d%n", l.localNic(), l.remoteNic(), l.localLevel(), l.remoteLevel(),
-                    l.bytes(), l.chunks()));
+            sb.append(String.format(
+                    "%-14s %-14s %-6s %-6s %14d %8d%n",
+                    l.localNic(), l.remoteNic(), l.localLevel(), l.remoteLevel(), l.bytes(), l.chunks()));
         }
         return sb.append("why: ").append(reason).append('\n').toString();
     }

@@ -4,11 +4,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Remote block storage the engine writes to and reads from ({@link TransferEngine#write(LocalBuffer, long, VolumeExtent,
- * long, long, TransferOptions)}): one namespace, or several striped RAID-0 in {@link #stripeUnit()} pieces, each
- * reached through the NIC the engine chose for the memory it serves. Namespaces of unequal size are striped in zones
- * (as Linux md's RAID-0 does): all of them up to the smallest one's size, then the larger ones, so every byte is used
- * except each namespace's tail below one stripe unit.
+ * Remote block storage the engine writes to and reads from ({@link TransferEngine#write(LocalBuffer, long,
+ * VolumeExtent, long, long, TransferOptions)}): one namespace, or several striped RAID-0 in {@link #stripeUnit()}
+ * pieces, each reached through the NIC the engine chose for the memory it serves. Namespaces of unequal size are
+ * striped in zones (as Linux md's RAID-0 does): all of them up to the smallest one's size, then the larger ones, so
+ * every byte is used except each namespace's tail below one stripe unit.
  */
 public interface StorageVolume extends AutoCloseable {
     /** {@return a short name for messages: the first namespace and how many more} */

@@ -3,14 +3,14 @@ package io.rdma4j.engine;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A running transfer. The future completes normally only when every chunk completed successfully (and, for a write
- * with a notification, when the tag has been delivered into the target's memory; for a write with a CRC32C, when the
- * target verified it). Otherwise it completes exceptionally with a {@link TransferException}:
- * {@link TransferTimeoutException} when the deadline passed, {@link PeerLostException} when the peer went away,
- * {@link LaneFailureException} when a chunk failed on every lane tried, {@link ChecksumMismatchException} when the
- * target's check failed, and a plain {@code TransferException} otherwise (the engine or volume closed with it in
- * flight, a device copy failed); the native error, if any, is its cause. Only {@link #cancel()} completes it with the
- * JDK's {@link java.util.concurrent.CancellationException}.
+ * A running transfer. The future completes normally only when every chunk completed successfully (and, for a write with
+ * a notification, when the tag has been delivered into the target's memory; for a write with a CRC32C, when the target
+ * verified it). Otherwise it completes exceptionally with a {@link TransferException}: {@link TransferTimeoutException}
+ * when the deadline passed, {@link PeerLostException} when the peer went away, {@link LaneFailureException} when a
+ * chunk failed on every lane tried, {@link ChecksumMismatchException} when the target's check failed, and a plain
+ * {@code TransferException} otherwise (the engine or volume closed with it in flight, a device copy failed); the native
+ * error, if any, is its cause. Only {@link #cancel()} completes it with the JDK's
+ * {@link java.util.concurrent.CancellationException}.
  */
 public interface Transfer {
     /**

@@ -54,8 +54,8 @@ public final class TransferBatch extends AbstractList<Transfer> implements Rando
     }
 
     /**
-     * {@return a future that completes once every transfer of the batch ended: with their results in request order,
-     * or with the failure of the first transfer (in request order) that failed}
+     * {@return a future that completes once every transfer of the batch ended: with their results in request order, or
+     * with the failure of the first transfer (in request order) that failed}
      */
     public CompletableFuture<List<TransferResult>> future() {
         return future;
@@ -66,7 +66,7 @@ public final class TransferBatch extends AbstractList<Transfer> implements Rando
      *
      * @return their results, in request order
      * @throws RuntimeException the failure of the first transfer (in request order) that failed, as
-     *         {@link Transfer#join()} throws it
+     *     {@link Transfer#join()} throws it
      */
     public List<TransferResult> join() {
         try {

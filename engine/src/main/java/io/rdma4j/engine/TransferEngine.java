@@ -70,8 +70,8 @@ public interface TransferEngine extends AutoCloseable {
      * can; otherwise the engine stages it through a registered host copy of the same size (device to host before a
      * write is posted, host to device after a read completed, before its future completes). Writes from it wait for the
      * device's producing work first; reads into it and notifications naming it complete only once the device sees the
-     * bytes. Publishing it makes its current contents readable by peers (publish again after the device changed it
-     * when the engine stages it); a peer's write into it reaches the device when its notification arrives.
+     * bytes. Publishing it makes its current contents readable by peers (publish again after the device changed it when
+     * the engine stages it); a peer's write into it reaches the device when its notification arrives.
      *
      * @param memory the device memory; it must stay allocated until the buffer is closed
      * @return the buffer, located at the device
@@ -122,7 +122,7 @@ public interface TransferEngine extends AutoCloseable {
      * @param source the registered local buffer to send from
      * @param target the peer's published buffer, at least as long as {@code source}
      * @return the running transfer, whose future completes once every chunk completed, or fails with a
-     *         {@link TransferException} subclass as {@link Transfer} describes
+     *     {@link TransferException} subclass as {@link Transfer} describes
      * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
      *     was not registered or resolved by this engine; nothing is posted
      * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
@@ -139,10 +139,10 @@ public interface TransferEngine extends AutoCloseable {
      * @param source the registered local buffer to send from
      * @param target the peer's published buffer, at least as long as {@code source}
      * @param options deadline, notification tag and checksum
-     * @return the running transfer, whose future completes once every chunk completed (with a checksum: once the
-     *         target verified it), or fails with {@link TransferTimeoutException} when the deadline passed first,
-     *         {@link ChecksumMismatchException} when the bytes that landed differ from those sent,
-     *         {@link PeerLostException} or {@link LaneFailureException}
+     * @return the running transfer, whose future completes once every chunk completed (with a checksum: once the target
+     *     verified it), or fails with {@link TransferTimeoutException} when the deadline passed first,
+     *     {@link ChecksumMismatchException} when the bytes that landed differ from those sent,
+     *     {@link PeerLostException} or {@link LaneFailureException}
      * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
      *     was not registered or resolved by this engine; nothing is posted
      * @throws io.rdma4j.ClosedException when this engine, {@code source} or its memory's arena is closed
@@ -178,8 +178,7 @@ public interface TransferEngine extends AutoCloseable {
     }
 
     /**
-     * Writes all of {@code source} to the start of the buffer {@code target} that {@code peer} published, with
-     * options.
+     * Writes all of {@code source} to the start of the buffer {@code target} that {@code peer} published, with options.
      *
      * @param source the registered local buffer to send from
      * @param peer the peer's engine name
@@ -222,8 +221,7 @@ public interface TransferEngine extends AutoCloseable {
     }
 
     /**
-     * Writes all of {@code source} to the start of the buffer {@code target} that {@code peer} published, with
-     * options.
+     * Writes all of {@code source} to the start of the buffer {@code target} that {@code peer} published, with options.
      *
      * @param source the registered local buffer to send from
      * @param peer a peer this engine resolved
@@ -246,8 +244,7 @@ public interface TransferEngine extends AutoCloseable {
 
     /**
      * Writes {@code length} bytes from {@code source} at {@code sourceOffset} to {@code target} at
-     * {@code targetOffset}.
-     * Bad arguments throw before anything is posted.
+     * {@code targetOffset}. Bad arguments throw before anything is posted.
      *
      * @param source the registered local buffer to send from
      * @param sourceOffset first byte of {@code source} to send
@@ -255,10 +252,10 @@ public interface TransferEngine extends AutoCloseable {
      * @param targetOffset where in {@code target} the first byte lands
      * @param length bytes to move
      * @param options deadline, notification tag and checksum
-     * @return the running transfer, whose future completes once every chunk completed (with a checksum: once the
-     *         target verified it), or fails with {@link TransferTimeoutException} when the deadline passed first,
-     *         {@link ChecksumMismatchException} when the bytes that landed differ from those sent,
-     *         {@link PeerLostException} or {@link LaneFailureException}
+     * @return the running transfer, whose future completes once every chunk completed (with a checksum: once the target
+     *     verified it), or fails with {@link TransferTimeoutException} when the deadline passed first,
+     *     {@link ChecksumMismatchException} when the bytes that landed differ from those sent,
+     *     {@link PeerLostException} or {@link LaneFailureException}
      * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
      *     was not registered or resolved by this engine, or the options ask a CRC32C of device memory the CPU cannot
      *     read; nothing is posted
@@ -266,8 +263,13 @@ public interface TransferEngine extends AutoCloseable {
      * @throws PeerLostException when the peer is already known to be gone or restarted
      * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
-    Transfer write(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length,
-                   TransferOptions options);
+    Transfer write(
+            LocalBuffer source,
+            long sourceOffset,
+            RemoteBuffer target,
+            long targetOffset,
+            long length,
+            TransferOptions options);
 
     /**
      * Reads all of {@code source} into the start of {@code target}.
@@ -275,8 +277,8 @@ public interface TransferEngine extends AutoCloseable {
      * @param target the registered local buffer the bytes land in
      * @param source the peer's published buffer, at least as long as {@code target}
      * @return the running transfer, whose future completes once every chunk completed, or fails with
-     *         {@link TransferTimeoutException} when the deadline passed first, {@link PeerLostException} or
-     *         {@link LaneFailureException}
+     *     {@link TransferTimeoutException} when the deadline passed first, {@link PeerLostException} or
+     *     {@link LaneFailureException}
      * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
      *     was not registered or resolved by this engine; nothing is posted
      * @throws io.rdma4j.ClosedException when this engine, {@code target} or its memory's arena is closed
@@ -297,24 +299,29 @@ public interface TransferEngine extends AutoCloseable {
      * @param length bytes to move
      * @param options the deadline of the read
      * @return the running transfer, whose future completes once every chunk completed, or fails with
-     *         {@link TransferTimeoutException} when the deadline passed first, {@link PeerLostException} or
-     *         {@link LaneFailureException}
+     *     {@link TransferTimeoutException} when the deadline passed first, {@link PeerLostException} or
+     *     {@link LaneFailureException}
      * @throws io.rdma4j.InvalidArgumentException when a range lies outside its buffer, a length is negative, a buffer
      *     was not registered or resolved by this engine, or the options carry a notification tag; nothing is posted
      * @throws io.rdma4j.ClosedException when this engine, {@code target} or its memory's arena is closed
      * @throws PeerLostException when the peer is already known to be gone or restarted
      * @throws TransferException when no lane reaches the peer; the message gives each lane's health
      */
-    Transfer read(LocalBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length,
-                  TransferOptions options);
+    Transfer read(
+            LocalBuffer target,
+            long targetOffset,
+            RemoteBuffer source,
+            long sourceOffset,
+            long length,
+            TransferOptions options);
 
     /**
      * Starts a batch of writes; every request is checked before any is posted.
      *
      * @param requests the writes, each with its own options
      * @return one transfer per request, in the same order, each completing or failing as a single
-     *         {@link #write(LocalBuffer, long, RemoteBuffer, long, long, TransferOptions) write} does, with
-     *         {@link TransferBatch#future()} for the whole batch
+     *     {@link #write(LocalBuffer, long, RemoteBuffer, long, long, TransferOptions) write} does, with
+     *     {@link TransferBatch#future()} for the whole batch
      * @throws io.rdma4j.InvalidArgumentException when a request is bad as for a single write; the message names the
      *     request's index, and nothing of the batch is posted
      * @throws io.rdma4j.ClosedException when this engine, a source or its memory's arena is closed
@@ -387,8 +394,8 @@ public interface TransferEngine extends AutoCloseable {
      * @param source the registered local buffer to send from
      * @param target the extent of a volume, at least as long as {@code source}
      * @return the running transfer, whose future completes once every chunk completed, or fails with
-     *         {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException}
-     *         naming the namespace's target and the NVMe status
+     *     {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException} naming the
+     *     namespace's target and the NVMe status
      * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
      *     buffer, the extent is of another engine's volume, the options carry a tag, or the memory is in a confined
      *     arena; nothing is issued
@@ -411,16 +418,21 @@ public interface TransferEngine extends AutoCloseable {
      * @param length bytes to move
      * @param options the deadline (a tag is ignored)
      * @return the running transfer, whose future completes once every chunk completed, or fails with
-     *         {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException}
-     *         naming the namespace's target and the NVMe status
+     *     {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException} naming the
+     *     namespace's target and the NVMe status
      * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
      *     buffer, the extent is of another engine's volume, the options carry a tag, or the memory is in a confined
      *     arena; nothing is issued
      * @throws io.rdma4j.ClosedException when this engine, {@code source}, its memory's arena or the volume is closed
      * @throws TransferException when device memory cannot be copied to host; nothing is issued
      */
-    Transfer write(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length,
-                   TransferOptions options);
+    Transfer write(
+            LocalBuffer source,
+            long sourceOffset,
+            VolumeExtent target,
+            long targetOffset,
+            long length,
+            TransferOptions options);
 
     /**
      * Reads all of {@code source} into the start of {@code target}.
@@ -428,8 +440,8 @@ public interface TransferEngine extends AutoCloseable {
      * @param target the registered local buffer the bytes land in
      * @param source the extent of a volume, no longer than {@code target}
      * @return the running transfer, whose future completes once every chunk completed, or fails with
-     *         {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException}
-     *         naming the namespace's target and the NVMe status
+     *     {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException} naming the
+     *     namespace's target and the NVMe status
      * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
      *     buffer, the extent is of another engine's volume, the options carry a tag, the target is read-only, or the
      *     memory is in a confined arena; nothing is issued
@@ -449,15 +461,20 @@ public interface TransferEngine extends AutoCloseable {
      * @param length bytes to move
      * @param options the deadline of the read
      * @return the running transfer, whose future completes once every chunk completed, or fails with
-     *         {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException}
-     *         naming the namespace's target and the NVMe status
+     *     {@link TransferTimeoutException} when the deadline passed first, or a {@link TransferException} naming the
+     *     namespace's target and the NVMe status
      * @throws io.rdma4j.InvalidArgumentException when the range is not whole blocks or lies outside the extent or the
      *     buffer, the extent is of another engine's volume, the options carry a tag, the target is read-only, or the
      *     memory is in a confined arena; nothing is issued
      * @throws io.rdma4j.ClosedException when this engine, {@code target}, its memory's arena or the volume is closed
      */
-    Transfer read(LocalBuffer target, long targetOffset, VolumeExtent source, long sourceOffset, long length,
-                  TransferOptions options);
+    Transfer read(
+            LocalBuffer target,
+            long targetOffset,
+            VolumeExtent source,
+            long sourceOffset,
+            long length,
+            TransferOptions options);
 
     /**
      * {@return the plan of a write of all of {@code source} to {@code target}: namespaces, NICs and why}
@@ -529,12 +546,11 @@ public interface TransferEngine extends AutoCloseable {
         private final Map<Integer, Double> laneWeights = new HashMap<>();
         private UnaryOperator<EngineBackend> backendWrapper = UnaryOperator.identity();
 
-        Builder() {
-        }
+        Builder() {}
 
         /**
-         * Peer name in the rendezvous ({@code [A-Za-z0-9][A-Za-z0-9._:@-]{0,62}}: up to 63 characters, no
-         * {@code /}, which separates a buffer's owner from its name in the directory); default {@code engine-PID-N}.
+         * Peer name in the rendezvous ({@code [A-Za-z0-9][A-Za-z0-9._:@-]{0,62}}: up to 63 characters, no {@code /},
+         * which separates a buffer's owner from its name in the directory); default {@code engine-PID-N}.
          *
          * @param name the peer name
          * @return this builder
@@ -738,9 +754,26 @@ public interface TransferEngine extends AutoCloseable {
          *     fails
          */
         public TransferEngine build() {
-            return EngineCore.open(new EngineConfig(name, backend, provider, directory, security, nicFilter, lanesPerNic, chunkBytes,
-                    smallThreshold, queueDepth, progressThreads, busySpin, maxRetries, cooldown, maxCooldown, lease, topology,
-                    Map.copyOf(laneWeights), backendWrapper));
+            return EngineCore.open(new EngineConfig(
+                    name,
+                    backend,
+                    provider,
+                    directory,
+                    security,
+                    nicFilter,
+                    lanesPerNic,
+                    chunkBytes,
+                    smallThreshold,
+                    queueDepth,
+                    progressThreads,
+                    busySpin,
+                    maxRetries,
+                    cooldown,
+                    maxCooldown,
+                    lease,
+                    topology,
+                    Map.copyOf(laneWeights),
+                    backendWrapper));
         }
     }
 }

@@ -6,15 +6,15 @@ import java.time.Duration;
 /**
  * Options of one transfer; immutable, built with the {@code with...} methods from {@link #DEFAULT}.
  *
- * @param deadline        the transfer fails with {@link TransferTimeoutException} when not done within it; {@code null} for none
- * @param notifies         whether the target receives {@link #tag()} once every byte landed
- * @param tag             the notification tag (any 64-bit value)
- * @param crc32c          send the CRC32C of the transferred range with the notification for the target to verify
- *                        (needs {@link #notifies()}); the verdict, with both CRCs, is in the target's
- *                        {@link Notification}, and the writer's transfer completes only once the target's verdict
- *                        is read back (one more small RDMA read, repeated until the target has checked the range):
- *                        normally when verified, with {@link ChecksumMismatchException} when the bytes that landed
- *                        differ. The {@link #deadline()} covers that wait too
+ * @param deadline the transfer fails with {@link TransferTimeoutException} when not done within it; {@code null} for
+ *     none
+ * @param notifies whether the target receives {@link #tag()} once every byte landed
+ * @param tag the notification tag (any 64-bit value)
+ * @param crc32c send the CRC32C of the transferred range with the notification for the target to verify (needs
+ *     {@link #notifies()}); the verdict, with both CRCs, is in the target's {@link Notification}, and the writer's
+ *     transfer completes only once the target's verdict is read back (one more small RDMA read, repeated until the
+ *     target has checked the range): normally when verified, with {@link ChecksumMismatchException} when the bytes that
+ *     landed differ. The {@link #deadline()} covers that wait too
  */
 public record TransferOptions(Duration deadline, boolean notifies, long tag, boolean crc32c) {
     public static final TransferOptions DEFAULT = new TransferOptions(null, false, 0, false);
@@ -27,11 +27,12 @@ public record TransferOptions(Duration deadline, boolean notifies, long tag, boo
      */
     public TransferOptions {
         if (deadline != null && (deadline.isNegative() || deadline.isZero())) {
-            throw new InvalidArgumentException("deadline must be positive, got " + deadline
-                    + ": pass a positive duration, or null for none");
+            throw new InvalidArgumentException(
+                    "deadline must be positive, got " + deadline + ": pass a positive duration, or null for none");
         }
         if (crc32c && !notifies) {
-            throw new InvalidArgumentException("crc32c is verified by the target when the notification arrives: set a tag with withTag(...) too");
+            throw new InvalidArgumentException(
+                    "crc32c is verified by the target when the notification arrives: set a tag with withTag(...) too");
         }
     }
 

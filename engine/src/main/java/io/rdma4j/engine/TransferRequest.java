@@ -5,15 +5,20 @@ import java.util.Objects;
 /**
  * One write of a batch ({@link TransferEngine#writeAll}).
  *
- * @param source       local registered buffer
+ * @param source local registered buffer
  * @param sourceOffset first byte of {@code source} to send
- * @param target       remote buffer
+ * @param target remote buffer
  * @param targetOffset where in {@code target} the bytes land
- * @param length       bytes to move
- * @param options      deadline, notification, checksum
+ * @param length bytes to move
+ * @param options deadline, notification, checksum
  */
-public record TransferRequest(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length,
-                              TransferOptions options) {
+public record TransferRequest(
+        LocalBuffer source,
+        long sourceOffset,
+        RemoteBuffer target,
+        long targetOffset,
+        long length,
+        TransferOptions options) {
     /** Checks the buffers are given; {@code null} options mean {@link TransferOptions#DEFAULT}. */
     public TransferRequest {
         Objects.requireNonNull(source, "source");

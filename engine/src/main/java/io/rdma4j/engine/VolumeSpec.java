@@ -20,17 +20,21 @@ import java.util.Objects;
  *         .withStripeUnit(1 << 20).near(MemoryLocation.gpu("0000:1b:00.0"));
  * }</pre>
  *
- * @param namespaces    the namespaces, in striping order (at least one, no duplicates)
- * @param stripeUnit    bytes of the volume placed on one namespace before the next one's turn; a power of two of at
- *                      least 4 KiB and a multiple of every namespace's block size (checked when opened)
- * @param near          the memory the volume will mostly serve: NICs are ranked for it
+ * @param namespaces the namespaces, in striping order (at least one, no duplicates)
+ * @param stripeUnit bytes of the volume placed on one namespace before the next one's turn; a power of two of at least
+ *     4 KiB and a multiple of every namespace's block size (checked when opened)
+ * @param near the memory the volume will mostly serve: NICs are ranked for it
  * @param sourceAddress a local address to leave by for every namespace, overriding the NIC choice; null to choose
- * @param options       settings for the block-store provider (NVMe-oF: {@code ioQueues}, {@code queueDepth},
- *                      {@code keepAliveMs}, {@code connectTimeoutMs}, {@code ioTimeoutMs}, {@code headerDigest},
- *                      {@code dataDigest}, {@code identityDir})
+ * @param options settings for the block-store provider (NVMe-oF: {@code ioQueues}, {@code queueDepth},
+ *     {@code keepAliveMs}, {@code connectTimeoutMs}, {@code ioTimeoutMs}, {@code headerDigest}, {@code dataDigest},
+ *     {@code identityDir})
  */
-public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLocation near, InetAddress sourceAddress,
-                         Map<String, String> options) {
+public record VolumeSpec(
+        List<Namespace> namespaces,
+        long stripeUnit,
+        MemoryLocation near,
+        InetAddress sourceAddress,
+        Map<String, String> options) {
     /** The default stripe unit, 1 MiB. */
     public static final long DEFAULT_STRIPE_UNIT = 1 << 20;
 
@@ -49,12 +53,14 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
         for (int i = 0; i < namespaces.size(); i++) {
             for (int j = 0; j < i; j++) {
                 if (namespaces.get(i).equals(namespaces.get(j))) {
-                    throw new InvalidArgumentException("namespace " + namespaces.get(i) + " is listed twice: a volume stripes over distinct namespaces");
+                    throw new InvalidArgumentException("namespace " + namespaces.get(i)
+                            + " is listed twice: a volume stripes over distinct namespaces");
                 }
             }
         }
         if (stripeUnit < 4096 || stripeUnit > (1L << 30) || Long.bitCount(stripeUnit) != 1) {
-            throw new InvalidArgumentException("stripe unit " + stripeUnit + " must be a power of two from 4 KiB to 1 GiB (default 1 MiB)");
+            throw new InvalidArgumentException(
+                    "stripe unit " + stripeUnit + " must be a power of two from 4 KiB to 1 GiB (default 1 MiB)");
         }
         Objects.requireNonNull(near, "near: pass MemoryLocation.HOST when unknown");
         options = Map.copyOf(Objects.requireNonNull(options, "options"));
@@ -128,11 +134,11 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
     /**
      * One remote namespace.
      *
-     * @param transport    {@code tcp} or {@code rdma}
-     * @param host         the target's host name or address
-     * @param port         its port (NVMe-oF: 4420)
+     * @param transport {@code tcp} or {@code rdma}
+     * @param host the target's host name or address
+     * @param port its port (NVMe-oF: 4420)
      * @param subsystemNqn the subsystem exporting the namespace
-     * @param nsid         the namespace ID (1 or more)
+     * @param nsid the namespace ID (1 or more)
      */
     public record Namespace(String transport, String host, int port, String subsystemNqn, long nsid) {
         /**
@@ -156,12 +162,14 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
             }
             Objects.requireNonNull(subsystemNqn, "subsystemNqn");
             if (subsystemNqn.isBlank() || subsystemNqn.indexOf('/') >= 0) {
-                throw new InvalidArgumentException("subsystem NQN '" + subsystemNqn + "' is empty or holds a '/': give the NQN the target"
-                        + " exports (./rdma4j nvme discover lists them)");
+                throw new InvalidArgumentException(
+                        "subsystem NQN '" + subsystemNqn + "' is empty or holds a '/': give the NQN the target"
+                                + " exports (./rdma4j nvme discover lists them)");
             }
             if (nsid < 1 || nsid > 0xfffffffeL) {
-                throw new InvalidArgumentException("namespace ID " + nsid + " is outside 1..0xfffffffe: pass the ID the target"
-                        + " exports (./rdma4j nvme discover lists them)");
+                throw new InvalidArgumentException(
+                        "namespace ID " + nsid + " is outside 1..0xfffffffe: pass the ID the target"
+                                + " exports (./rdma4j nvme discover lists them)");
             }
         }
 
@@ -173,7 +181,8 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
          * @throws io.rdma4j.InvalidArgumentException when {@code s} is not of that form or a part is out of range
          */
         public static Namespace parse(String s) {
-            String form = " (expected TRANSPORT://HOST[:PORT]/NQN/NSID, e.g. tcp://10.0.0.2:4420/nqn.2026-01.io.example:ckpt/1)";
+            String form =
+                    " (expected TRANSPORT://HOST[:PORT]/NQN/NSID, e.g. tcp://10.0.0.2:4420/nqn.2026-01.io.example:ckpt/1)";
             Objects.requireNonNull(s, "namespace");
             int scheme = s.indexOf("://");
             int slash = scheme < 0 ? -1 : s.indexOf('/', scheme + 3);
@@ -198,7 +207,12 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
                     host = authority.substring(0, authority.indexOf(':'));
                     port = Integer.parseInt(authority.substring(authority.indexOf(':') + 1));
                 }
-                return new Namespace(s.substring(0, scheme), host, port, s.substring(slash + 1, last), Long.parseLong(s.substring(last + 1)));
+                return new Namespace(
+                        s.substring(0, scheme),
+                        host,
+                        port,
+                        s.substring(slash + 1, last),
+                        Long.parseLong(s.substring(last + 1)));
             } catch (NumberFormatException e) {
                 throw new InvalidArgumentException("'" + s + "': port or namespace ID is not a number" + form);
             }
@@ -206,7 +220,8 @@ public record VolumeSpec(List<Namespace> namespaces, long stripeUnit, MemoryLoca
 
         @Override
         public String toString() {
-            return transport + "://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port + "/" + subsystemNqn + "/" + nsid;
+            return transport + "://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port + "/"
+                    + subsystemNqn + "/" + nsid;
         }
     }
 }

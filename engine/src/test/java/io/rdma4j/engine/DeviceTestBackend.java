@@ -29,9 +29,6 @@ public final class DeviceTestBackend extends ForwardingEngineBackend {
         this.direct = direct;
     }
 
-
-
-
     @Override
     public List<LaneDescriptor> lanes() {
         if (lanePci == null) {
@@ -39,13 +36,16 @@ public final class DeviceTestBackend extends ForwardingEngineBackend {
         }
         List<LaneDescriptor> out = new ArrayList<>();
         for (LaneDescriptor d : inner.lanes()) {
-            out.add(new LaneDescriptor(d.index(), d.device(), lanePci.get(d.index() % lanePci.size()), d.numaNode(), d.bandwidthGbps(),
+            out.add(new LaneDescriptor(
+                    d.index(),
+                    d.device(),
+                    lanePci.get(d.index() % lanePci.size()),
+                    d.numaNode(),
+                    d.bandwidthGbps(),
                     d.maxMessageBytes()));
         }
         return out;
     }
-
-
 
     @Override
     public BackendRegistration registerDevice(DeviceMemory memory) {
@@ -55,30 +55,47 @@ public final class DeviceTestBackend extends ForwardingEngineBackend {
         return inner.register(((RecordingDeviceMemory) memory).memory);
     }
 
-
-
-
-
     @Override
-    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+    public int postWrite(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
         firstWritePost.compareAndSet(-1, sequence.incrementAndGet());
         return inner.postWrite(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
     }
 
     @Override
-    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
-                                  int immediate, long context) {
+    public int postWriteImmediate(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            int immediate,
+            long context) {
         firstWritePost.compareAndSet(-1, sequence.incrementAndGet());
-        return inner.postWriteImmediate(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, immediate, context);
+        return inner.postWriteImmediate(
+                lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, immediate, context);
     }
 
     @Override
-    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+    public int postRead(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
         firstReadPost.compareAndSet(-1, sequence.incrementAndGet());
         return inner.postRead(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
     }
-
-
-
-
 }

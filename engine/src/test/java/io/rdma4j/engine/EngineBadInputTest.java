@@ -47,13 +47,17 @@ class EngineBadInputTest {
 
     @Test
     void rejectsRangesOutsideEitherBuffer() {
-        var e1 = assertThrows(InvalidArgumentException.class, () -> a.write(src, 1, dst, 0, 1 << 20, TransferOptions.DEFAULT));
+        var e1 = assertThrows(
+                InvalidArgumentException.class, () -> a.write(src, 1, dst, 0, 1 << 20, TransferOptions.DEFAULT));
         assertTrue(e1.getMessage().contains("write source"), e1.getMessage());
-        var e2 = assertThrows(InvalidArgumentException.class, () -> a.write(src, 0, dst, 10, 1 << 20, TransferOptions.DEFAULT));
+        var e2 = assertThrows(
+                InvalidArgumentException.class, () -> a.write(src, 0, dst, 10, 1 << 20, TransferOptions.DEFAULT));
         assertTrue(e2.getMessage().contains("write target"), e2.getMessage());
         assertThrows(InvalidArgumentException.class, () -> a.write(src, -1, dst, 0, 5, TransferOptions.DEFAULT));
         assertThrows(InvalidArgumentException.class, () -> a.write(src, 0, dst, 0, -5, TransferOptions.DEFAULT));
-        assertThrows(InvalidArgumentException.class, () -> a.read(src, 0, dst, Long.MAX_VALUE - 2, 10, TransferOptions.DEFAULT));
+        assertThrows(
+                InvalidArgumentException.class,
+                () -> a.read(src, 0, dst, Long.MAX_VALUE - 2, 10, TransferOptions.DEFAULT));
         nothingPosted();
     }
 
@@ -61,7 +65,8 @@ class EngineBadInputTest {
     void rejectsUnknownPeersAndBuffers() {
         var e = assertThrows(UnknownPeerException.class, () -> a.peer("nobody-here"));
         assertTrue(e.getMessage().contains("nobody-here"), e.getMessage());
-        var f = assertThrows(UnknownBufferException.class, () -> a.peer(b.name()).buffer("missing"));
+        var f = assertThrows(
+                UnknownBufferException.class, () -> a.peer(b.name()).buffer("missing"));
         assertTrue(f.getMessage().contains("missing") && f.getMessage().contains("publish"), f.getMessage());
         nothingPosted();
     }
@@ -88,9 +93,11 @@ class EngineBadInputTest {
         assertThrows(InvalidArgumentException.class, () -> TransferOptions.DEFAULT.withDeadline(Duration.ZERO));
         assertThrows(InvalidArgumentException.class, () -> a.read(src, 0, dst, 0, 16, TransferOptions.tag(1)));
         // one bad request fails the whole batch before anything is posted
-        var e = assertThrows(InvalidArgumentException.class, () -> a.writeAll(List.of(
-                new TransferRequest(src, 0, dst, 0, 4096, TransferOptions.DEFAULT),
-                new TransferRequest(src, 0, dst, 1 << 20, 4096, TransferOptions.DEFAULT))));
+        var e = assertThrows(
+                InvalidArgumentException.class,
+                () -> a.writeAll(List.of(
+                        new TransferRequest(src, 0, dst, 0, 4096, TransferOptions.DEFAULT),
+                        new TransferRequest(src, 0, dst, 1 << 20, 4096, TransferOptions.DEFAULT))));
         assertTrue(e.getMessage().contains("request 1"), e.getMessage());
         nothingPosted();
     }
@@ -109,13 +116,23 @@ class EngineBadInputTest {
 
     @Test
     void rejectsBadBuilderSettings() {
-        assertThrows(InvalidArgumentException.class, () -> TransferEngine.builder().name("bad name!").build());
-        assertThrows(InvalidArgumentException.class, () -> TransferEngine.builder().chunkSize(10).build());
-        assertThrows(InvalidArgumentException.class, () -> TransferEngine.builder().queueDepth(0).build());
-        var e = assertThrows(io.rdma4j.BackendUnavailableException.class, () -> TransferEngine.builder().backend("nonexistent").build());
+        assertThrows(
+                InvalidArgumentException.class,
+                () -> TransferEngine.builder().name("bad name!").build());
+        assertThrows(
+                InvalidArgumentException.class,
+                () -> TransferEngine.builder().chunkSize(10).build());
+        assertThrows(
+                InvalidArgumentException.class,
+                () -> TransferEngine.builder().queueDepth(0).build());
+        var e = assertThrows(
+                io.rdma4j.BackendUnavailableException.class,
+                () -> TransferEngine.builder().backend("nonexistent").build());
         assertTrue(e.getMessage().contains("nonexistent"), e.getMessage());
         // an application has no ./rdma4j: the message names the API to call instead
-        assertTrue(e.getMessage().contains("known: [libfabric]") && e.getMessage().contains("TransferEngine.Builder.backend()"),
+        assertTrue(
+                e.getMessage().contains("known: [libfabric]")
+                        && e.getMessage().contains("TransferEngine.Builder.backend()"),
                 e.getMessage());
     }
 
@@ -125,7 +142,8 @@ class EngineBadInputTest {
         RemoteBuffer mine = a.peer(b.name()).buffer("private");
         assertEquals(4096, mine.length());
         try (TransferEngine c = TestEngines.tcp("bad-e", 1).build()) {
-            var e = assertThrows(UnknownBufferException.class, () -> c.peer(b.name()).buffer("private"));
+            var e = assertThrows(
+                    UnknownBufferException.class, () -> c.peer(b.name()).buffer("private"));
             assertTrue(e.getMessage().contains("private"), e.getMessage());
         }
         nothingPosted();

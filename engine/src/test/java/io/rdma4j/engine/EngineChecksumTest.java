@@ -24,12 +24,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The CRC32C check of a write catches a byte corrupted in flight. The bytes go over a real libfabric provider; only
- * the corruption is injected ({@link CorruptingBackend}, on the writer's side, after the writer computed its CRC).
- * <p>
- * The check runs at the target when the notification arrives, after the writer's last completion. The target's
- * {@link Notification} reports the verdict, with both CRCs, the tag and the range of the named buffer; the writer
- * reads the verdict back, and its transfer completes only then: normally when verified, with
+ * The CRC32C check of a write catches a byte corrupted in flight. The bytes go over a real libfabric provider; only the
+ * corruption is injected ({@link CorruptingBackend}, on the writer's side, after the writer computed its CRC).
+ *
+ * <p>The check runs at the target when the notification arrives, after the writer's last completion. The target's
+ * {@link Notification} reports the verdict, with both CRCs, the tag and the range of the named buffer; the writer reads
+ * the verdict back, and its transfer completes only then: normally when verified, with
  * {@link ChecksumMismatchException} on a mismatch.
  */
 class EngineChecksumTest {
@@ -44,9 +44,10 @@ class EngineChecksumTest {
         TransferEngine.Builder writer = tcp ? TestEngines.tcp("crc-a", 2) : TestEngines.shm("crc-a", 2);
         TransferEngine.Builder target = tcp ? TestEngines.tcp("crc-b", 2) : TestEngines.shm("crc-b", 2);
         try (Arena arena = Arena.ofShared();
-             TransferEngine a = writer.chunkSize(CHUNK)
-                     .backendWrapper(x -> wire[0] = new CorruptingBackend(x, CHUNK)).build();
-             TransferEngine b = target.chunkSize(CHUNK).build()) {
+                TransferEngine a = writer.chunkSize(CHUNK)
+                        .backendWrapper(x -> wire[0] = new CorruptingBackend(x, CHUNK))
+                        .build();
+                TransferEngine b = target.chunkSize(CHUNK).build()) {
             MemorySegment landing = TestEngines.allocate(arena, 2 * SIZE);
             b.publish("landing", b.register(landing), Access.anyPeer());
             MemorySegment src = TestEngines.allocate(arena, SIZE);
@@ -56,8 +57,11 @@ class EngineChecksumTest {
                 RemoteBuffer dst = a.peer(b.name()).buffer("landing");
 
                 wire[0].corruptNextWrite(CHUNK / 2 + 7);
-                Transfer corrupted = a.write(s, 0, dst, SIZE, SIZE, TransferOptions.tag(4141).withCrc32c());
-                ChecksumMismatchException e = assertThrows(ChecksumMismatchException.class, corrupted::join,
+                Transfer corrupted =
+                        a.write(s, 0, dst, SIZE, SIZE, TransferOptions.tag(4141).withCrc32c());
+                ChecksumMismatchException e = assertThrows(
+                        ChecksumMismatchException.class,
+                        corrupted::join,
                         "the writer's transfer fails with the target's verdict");
                 assertEquals(1, wire[0].corruptedWrites(), "one data write went out corrupted");
                 assertTrue(corrupted.future().isCompletedExceptionally());
@@ -79,10 +83,17 @@ class EngineChecksumTest {
                 assertEquals(SIZE, e.length());
                 assertEquals(expected, e.expectedCrc32c(), "what the writer sent");
                 assertEquals(landed, e.actualCrc32c(), "what landed, as the target computed it");
-                assertEquals(String.format("CRC32C mismatch on peer %s, tag 4141 (range %d+%d of 'landing'): "
-                        + "sent 0x%08x, landed 0x%08x", b.name(), SIZE, SIZE, expected, landed), e.getMessage());
-                assertTrue(n.toString().contains("MISMATCH (writer's CRC32C 0x" + Long.toHexString(expected)
-                        + ", ours 0x" + Long.toHexString(landed) + ")"), n.toString());
+                assertEquals(
+                        String.format(
+                                "CRC32C mismatch on peer %s, tag 4141 (range %d+%d of 'landing'): "
+                                        + "sent 0x%08x, landed 0x%08x",
+                                b.name(), SIZE, SIZE, expected, landed),
+                        e.getMessage());
+                assertTrue(
+                        n.toString()
+                                .contains("MISMATCH (writer's CRC32C 0x" + Long.toHexString(expected) + ", ours 0x"
+                                        + Long.toHexString(landed) + ")"),
+                        n.toString());
 
                 // exactly one byte differs, and it is the one flipped on the way
                 long at = TestEngines.mismatch(src, 0, landing, SIZE, SIZE);
@@ -91,7 +102,9 @@ class EngineChecksumTest {
                 assertNull(b.awaitTag(4141, Duration.ofMillis(100)), "one notification per write");
 
                 // the same write, clean, verifies: the check tells the two apart
-                TransferResult r = a.write(s, 0, dst, SIZE, SIZE, TransferOptions.tag(4242).withCrc32c()).join();
+                TransferResult r = a.write(
+                                s, 0, dst, SIZE, SIZE, TransferOptions.tag(4242).withCrc32c())
+                        .join();
                 assertEquals(SIZE, r.bytes());
                 Notification clean = b.awaitTag(4242, Duration.ofSeconds(10));
                 assertNotNull(clean);
@@ -108,21 +121,28 @@ class EngineChecksumTest {
     void byteCorruptedOnItsWayToStagedDeviceMemoryIsReportedAsMismatch() throws Exception {
         CorruptingBackend[] wire = new CorruptingBackend[1];
         try (Arena arena = Arena.ofShared();
-             TransferEngine a = TestEngines.tcp("crc-host", 2).chunkSize(CHUNK)
-                     .backendWrapper(x -> wire[0] = new CorruptingBackend(x, CHUNK)).build();
-             TransferEngine gpu = TestEngines.tcp("crc-gpu", 2).chunkSize(CHUNK)
-                     .backendWrapper(x -> new DeviceTestBackend(x, new AtomicLong(), null, false)).build()) {
-            RecordingDeviceMemory dev = new RecordingDeviceMemory(TestEngines.allocate(arena, SIZE), "0000:10:1c.0",
-                    new AtomicLong());
+                TransferEngine a = TestEngines.tcp("crc-host", 2)
+                        .chunkSize(CHUNK)
+                        .backendWrapper(x -> wire[0] = new CorruptingBackend(x, CHUNK))
+                        .build();
+                TransferEngine gpu = TestEngines.tcp("crc-gpu", 2)
+                        .chunkSize(CHUNK)
+                        .backendWrapper(x -> new DeviceTestBackend(x, new AtomicLong(), null, false))
+                        .build()) {
+            RecordingDeviceMemory dev =
+                    new RecordingDeviceMemory(TestEngines.allocate(arena, SIZE), "0000:10:1c.0", new AtomicLong());
             MemorySegment src = TestEngines.allocate(arena, SIZE);
             TestEngines.fill(src, 43);
             long expected = crc32c(src);
-            try (LocalBuffer d = gpu.register(dev); LocalBuffer s = a.register(src)) {
+            try (LocalBuffer d = gpu.register(dev);
+                    LocalBuffer s = a.register(src)) {
                 gpu.publish("gpu", d, Access.anyPeer());
                 wire[0].corruptNextWrite(11);
                 RemoteBuffer target = a.peer(gpu.name()).buffer("gpu");
-                ChecksumMismatchException e = assertThrows(ChecksumMismatchException.class,
-                        () -> a.write(s, target, TransferOptions.tag(4343).withCrc32c()).join());
+                ChecksumMismatchException e = assertThrows(
+                        ChecksumMismatchException.class,
+                        () -> a.write(s, target, TransferOptions.tag(4343).withCrc32c())
+                                .join());
                 assertEquals(1, wire[0].corruptedWrites());
                 Notification n = gpu.awaitTag(4343, Duration.ofSeconds(10));
                 assertNotNull(n);
@@ -145,7 +165,11 @@ class EngineChecksumTest {
                 assertEquals(onDevice, e.actualCrc32c(), e.getMessage());
 
                 // the same write, clean, verifies and completes normally
-                assertEquals(SIZE, a.write(s, target, TransferOptions.tag(4344).withCrc32c()).join().bytes());
+                assertEquals(
+                        SIZE,
+                        a.write(s, target, TransferOptions.tag(4344).withCrc32c())
+                                .join()
+                                .bytes());
                 Notification clean = gpu.awaitTag(4344, Duration.ofSeconds(10));
                 assertNotNull(clean);
                 assertEquals(Notification.Checksum.VERIFIED, clean.checksum(), clean.toString());
@@ -167,8 +191,8 @@ class EngineChecksumTest {
         boolean tcp = provider.equals("tcp");
         String before = System.setProperty("rdma4j.engine.inboxSlots", "4");
         try (Arena arena = Arena.ofShared();
-             TransferEngine a = (tcp ? TestEngines.tcp("ring-a", 2) : TestEngines.shm("ring-a", 2)).build();
-             TransferEngine b = (tcp ? TestEngines.tcp("ring-b", 2) : TestEngines.shm("ring-b", 2)).build()) {
+                TransferEngine a = (tcp ? TestEngines.tcp("ring-a", 2) : TestEngines.shm("ring-a", 2)).build();
+                TransferEngine b = (tcp ? TestEngines.tcp("ring-b", 2) : TestEngines.shm("ring-b", 2)).build()) {
             restore(before);
             MemorySegment landing = TestEngines.allocate(arena, writes * piece);
             b.publish("ring", b.register(landing), Access.anyPeer());
@@ -187,8 +211,10 @@ class EngineChecksumTest {
                 for (int i = 0; i < writes; i++) {
                     Notification n = b.awaitTag(5000 + i, Duration.ofSeconds(10));
                     assertNotNull(n, "tag " + (5000 + i));
-                    assertEquals(i % 3 == 2 ? Notification.Checksum.NOT_REQUESTED : Notification.Checksum.VERIFIED,
-                            n.checksum(), n.toString());
+                    assertEquals(
+                            i % 3 == 2 ? Notification.Checksum.NOT_REQUESTED : Notification.Checksum.VERIFIED,
+                            n.checksum(),
+                            n.toString());
                 }
                 assertEquals(-1, TestEngines.mismatch(src, 0, landing, 0, writes * piece));
             }
@@ -207,9 +233,11 @@ class EngineChecksumTest {
         CorruptingBackend[] wire = new CorruptingBackend[1];
         String before = System.setProperty("rdma4j.engine.inboxSlots", "1");
         try (Arena arena = Arena.ofShared();
-             TransferEngine a = TestEngines.tcp("late-a", 2).chunkSize(CHUNK)
-                     .backendWrapper(x -> wire[0] = new CorruptingBackend(x, CHUNK)).build();
-             TransferEngine b = TestEngines.tcp("late-b", 2).chunkSize(CHUNK).build()) {
+                TransferEngine a = TestEngines.tcp("late-a", 2)
+                        .chunkSize(CHUNK)
+                        .backendWrapper(x -> wire[0] = new CorruptingBackend(x, CHUNK))
+                        .build();
+                TransferEngine b = TestEngines.tcp("late-b", 2).chunkSize(CHUNK).build()) {
             restore(before);
             MemorySegment landing = TestEngines.allocate(arena, SIZE);
             b.publish("late", b.register(landing), Access.anyPeer());
@@ -218,10 +246,12 @@ class EngineChecksumTest {
             try (LocalBuffer s = a.register(src)) {
                 RemoteBuffer dst = a.peer(b.name()).buffer("late");
                 wire[0].staleVerdictReads(true);
-                Transfer t = a.write(s, dst, TransferOptions.tag(6001).withCrc32c()
-                        .withDeadline(Duration.ofMillis(500)));
-                ExecutionException failed = assertThrows(ExecutionException.class,
-                        () -> t.future().get(10, TimeUnit.SECONDS), "ends by its deadline, never hangs");
+                Transfer t =
+                        a.write(s, dst, TransferOptions.tag(6001).withCrc32c().withDeadline(Duration.ofMillis(500)));
+                ExecutionException failed = assertThrows(
+                        ExecutionException.class,
+                        () -> t.future().get(10, TimeUnit.SECONDS),
+                        "ends by its deadline, never hangs");
                 TransferTimeoutException e = assertInstanceOf(TransferTimeoutException.class, failed.getCause());
                 assertTrue(e.getMessage().contains("waiting for the target's CRC32C verdict"), e.getMessage());
                 assertEquals(SIZE, t.bytesCompleted(), "every byte landed");
@@ -237,8 +267,9 @@ class EngineChecksumTest {
                 assertThrows(CancellationException.class, waiting::join);
 
                 wire[0].staleVerdictReads(false);
-                TransferResult r = a.write(s, dst, TransferOptions.tag(6003).withCrc32c()
-                        .withDeadline(Duration.ofSeconds(10))).join();
+                TransferResult r = a.write(
+                                s, dst, TransferOptions.tag(6003).withCrc32c().withDeadline(Duration.ofSeconds(10)))
+                        .join();
                 assertEquals(SIZE, r.bytes());
                 Notification clean = b.awaitTag(6003, Duration.ofSeconds(10));
                 assertNotNull(clean);

@@ -16,7 +16,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
-/** Hundreds of concurrent transfers from several threads, mixed sizes, each to its own slice: all land, each tag once. */
+/**
+ * Hundreds of concurrent transfers from several threads, mixed sizes, each to its own slice: all land, each tag once.
+ */
 class EngineConcurrencyTest {
     @Test
     void hundredsOfConcurrentTransfersFromSeveralThreadsAllLand() throws Exception {
@@ -24,9 +26,10 @@ class EngineConcurrencyTest {
         int perThread = 100;
         long slice = 96 << 10;
         try (Arena arena = Arena.ofShared();
-             TransferEngine a = TestEngines.tcp("conc-a", 3).progressThreads(2).build();
-             TransferEngine b = TestEngines.tcp("conc-b", 3).build();
-             ExecutorService pool = Executors.newFixedThreadPool(threads)) {
+                TransferEngine a =
+                        TestEngines.tcp("conc-a", 3).progressThreads(2).build();
+                TransferEngine b = TestEngines.tcp("conc-b", 3).build();
+                ExecutorService pool = Executors.newFixedThreadPool(threads)) {
             long total = threads * perThread * slice;
             MemorySegment dst = TestEngines.allocate(arena, total);
             MemorySegment src = TestEngines.allocate(arena, total);
@@ -66,7 +69,9 @@ class EngineConcurrencyTest {
             }
             assertEquals(0, b.notifications().size(), "no extra notifications");
             assertTrue(bytes > 0);
-            assertEquals(0, ((io.rdma4j.engine.internal.EngineCore) a).progressErrors(),
+            assertEquals(
+                    0,
+                    ((io.rdma4j.engine.internal.EngineCore) a).progressErrors(),
                     String.valueOf(((io.rdma4j.engine.internal.EngineCore) a).lastProgressError()));
         }
     }

@@ -51,9 +51,13 @@ class EngineDeviceMemoryTest {
         hostMem = TestEngines.allocate(arena, 8 * MIB);
         host.publish("landing", host.register(hostMem), Access.anyPeer());
         DeviceTestBackend[] holder = new DeviceTestBackend[1];
-        staged = TestEngines.tcp("dev-staged", 2).backendWrapper(b -> holder[0] = new DeviceTestBackend(b, SEQ, null, false)).build();
+        staged = TestEngines.tcp("dev-staged", 2)
+                .backendWrapper(b -> holder[0] = new DeviceTestBackend(b, SEQ, null, false))
+                .build();
         stagedBackend = holder[0];
-        direct = TestEngines.tcp("dev-direct", 2).backendWrapper(b -> holder[0] = new DeviceTestBackend(b, SEQ, null, true)).build();
+        direct = TestEngines.tcp("dev-direct", 2)
+                .backendWrapper(b -> holder[0] = new DeviceTestBackend(b, SEQ, null, true))
+                .build();
         directBackend = holder[0];
     }
 
@@ -76,11 +80,14 @@ class EngineDeviceMemoryTest {
     @Test
     void deviceMemoryIsLocatedAtItsGpuAndSaysHowTheNicReachesIt() {
         RecordingDeviceMemory dev = device(MIB, 1);
-        try (LocalBuffer s = staged.register(dev); LocalBuffer d = direct.register(dev)) {
+        try (LocalBuffer s = staged.register(dev);
+                LocalBuffer d = direct.register(dev)) {
             assertEquals(MemoryLocation.gpu(GPU), s.location());
             assertSame(dev, s.device());
             assertEquals(MIB, s.length());
-            assertTrue(s.toString().contains("staged through registered host memory") && s.toString().contains("does not offer FI_HMEM"),
+            assertTrue(
+                    s.toString().contains("staged through registered host memory")
+                            && s.toString().contains("does not offer FI_HMEM"),
                     s.toString());
             assertTrue(d.toString().contains("registered directly with libfabric"), d.toString());
             var e = assertThrows(UnsupportedOperationException.class, s::segment);
@@ -102,8 +109,9 @@ class EngineDeviceMemoryTest {
             RecordingDeviceMemory.Event copy = dev.named("copyToHost").getFirst();
             assertEquals(100, copy.offset());
             assertEquals(len, copy.length());
-            assertTrue(dev.first("beforeNicRead") < copy.seq() && copy.seq() < stagedBackend.firstWritePost.get(), dev.events + " post "
-                    + stagedBackend.firstWritePost);
+            assertTrue(
+                    dev.first("beforeNicRead") < copy.seq() && copy.seq() < stagedBackend.firstWritePost.get(),
+                    dev.events + " post " + stagedBackend.firstWritePost);
         }
     }
 
@@ -111,17 +119,20 @@ class EngineDeviceMemoryTest {
     void aBatchStagesEveryDeviceSourceBeforePostingAny() {
         RecordingDeviceMemory one = device(MIB, 21);
         RecordingDeviceMemory two = device(MIB, 22);
-        try (LocalBuffer s1 = staged.register(one); LocalBuffer s2 = staged.register(two)) {
+        try (LocalBuffer s1 = staged.register(one);
+                LocalBuffer s2 = staged.register(two)) {
             RemoteBuffer dst = staged.peer(host.name()).buffer("landing");
             stagedBackend.firstWritePost.set(-1);
-            List<Transfer> ts = staged.writeAll(List.of(new TransferRequest(s1, 0, dst, 0, MIB, TransferOptions.tag(811)),
+            List<Transfer> ts = staged.writeAll(List.of(
+                    new TransferRequest(s1, 0, dst, 0, MIB, TransferOptions.tag(811)),
                     new TransferRequest(s2, 0, dst, MIB, MIB, TransferOptions.tag(812))));
             ts.forEach(Transfer::join);
             assertNotNull(awaitTag(811));
             assertNotNull(awaitTag(812));
             assertEquals(-1, TestEngines.mismatch(one.memory, 0, hostMem, 0, MIB));
             assertEquals(-1, TestEngines.mismatch(two.memory, 0, hostMem, MIB, MIB));
-            assertTrue(Math.max(one.first("copyToHost"), two.first("copyToHost")) < stagedBackend.firstWritePost.get(),
+            assertTrue(
+                    Math.max(one.first("copyToHost"), two.first("copyToHost")) < stagedBackend.firstWritePost.get(),
                     one.events + " " + two.events + " post " + stagedBackend.firstWritePost);
         }
     }
@@ -134,7 +145,8 @@ class EngineDeviceMemoryTest {
             stagedBackend.firstWritePost.set(-1);
             dev.failCopies = true;
             var e = assertThrows(TransferException.class, () -> staged.write(src, dst, TransferOptions.tag(821)));
-            assertTrue(e.getMessage().contains("injected") && e.getMessage().contains("nothing was posted"),
+            assertTrue(
+                    e.getMessage().contains("injected") && e.getMessage().contains("nothing was posted"),
                     e.getMessage());
             assertEquals(-1, stagedBackend.firstWritePost.get(), "a write was posted although its staging copy failed");
             dev.failCopies = false;
@@ -165,8 +177,11 @@ class EngineDeviceMemoryTest {
             RecordingDeviceMemory.Event copy = dev.named("copyFromHost").getFirst();
             assertEquals(7, copy.offset());
             assertEquals(len, copy.length());
-            assertTrue(stagedBackend.firstReadPost.get() < copy.seq() && copy.seq() < completedAt.get(), dev.events + " completed " + completedAt);
-            assertTrue(dev.named("afterNicWrite").isEmpty(), "the NIC wrote host memory, not the device: " + dev.events);
+            assertTrue(
+                    stagedBackend.firstReadPost.get() < copy.seq() && copy.seq() < completedAt.get(),
+                    dev.events + " completed " + completedAt);
+            assertTrue(
+                    dev.named("afterNicWrite").isEmpty(), "the NIC wrote host memory, not the device: " + dev.events);
         }
     }
 
@@ -200,7 +215,9 @@ class EngineDeviceMemoryTest {
             waitFor(() -> completedAt.get() != 0);
             assertEquals(-1, TestEngines.mismatch(dev.memory, 0, hostMem, 0, len));
             long flush = dev.first("afterNicWrite");
-            assertTrue(directBackend.firstReadPost.get() < flush && flush < completedAt.get(), dev.events + " completed " + completedAt);
+            assertTrue(
+                    directBackend.firstReadPost.get() < flush && flush < completedAt.get(),
+                    dev.events + " completed " + completedAt);
             assertTrue(dev.named("copyFromHost").isEmpty(), dev.events.toString());
         }
     }
@@ -211,7 +228,8 @@ class EngineDeviceMemoryTest {
         try (LocalBuffer src = direct.register(dev)) {
             RemoteBuffer dst = direct.peer(host.name()).buffer("landing");
             directBackend.firstWritePost.set(-1);
-            var e = assertThrows(io.rdma4j.InvalidArgumentException.class,
+            var e = assertThrows(
+                    io.rdma4j.InvalidArgumentException.class,
                     () -> direct.write(src, dst, TransferOptions.tag(803).withCrc32c()));
             assertTrue(e.getMessage().contains("CRC32C") && e.getMessage().contains("device memory"), e.getMessage());
             assertEquals(-1, directBackend.firstWritePost.get(), "something was posted");
@@ -233,17 +251,24 @@ class EngineDeviceMemoryTest {
             try (LocalBuffer rb = host.register(readBack)) {
                 host.read(rb, remote).join();
             }
-            assertEquals(-1, TestEngines.mismatch(readBack, 0, dev.memory, 0, 2 * MIB), "a peer's read saw what the device held at publish");
+            assertEquals(
+                    -1,
+                    TestEngines.mismatch(readBack, 0, dev.memory, 0, 2 * MIB),
+                    "a peer's read saw what the device held at publish");
 
             MemorySegment src = TestEngines.allocate(arena, MIB);
             TestEngines.fill(src, 10);
             try (LocalBuffer s = host.register(src)) {
-                host.write(s, 0, remote, 4096, MIB, TransferOptions.tag(901).withCrc32c()).join();
+                host.write(s, 0, remote, 4096, MIB, TransferOptions.tag(901).withCrc32c())
+                        .join();
             }
             Notification n = staged.awaitTag(901, Duration.ofSeconds(20));
             assertNotNull(n, "notification 901 never arrived");
             assertEquals(Notification.Checksum.VERIFIED, n.checksum());
-            assertEquals(-1, TestEngines.mismatch(src, 0, dev.memory, 4096, MIB), "the device lacked the bytes when the notification came");
+            assertEquals(
+                    -1,
+                    TestEngines.mismatch(src, 0, dev.memory, 4096, MIB),
+                    "the device lacked the bytes when the notification came");
             RecordingDeviceMemory.Event copy = dev.named("copyFromHost").getFirst();
             assertEquals(4096, copy.offset());
             assertEquals(MIB, copy.length());
@@ -282,20 +307,25 @@ class EngineDeviceMemoryTest {
     }
 
     /**
-     * p4d.24xlarge: four EFA NICs, each on the PCIe switch of two GPUs (ground truth in
-     * ../shared/topology/README.md).
+     * p4d.24xlarge: four EFA NICs, each on the PCIe switch of two GPUs (ground truth in ../shared/topology/README.md).
      */
     private static void picksEachGpusOwnNic(String name, Path topology) {
         List<String> nics = List.of("0000:10:1b.0", "0000:20:1b.0", "0000:90:1b.0", "0000:a0:1b.0");
-        try (TransferEngine p4d = TestEngines.tcp(name, 4).topology(topology)
-                .backendWrapper((EngineBackend b) -> new DeviceTestBackend(b, SEQ, nics, false)).build()) {
+        try (TransferEngine p4d = TestEngines.tcp(name, 4)
+                .topology(topology)
+                .backendWrapper((EngineBackend b) -> new DeviceTestBackend(b, SEQ, nics, false))
+                .build()) {
             RemoteBuffer dst = p4d.peer(host.name()).buffer("landing");
             // the GPU's own NIC ranks PIX, the other NIC on its socket NODE, the far socket's SYS; the peer here has
             // no PCI NIC (its side ranks NODE), so every pair's worse level is at best NODE, and among those the
             // planner keeps only the GPU's own PIX NIC: its socket neighbour would carry GPU memory across the root
             // complex
-            String[][] cases = {{"0000:10:1c.0", "0000:10:1b.0"}, {"0000:20:1d.0", "0000:20:1b.0"},
-                {"0000:90:1d.0", "0000:90:1b.0"}, {"0000:a0:1c.0", "0000:a0:1b.0"}};
+            String[][] cases = {
+                {"0000:10:1c.0", "0000:10:1b.0"},
+                {"0000:20:1d.0", "0000:20:1b.0"},
+                {"0000:90:1d.0", "0000:90:1b.0"},
+                {"0000:a0:1c.0", "0000:a0:1b.0"}
+            };
             for (String[] c : cases) {
                 RecordingDeviceMemory dev = new RecordingDeviceMemory(TestEngines.allocate(arena, 4 * MIB), c[0], SEQ);
                 try (LocalBuffer src = p4d.register(dev)) {
@@ -308,8 +338,11 @@ class EngineDeviceMemoryTest {
             // host memory ranks no NIC at PIX: the PIX above came from the GPU's PCI address
             try (LocalBuffer h = p4d.register(TestEngines.allocate(arena, 4 * MIB))) {
                 Plan plan = p4d.explain(h, dst);
-                assertTrue(!plan.lanes().isEmpty()
-                        && plan.lanes().stream().noneMatch(l -> l.localLevel().equals("PIX")), plan.toText());
+                assertTrue(
+                        !plan.lanes().isEmpty()
+                                && plan.lanes().stream()
+                                        .noneMatch(l -> l.localLevel().equals("PIX")),
+                        plan.toText());
             }
         }
     }

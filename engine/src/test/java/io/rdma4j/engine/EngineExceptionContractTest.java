@@ -61,7 +61,8 @@ class EngineExceptionContractTest {
     }
 
     private static void nothingPosted() {
-        long chunks = a.laneStats().stream().mapToLong(l -> l.chunks() + l.errors()).sum();
+        long chunks =
+                a.laneStats().stream().mapToLong(l -> l.chunks() + l.errors()).sum();
         assertEquals(0, chunks, "something was posted: " + a.laneStats());
     }
 
@@ -73,7 +74,8 @@ class EngineExceptionContractTest {
         assertTrue(e.getMessage().contains("write target"), e.getMessage());
         fails(InvalidArgumentException.class, () -> a.write(src, -1, dst, 0, 5, TransferOptions.DEFAULT));
         fails(InvalidArgumentException.class, () -> a.write(src, 0, dst, 0, -5, TransferOptions.DEFAULT));
-        fails(InvalidArgumentException.class,
+        fails(
+                InvalidArgumentException.class,
                 () -> a.read(src, 0, dst, Long.MAX_VALUE - 2, 10, TransferOptions.DEFAULT));
         fails(InvalidArgumentException.class, () -> a.read(src, 65535, dst, 0, 2, TransferOptions.DEFAULT));
         fails(InvalidArgumentException.class, () -> a.explain(src, 0, dst, 1, 64 << 10));
@@ -82,11 +84,13 @@ class EngineExceptionContractTest {
 
     @Test
     void aBadRequestFailsTheWholeBatchAsAnInvalidArgument() {
-        var e = fails(InvalidArgumentException.class, () -> a.writeAll(List.of(
-                new TransferRequest(src, 0, dst, 0, 4096, TransferOptions.DEFAULT),
-                new TransferRequest(src, 0, dst, 64 << 10, 4096, TransferOptions.DEFAULT))));
-        assertTrue(e.getMessage().contains("request 1") && e.getMessage().contains("nothing was posted"),
-                e.getMessage());
+        var e = fails(
+                InvalidArgumentException.class,
+                () -> a.writeAll(List.of(
+                        new TransferRequest(src, 0, dst, 0, 4096, TransferOptions.DEFAULT),
+                        new TransferRequest(src, 0, dst, 64 << 10, 4096, TransferOptions.DEFAULT))));
+        assertTrue(
+                e.getMessage().contains("request 1") && e.getMessage().contains("nothing was posted"), e.getMessage());
         nothingPosted();
     }
 
@@ -152,12 +156,22 @@ class EngineExceptionContractTest {
 
     @Test
     void badBuilderSettingsAreInvalidArguments() {
-        fails(InvalidArgumentException.class, () -> TransferEngine.builder().name("bad name!").build());
-        var e = fails(InvalidArgumentException.class, () -> TransferEngine.builder().chunkSize(10).build());
+        fails(
+                InvalidArgumentException.class,
+                () -> TransferEngine.builder().name("bad name!").build());
+        var e = fails(
+                InvalidArgumentException.class,
+                () -> TransferEngine.builder().chunkSize(10).build());
         assertTrue(e.getMessage().contains("chunk size") && e.getMessage().contains("Builder"), e.getMessage());
-        fails(InvalidArgumentException.class, () -> TransferEngine.builder().queueDepth(0).build());
-        fails(InvalidArgumentException.class, () -> TransferEngine.builder().progressThreads(0).build());
-        fails(InvalidArgumentException.class, () -> TransferEngine.builder().laneWeight(0, -1).build());
+        fails(
+                InvalidArgumentException.class,
+                () -> TransferEngine.builder().queueDepth(0).build());
+        fails(
+                InvalidArgumentException.class,
+                () -> TransferEngine.builder().progressThreads(0).build());
+        fails(
+                InvalidArgumentException.class,
+                () -> TransferEngine.builder().laneWeight(0, -1).build());
     }
 
     @Test
@@ -167,9 +181,11 @@ class EngineExceptionContractTest {
         fails(InvalidArgumentException.class, () -> Access.only());
         fails(InvalidArgumentException.class, () -> VolumeSpec.of("tcp://127.0.0.1:4420/nqn.x"));
         fails(InvalidArgumentException.class, () -> VolumeSpec.of("tcp://127.0.0.1:70000/nqn.x/1"));
-        fails(InvalidArgumentException.class,
+        fails(
+                InvalidArgumentException.class,
                 () -> VolumeSpec.of("tcp://127.0.0.1:4420/nqn.x/1").withStripeUnit(3000));
-        fails(InvalidArgumentException.class,
+        fails(
+                InvalidArgumentException.class,
                 () -> VolumeSpec.of("tcp://127.0.0.1:4420/nqn.x/1", "tcp://127.0.0.1:4420/nqn.x/1"));
     }
 
@@ -184,10 +200,10 @@ class EngineExceptionContractTest {
 
     @Test
     void nullArgumentsAreNullPointerExceptions() {
-        assertThrows(NullPointerException.class,
-                () -> a.write(src, 0, (RemoteBuffer) null, 0, 1, TransferOptions.DEFAULT));
-        assertThrows(NullPointerException.class,
-                () -> a.write((LocalBuffer) null, 0, dst, 0, 1, TransferOptions.DEFAULT));
+        assertThrows(
+                NullPointerException.class, () -> a.write(src, 0, (RemoteBuffer) null, 0, 1, TransferOptions.DEFAULT));
+        assertThrows(
+                NullPointerException.class, () -> a.write((LocalBuffer) null, 0, dst, 0, 1, TransferOptions.DEFAULT));
         assertThrows(NullPointerException.class, () -> a.write(src, (Peer) null, "landing"));
         assertThrows(NullPointerException.class, () -> a.register(TestEngines.allocate(arena, 16), null));
         assertThrows(NullPointerException.class, () -> a.writeAll(null));
@@ -208,7 +224,8 @@ class EngineExceptionContractTest {
 
     @Test
     void aVolumeWithoutAProviderIsUnavailable() {
-        var e = fails(BackendUnavailableException.class,
+        var e = fails(
+                BackendUnavailableException.class,
                 () -> a.openVolume(VolumeSpec.of("tcp://127.0.0.1:4420/nqn.2026-01.io.example:x/1")));
         assertTrue(e.getMessage().contains("provider"), e.getMessage());
     }

@@ -19,7 +19,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** Faults injected under a real tcp backend: lane failure, retry and failover, exhaustion, deadline, cancel, peer loss, duplicate immediates. */
+/**
+ * Faults injected under a real tcp backend: lane failure, retry and failover, exhaustion, deadline, cancel, peer loss,
+ * duplicate immediates.
+ */
 class EngineFaultTest {
     static final long MIB = 1 << 20;
     static Arena arena;
@@ -31,9 +34,13 @@ class EngineFaultTest {
     @BeforeAll
     static void start() {
         arena = Arena.ofShared();
-        a = TestEngines.tcp("fault-a", 4).laneCooldown(Duration.ofMillis(5), Duration.ofMillis(50))
-                .backendWrapper(x -> faults[0] = new FaultInjectingBackend(x)).build();
-        b = TestEngines.tcp("fault-b", 4).backendWrapper(x -> faults[1] = new FaultInjectingBackend(x)).build();
+        a = TestEngines.tcp("fault-a", 4)
+                .laneCooldown(Duration.ofMillis(5), Duration.ofMillis(50))
+                .backendWrapper(x -> faults[0] = new FaultInjectingBackend(x))
+                .build();
+        b = TestEngines.tcp("fault-b", 4)
+                .backendWrapper(x -> faults[1] = new FaultInjectingBackend(x))
+                .build();
         bMem = TestEngines.allocate(arena, 8 * MIB);
         b.publish("landing", b.register(bMem), Access.anyPeer());
     }
@@ -46,7 +53,8 @@ class EngineFaultTest {
     }
 
     private static Throwable failure(Transfer t) {
-        CompletionException e = assertThrows(CompletionException.class, () -> t.future().join());
+        CompletionException e =
+                assertThrows(CompletionException.class, () -> t.future().join());
         return e.getCause();
     }
 
@@ -128,7 +136,8 @@ class EngineFaultTest {
             }
             Transfer t = a.write(s, dst, TransferOptions.tag(4242));
             assertTrue(t.cancel());
-            CancellationException e = assertThrows(CancellationException.class, () -> t.future().join());
+            CancellationException e =
+                    assertThrows(CancellationException.class, () -> t.future().join());
             assertTrue(t.future().isCompletedExceptionally(), e.getMessage());
         } finally {
             for (int lane = 0; lane < 4; lane++) {
@@ -146,7 +155,8 @@ class EngineFaultTest {
         try (LocalBuffer s = a.register(src)) {
             RemoteBuffer dst = a.peer(b.name()).buffer("landing");
             for (int i = 0; i < 20; i++) {
-                a.write(s, 0, dst, i * (64L << 10), src.byteSize(), TransferOptions.tag(50_000 + i)).join();
+                a.write(s, 0, dst, i * (64L << 10), src.byteSize(), TransferOptions.tag(50_000 + i))
+                        .join();
             }
             Set<Long> seen = new HashSet<>();
             for (int i = 0; i < 20; i++) {
@@ -174,7 +184,10 @@ class EngineFaultTest {
             }
             Transfer t = a.write(s, dst, TransferOptions.tag(9));
             c.close();
-            Throwable f = assertThrows(java.util.concurrent.ExecutionException.class, () -> t.future().get(10, TimeUnit.SECONDS)).getCause();
+            Throwable f = assertThrows(
+                            java.util.concurrent.ExecutionException.class,
+                            () -> t.future().get(10, TimeUnit.SECONDS))
+                    .getCause();
             assertInstanceOf(PeerLostException.class, f);
             assertTrue(f.getMessage().contains(c.name()), f.getMessage());
         } finally {
@@ -195,14 +208,24 @@ class EngineFaultTest {
         TestEngines.fill(src, 71);
         long firstGeneration;
         try (LocalBuffer s = a.register(src)) {
-            try (TransferEngine first = TransferEngine.builder().name(name).backend("libfabric").provider("tcp").nicFilter("lo").build()) {
+            try (TransferEngine first = TransferEngine.builder()
+                    .name(name)
+                    .backend("libfabric")
+                    .provider("tcp")
+                    .nicFilter("lo")
+                    .build()) {
                 first.publish("landing", first.register(mem1), Access.anyPeer());
                 Peer p1 = a.peer(name);
                 firstGeneration = p1.generation();
                 a.write(s, p1.buffer("landing")).join();
             }
             MemorySegment mem2 = TestEngines.allocate(arena, 1 << 20);
-            try (TransferEngine second = TransferEngine.builder().name(name).backend("libfabric").provider("tcp").nicFilter("lo").build()) {
+            try (TransferEngine second = TransferEngine.builder()
+                    .name(name)
+                    .backend("libfabric")
+                    .provider("tcp")
+                    .nicFilter("lo")
+                    .build()) {
                 second.publish("landing", second.register(mem2), Access.anyPeer());
                 Peer p2 = a.peer(name);
                 assertTrue(p2.generation() != firstGeneration, "the restarted peer has a new generation");

@@ -13,14 +13,18 @@ class EngineShmTest {
     @Test
     void writesOverShmLanesAndNotifies() throws Exception {
         try (Arena arena = Arena.ofShared();
-             TransferEngine a = TestEngines.shm("shm-a", 3).build();
-             TransferEngine b = TestEngines.shm("shm-b", 3).build()) {
+                TransferEngine a = TestEngines.shm("shm-a", 3).build();
+                TransferEngine b = TestEngines.shm("shm-b", 3).build()) {
             MemorySegment dst = TestEngines.allocate(arena, 5 << 20);
             b.publish("landing", b.register(dst), Access.anyPeer());
             MemorySegment src = TestEngines.allocate(arena, 5 << 20);
             TestEngines.fill(src, 3);
             try (LocalBuffer s = a.register(src)) {
-                TransferResult r = a.write(s, a.peer(b.name()).buffer("landing"), TransferOptions.tag(3).withCrc32c()).join();
+                TransferResult r = a.write(
+                                s,
+                                a.peer(b.name()).buffer("landing"),
+                                TransferOptions.tag(3).withCrc32c())
+                        .join();
                 assertEquals(3, r.lanesUsed().size());
                 Notification n = b.awaitTag(3, Duration.ofSeconds(10));
                 assertNotNull(n);

@@ -52,7 +52,8 @@ class EngineTransferTest {
             RemoteBuffer dst = a.peer(b.name()).buffer("landing");
             Plan plan = a.explain(s, 0, dst, 1000, src.byteSize());
             assertEquals(4, plan.lanes().size(), plan.toText());
-            TransferResult r = a.write(s, 0, dst, 1000, src.byteSize(), TransferOptions.tag(77)).join();
+            TransferResult r = a.write(s, 0, dst, 1000, src.byteSize(), TransferOptions.tag(77))
+                    .join();
             assertEquals(src.byteSize(), r.bytes());
             assertEquals(List.of(0, 1, 2, 3), r.lanesUsed());
             Notification n = b.awaitTag(77, Duration.ofSeconds(10));
@@ -73,7 +74,8 @@ class EngineTransferTest {
         MemorySegment dst = TestEngines.allocate(arena, 3 * MIB);
         try (LocalBuffer d = a.register(dst)) {
             RemoteBuffer src = a.peer(b.name()).buffer("landing");
-            TransferResult r = a.read(d, 4096, src, 4 * MIB, 2 * MIB, TransferOptions.DEFAULT).join();
+            TransferResult r = a.read(d, 4096, src, 4 * MIB, 2 * MIB, TransferOptions.DEFAULT)
+                    .join();
             assertEquals(2 * MIB, r.bytes());
             assertTrue(r.lanesUsed().size() > 1, "a 2 MiB read should stripe: " + r);
             assertEquals(-1, TestEngines.mismatch(remoteData, 0, dst, 4096, 2 * MIB));
@@ -88,7 +90,8 @@ class EngineTransferTest {
             RemoteBuffer dst = a.peer(b.name()).buffer("landing");
             List<TransferRequest> batch = new java.util.ArrayList<>();
             for (int i = 0; i < 8; i++) {
-                batch.add(new TransferRequest(s, i * 128L << 10, dst, 7 * MIB + i * (128L << 10), 128 << 10, TransferOptions.tag(900 + i)));
+                batch.add(new TransferRequest(
+                        s, i * 128L << 10, dst, 7 * MIB + i * (128L << 10), 128 << 10, TransferOptions.tag(900 + i)));
             }
             List<Transfer> ts = a.writeAll(batch);
             for (Transfer t : ts) {
@@ -139,8 +142,8 @@ class EngineTransferTest {
             RemoteBuffer dst = a.peer(b.name()).buffer("landing");
             List<TransferRequest> batch = new java.util.ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                batch.add(new TransferRequest(s, i * (256L << 10), dst, 6 * MIB + i * (256L << 10), (i + 1) << 10,
-                        TransferOptions.DEFAULT));
+                batch.add(new TransferRequest(
+                        s, i * (256L << 10), dst, 6 * MIB + i * (256L << 10), (i + 1) << 10, TransferOptions.DEFAULT));
             }
             TransferBatch ts = a.writeAll(batch);
             assertEquals(4, ts.size());
@@ -154,7 +157,8 @@ class EngineTransferTest {
             assertTrue(a.writeAll(List.of()).future().isDone(), "an empty batch is done at once");
 
             // one cancelled transfer fails the batch's future once every transfer ended, with that failure
-            TransferBatch failing = a.writeAll(List.of(TransferRequest.of(s, dst, TransferOptions.DEFAULT),
+            TransferBatch failing = a.writeAll(List.of(
+                    TransferRequest.of(s, dst, TransferOptions.DEFAULT),
                     TransferRequest.of(s, dst, TransferOptions.DEFAULT)));
             failing.get(1).cancel();
             if (failing.get(1).future().isCancelled()) {
@@ -172,7 +176,8 @@ class EngineTransferTest {
         TestEngines.fill(src, 13);
         try (LocalBuffer s = a.register(src)) {
             RemoteBuffer dst = a.peer(b.name()).buffer("landing");
-            a.write(s, 0, dst, 0, src.byteSize(), TransferOptions.tag(1313).withCrc32c()).join();
+            a.write(s, 0, dst, 0, src.byteSize(), TransferOptions.tag(1313).withCrc32c())
+                    .join();
             Notification n = b.awaitTag(1313, Duration.ofSeconds(10));
             assertNotNull(n);
             assertEquals(Notification.Checksum.VERIFIED, n.checksum());
@@ -213,9 +218,11 @@ class EngineTransferTest {
             MemorySegment bSrc = TestEngines.allocate(arena, 1 * MIB);
             TestEngines.fill(aSrc, 101);
             TestEngines.fill(bSrc, 202);
-            try (LocalBuffer as = a.register(aSrc); LocalBuffer bs = b.register(bSrc)) {
+            try (LocalBuffer as = a.register(aSrc);
+                    LocalBuffer bs = b.register(bSrc)) {
                 Transfer t1 = a.write(as, 0, a.peer(c.name()).buffer("landing"), 0, 1 * MIB, TransferOptions.tag(1));
-                Transfer t2 = b.write(bs, 0, b.peer(c.name()).buffer("landing"), 1 * MIB, 1 * MIB, TransferOptions.tag(2));
+                Transfer t2 =
+                        b.write(bs, 0, b.peer(c.name()).buffer("landing"), 1 * MIB, 1 * MIB, TransferOptions.tag(2));
                 t1.join();
                 t2.join();
                 Notification n1 = c.awaitTag(1, Duration.ofSeconds(10));
@@ -227,7 +234,8 @@ class EngineTransferTest {
                 // and back: c reads what b published
                 MemorySegment back = TestEngines.allocate(arena, 1 * MIB);
                 try (LocalBuffer bb = c.register(back)) {
-                    c.read(bb, 0, c.peer(b.name()).buffer("landing"), 0, 1 * MIB, TransferOptions.DEFAULT).join();
+                    c.read(bb, 0, c.peer(b.name()).buffer("landing"), 0, 1 * MIB, TransferOptions.DEFAULT)
+                            .join();
                     assertEquals(-1, TestEngines.mismatch(bMem, 0, back, 0, 1 * MIB));
                 }
             }

@@ -68,9 +68,11 @@ class ExplainTest {
     private static void stripesOverBothTiedNics(Topology ndv4) {
         Plan plan = Explain.plan(ndv4, "0003:00:00.0", ndv4, "0001:00:00.0", 64L << 20, 1 << 20, 128 << 10);
         assertEquals(2, plan.lanes().size(), plan.toText());
-        List<String> local = plan.lanes().stream().map(PlanLane::localNic).sorted().toList();
+        List<String> local =
+                plan.lanes().stream().map(PlanLane::localNic).sorted().toList();
         assertEquals(List.of("0103:00:00.0", "0104:00:00.0"), local);
-        List<String> remote = plan.lanes().stream().map(PlanLane::remoteNic).sorted().toList();
+        List<String> remote =
+                plan.lanes().stream().map(PlanLane::remoteNic).sorted().toList();
         assertEquals(List.of("0101:00:00.0", "0102:00:00.0"), remote);
         assertEquals(64L << 20, plan.lanes().stream().mapToLong(PlanLane::bytes).sum());
         String json = plan.toJson();

@@ -27,6 +27,7 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
     private final java.util.concurrent.atomic.AtomicReferenceArray<String> lastInjected;
     /** Per lane: completions withheld while held; drained by the lane's own poll once released. */
     private final ArrayDeque<long[]>[] withheld;
+
     private final ArrayDeque<Integer>[] pendingDuplicates;
 
     @SuppressWarnings("unchecked")
@@ -93,19 +94,10 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
         return inner;
     }
 
-
-
     @Override
     public String description() {
         return inner.description() + " (with fault injection)";
     }
-
-
-
-
-
-
-
 
     private boolean failPost(int lane) {
         if (brokenForever.get(lane) == 1) {
@@ -126,20 +118,60 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
     }
 
     @Override
-    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
-        return failPost(lane) ? FAILED : inner.postWrite(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
+    public int postWrite(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
+        return failPost(lane)
+                ? FAILED
+                : inner.postWrite(
+                        lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
     }
 
     @Override
-    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
-                                  int immediate, long context) {
-        return failPost(lane) ? FAILED
-                : inner.postWriteImmediate(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, immediate, context);
+    public int postWriteImmediate(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            int immediate,
+            long context) {
+        return failPost(lane)
+                ? FAILED
+                : inner.postWriteImmediate(
+                        lane,
+                        connection,
+                        localHandle,
+                        localAddress,
+                        length,
+                        remoteAddress,
+                        remoteKey,
+                        immediate,
+                        context);
     }
 
     @Override
-    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
-        return failPost(lane) ? FAILED : inner.postRead(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
+    public int postRead(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
+        return failPost(lane)
+                ? FAILED
+                : inner.postRead(
+                        lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
     }
 
     @Override
@@ -193,7 +225,7 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
             }
             if (hold.get(lane) == 1) {
                 synchronized (held) {
-                    held.add(new long[]{ctx[i]});
+                    held.add(new long[] {ctx[i]});
                 }
                 continue;
             }
@@ -213,7 +245,7 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
                 pendingDuplicates[lane].add(imm);
             } else {
                 synchronized (withheld[lane]) {
-                    withheld[lane].add(new long[]{ctx});
+                    withheld[lane].add(new long[] {ctx});
                 }
             }
         }
@@ -246,5 +278,4 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
         lastInjected.set(lane, null);
         return brokenForever.get(lane) == 0 && inner.recover(lane);
     }
-
 }

@@ -77,21 +77,43 @@ public abstract class ForwardingEngineBackend implements EngineBackend {
     }
 
     @Override
-    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress,
-                         long remoteKey, long context) {
+    public int postWrite(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
         return inner.postWrite(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
     }
 
     @Override
-    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length,
-                                  long remoteAddress, long remoteKey, int immediate, long context) {
-        return inner.postWriteImmediate(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey,
-                immediate, context);
+    public int postWriteImmediate(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            int immediate,
+            long context) {
+        return inner.postWriteImmediate(
+                lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, immediate, context);
     }
 
     @Override
-    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress,
-                        long remoteKey, long context) {
+    public int postRead(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
         return inner.postRead(lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
     }
 

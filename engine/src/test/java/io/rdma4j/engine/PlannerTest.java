@@ -9,7 +9,9 @@ import io.rdma4j.engine.internal.Planner.Candidate;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The planner on its own: best-level filtering, the small-transfer threshold, bandwidth-weighted contiguous stripes. */
+/**
+ * The planner on its own: best-level filtering, the small-transfer threshold, bandwidth-weighted contiguous stripes.
+ */
 class PlannerTest {
     static Candidate c(int lane, Level local, Level remote, double w) {
         return new Candidate(lane, "nic" + lane, local, lane, "rnic" + lane, remote, w);
@@ -17,16 +19,19 @@ class PlannerTest {
 
     @Test
     void keepsOnlyTheBestLevelPairs() {
-        List<Candidate> best = Planner.best(List.of(c(0, Level.SYS, Level.PIX, 100), c(1, Level.PIX, Level.PIX, 100),
-                c(2, Level.PIX, Level.PXB, 100), c(3, Level.PIX, Level.PIX, 100)));
+        List<Candidate> best = Planner.best(List.of(
+                c(0, Level.SYS, Level.PIX, 100),
+                c(1, Level.PIX, Level.PIX, 100),
+                c(2, Level.PIX, Level.PXB, 100),
+                c(3, Level.PIX, Level.PIX, 100)));
         assertEquals(List.of(1, 3), best.stream().map(Candidate::localLane).toList());
     }
 
     @Test
     void aGpusOwnNicIsNotDilutedByASocketNicWhenThePeerSideIsNodeAnyway() {
         // lanes 0 and 2 sit on the GPU's PCIe switch (PIX), lane 1 on the same socket (NODE); the peer's NICs are NODE
-        List<Candidate> best = Planner.best(List.of(c(0, Level.PIX, Level.NODE, 100), c(1, Level.NODE, Level.NODE, 100),
-                c(2, Level.PIX, Level.NODE, 100)));
+        List<Candidate> best = Planner.best(List.of(
+                c(0, Level.PIX, Level.NODE, 100), c(1, Level.NODE, Level.NODE, 100), c(2, Level.PIX, Level.NODE, 100)));
         assertEquals(List.of(0, 2), best.stream().map(Candidate::localLane).toList());
     }
 
@@ -42,7 +47,8 @@ class PlannerTest {
     @Test
     void stripesLargeTransfersInProportionToBandwidthAndCoversEveryByte() {
         Planner p = new Planner(1 << 20, 128 << 10);
-        List<Candidate> best = List.of(c(0, Level.PIX, Level.PIX, 400), c(1, Level.PIX, Level.PIX, 200), c(2, Level.PIX, Level.PIX, 200));
+        List<Candidate> best = List.of(
+                c(0, Level.PIX, Level.PIX, 400), c(1, Level.PIX, Level.PIX, 200), c(2, Level.PIX, Level.PIX, 200));
         long bytes = (40L << 20) + 17;
         Planner.Assignment a = p.assign(best, bytes, 0);
         assertEquals(3, a.size());
@@ -59,9 +65,12 @@ class PlannerTest {
 
     @Test
     void planJsonHasTheContractFields() {
-        Plan plan = new Plan(List.of(new PlanLane(0, "0000:1a:00.0", 0, "0000:8a:00.0", "PIX", "PXB", 10, 1)), 10, "why \"quoted\"");
-        assertEquals("{\"lanes\": [{\"localNic\": \"0000:1a:00.0\", \"remoteNic\": \"0000:8a:00.0\", \"localLevel\": \"PIX\", "
-                + "\"remoteLevel\": \"PXB\", \"bytes\": 10, \"chunks\": 1}], \"reason\": \"why \\\"quoted\\\"\"}", plan.toJson());
+        Plan plan = new Plan(
+                List.of(new PlanLane(0, "0000:1a:00.0", 0, "0000:8a:00.0", "PIX", "PXB", 10, 1)), 10, "why \"quoted\"");
+        assertEquals(
+                "{\"lanes\": [{\"localNic\": \"0000:1a:00.0\", \"remoteNic\": \"0000:8a:00.0\", \"localLevel\": \"PIX\", "
+                        + "\"remoteLevel\": \"PXB\", \"bytes\": 10, \"chunks\": 1}], \"reason\": \"why \\\"quoted\\\"\"}",
+                plan.toJson());
         assertTrue(plan.toText().contains("0000:8a:00.0"));
     }
 }

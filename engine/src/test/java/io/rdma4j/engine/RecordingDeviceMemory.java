@@ -9,13 +9,13 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A test double at the {@link DeviceMemory} boundary: "device" memory that is host memory, recording every hook the
  * engine calls, in order, on one sequence shared with {@link DeviceTestBackend}'s posts. This machine has no GPU; the
- * engine's ordering and staging logic is tested here with real bytes over libfabric, and the real proof with CUDA memory
- * is the GPU run ({@code scripts/gpu-check}). Public, with the backend, for other modules' engine tests (NVMe-oF volumes).
+ * engine's ordering and staging logic is tested here with real bytes over libfabric, and the real proof with CUDA
+ * memory is the GPU run ({@code scripts/gpu-check}). Public, with the backend, for other modules' engine tests (NVMe-oF
+ * volumes).
  */
 public final class RecordingDeviceMemory implements DeviceMemory {
     /** One recorded call: what, its place in the shared sequence, and the range it covered. */
-    public record Event(String what, long seq, long offset, long length) {
-    }
+    public record Event(String what, long seq, long offset, long length) {}
 
     public final MemorySegment memory;
     final String pci;
@@ -87,7 +87,10 @@ public final class RecordingDeviceMemory implements DeviceMemory {
 
     /** @return the sequence number of the first call named {@code what}, failing when there was none */
     public long first(String what) {
-        return named(what).stream().mapToLong(Event::seq).min().orElseThrow(() -> new AssertionError("no " + what + " in " + events));
+        return named(what).stream()
+                .mapToLong(Event::seq)
+                .min()
+                .orElseThrow(() -> new AssertionError("no " + what + " in " + events));
     }
 
     @Override

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 class RegistrationCacheTest {
     @Test
     void reusesContainingRegistrationsAndDeregistersOnlyIdleOnes() {
-        try (Arena arena = Arena.ofShared(); TransferEngine e = TestEngines.tcp("cache", 2).build()) {
+        try (Arena arena = Arena.ofShared();
+                TransferEngine e = TestEngines.tcp("cache", 2).build()) {
             RegistrationCache cache = ((EngineCore) e).registrationCache();
             long before = cache.registrations();
             MemorySegment big = TestEngines.allocate(arena, 1 << 20);
@@ -44,10 +45,11 @@ class RegistrationCacheTest {
 
     @Test
     void deviceRegistrationsAreNeverReusedAndGoWithTheirLastReference() {
-        try (Arena arena = Arena.ofShared(); TransferEngine e = TestEngines.tcp("cache-dev", 1).build()) {
+        try (Arena arena = Arena.ofShared();
+                TransferEngine e = TestEngines.tcp("cache-dev", 1).build()) {
             RegistrationCache cache = ((EngineCore) e).registrationCache();
-            RecordingDeviceMemory dev = new RecordingDeviceMemory(TestEngines.allocate(arena, 1 << 20), "0000:3b:00.0",
-                    new java.util.concurrent.atomic.AtomicLong());
+            RecordingDeviceMemory dev = new RecordingDeviceMemory(
+                    TestEngines.allocate(arena, 1 << 20), "0000:3b:00.0", new java.util.concurrent.atomic.AtomicLong());
             long before = cache.deregistrations();
             LocalBuffer a = e.register(dev);
             LocalBuffer b = e.register(dev);

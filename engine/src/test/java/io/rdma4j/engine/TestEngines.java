@@ -10,22 +10,35 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class TestEngines {
     private static final AtomicInteger SEQ = new AtomicInteger();
 
-    private TestEngines() {
-    }
+    private TestEngines() {}
 
     /** A fresh engine name; the embedded directory is shared by the whole test JVM. */
     static String name(String prefix) {
         return prefix + "-" + SEQ.incrementAndGet();
     }
 
-    /** tcp (ofi_rxm) lanes over loopback only (the filter keeps every byte on 127.0.0.1), {@code lanes} endpoints, small chunks so a few MiB stripe over every lane. */
+    /**
+     * tcp (ofi_rxm) lanes over loopback only (the filter keeps every byte on 127.0.0.1), {@code lanes} endpoints, small
+     * chunks so a few MiB stripe over every lane.
+     */
     static TransferEngine.Builder tcp(String prefix, int lanes) {
-        return TransferEngine.builder().name(name(prefix)).backend("libfabric").provider("tcp").nicFilter("lo").lanesPerNic(lanes).chunkSize(256 << 10)
+        return TransferEngine.builder()
+                .name(name(prefix))
+                .backend("libfabric")
+                .provider("tcp")
+                .nicFilter("lo")
+                .lanesPerNic(lanes)
+                .chunkSize(256 << 10)
                 .queueDepth(16);
     }
 
     static TransferEngine.Builder shm(String prefix, int lanes) {
-        return TransferEngine.builder().name(name(prefix)).backend("libfabric").provider("shm").lanesPerNic(lanes).chunkSize(256 << 10)
+        return TransferEngine.builder()
+                .name(name(prefix))
+                .backend("libfabric")
+                .provider("shm")
+                .lanesPerNic(lanes)
+                .chunkSize(256 << 10)
                 .queueDepth(16);
     }
 

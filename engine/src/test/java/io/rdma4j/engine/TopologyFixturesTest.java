@@ -23,9 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The hand-written machines the engine's tests run on ({@link Shapes}, {@link FakeSysfs}, from the topology module's
- * test-jar) against the captures they stand for: every fact the scanner
- * reads from a fixture (kind, ids, class, NUMA node and where it came from, bridge chain, names, ports) must be what it
- * reads from the capture, so a test that passes on the fixture tests the real machine's shape.
+ * test-jar) against the captures they stand for: every fact the scanner reads from a fixture (kind, ids, class, NUMA
+ * node and where it came from, bridge chain, names, ports) must be what it reads from the capture, so a test that
+ * passes on the fixture tests the real machine's shape.
  */
 class TopologyFixturesTest {
     @TempDir
@@ -41,13 +41,15 @@ class TopologyFixturesTest {
     }
 
     private static String facts(PciBridge b) {
-        return b.address() + String.format(" %04x:%04x", b.vendor() & 0xffff, b.device() & 0xffff)
+        return b.address()
+                + String.format(" %04x:%04x", b.vendor() & 0xffff, b.device() & 0xffff)
                 + (b.synthetic() ? " synthetic" : "");
     }
 
     private static Map<String, String> facts(List<PciDevice> devices) {
-        return devices.stream().collect(Collectors.toMap(d -> d.address().toString(), TopologyFixturesTest::facts,
-                (a, b) -> a, TreeMap::new));
+        return devices.stream()
+                .collect(Collectors.toMap(
+                        d -> d.address().toString(), TopologyFixturesTest::facts, (a, b) -> a, TreeMap::new));
     }
 
     private static Map<Integer, List<Integer>> cpus(Topology t) {
@@ -60,21 +62,29 @@ class TopologyFixturesTest {
         Map<String, String> written = facts(fixture.devices());
         assertEquals(captured.keySet(), written.keySet(), "PCI functions");
         written.forEach((bdf, f) -> assertEquals(captured.get(bdf), f, bdf));
-        assertEquals(capture.bridges().stream().map(TopologyFixturesTest::facts).sorted().toList(),
-                fixture.bridges().stream().map(TopologyFixturesTest::facts).sorted().toList());
+        assertEquals(
+                capture.bridges().stream()
+                        .map(TopologyFixturesTest::facts)
+                        .sorted()
+                        .toList(),
+                fixture.bridges().stream()
+                        .map(TopologyFixturesTest::facts)
+                        .sorted()
+                        .toList());
     }
 
     @Test
     @Extended
     void theP4dFileHoldsTheCapturesDevicesAndSwitches() {
-        sameMachine(Explain.topology(Shapes.copy(Shapes.P4D, tmp)),
-                Explain.topology(Fixtures.file(Fixtures.P4D_CAPTURE)));
+        sameMachine(
+                Explain.topology(Shapes.copy(Shapes.P4D, tmp)), Explain.topology(Fixtures.file(Fixtures.P4D_CAPTURE)));
     }
 
     @Test
     @Extended
     void theNdv4FileHoldsTheCapturesDevicesAndSwitches() {
-        sameMachine(Explain.topology(Shapes.copy(Shapes.NDV4, tmp)),
+        sameMachine(
+                Explain.topology(Shapes.copy(Shapes.NDV4, tmp)),
                 Explain.topology(Fixtures.file(Fixtures.NDV4_CAPTURE)));
     }
 
@@ -86,8 +96,11 @@ class TopologyFixturesTest {
         sameMachine(fixture, capture);
         assertTrue(fixture.nics().isEmpty() && capture.nics().isEmpty());
         String captureName = Path.of(Fixtures.NCV4_CAPTURE).getFileName().toString();
-        assertEquals(capture.warnings(),
-                fixture.warnings().stream().map(w -> w.replace(Shapes.NCV4, captureName)).toList(),
+        assertEquals(
+                capture.warnings(),
+                fixture.warnings().stream()
+                        .map(w -> w.replace(Shapes.NCV4, captureName))
+                        .toList(),
                 "the Ethernet interface without a PCI address is reported the same way");
     }
 
@@ -98,11 +111,15 @@ class TopologyFixturesTest {
     @Test
     @Extended
     void theXeonPhiTreeReadsLikeTheCaptureOnEveryDeviceItWrites() throws Exception {
-        Topology fixture = Topology.builder().fsroot(FakeSysfs.xeonPhiBox(tmp.resolve("fixture"))).nicFilter("")
+        Topology fixture = Topology.builder()
+                .fsroot(FakeSysfs.xeonPhiBox(tmp.resolve("fixture")))
+                .nicFilter("")
                 .build();
         Path unpacked = tmp.resolve("capture");
         assertTrue(unpacked.toFile().mkdirs());
-        Topology capture = Topology.builder().fsroot(Fixtures.unpack(Fixtures.XEON_PHI_CAPTURE, unpacked)).nicFilter("")
+        Topology capture = Topology.builder()
+                .fsroot(Fixtures.unpack(Fixtures.XEON_PHI_CAPTURE, unpacked))
+                .nicFilter("")
                 .build();
         assertEquals(cpus(capture), cpus(fixture), "NUMA nodes and their CPUs");
         Map<String, String> captured = facts(capture.devices());
@@ -111,10 +128,14 @@ class TopologyFixturesTest {
             assertEquals(facts(capture.devices(kind)), facts(fixture.devices(kind)), kind.toString());
         }
         Function<Topology, List<String>> verbs = t -> t.rdmaDevices().stream()
-                .map((RdmaDevice r) -> r.name() + " " + r.pci() + " " + r.ports()).sorted().toList();
+                .map((RdmaDevice r) -> r.name() + " " + r.pci() + " " + r.ports())
+                .sorted()
+                .toList();
         assertEquals(verbs.apply(capture), verbs.apply(fixture), "verbs devices, scif0 (no PCI function) included");
         Function<Topology, List<String>> nvme = t -> t.nvmeControllers().stream()
-                .map(c -> c.name() + " " + c.pci() + " numa " + c.numaNode()).sorted().toList();
+                .map(c -> c.name() + " " + c.pci() + " numa " + c.numaNode())
+                .sorted()
+                .toList();
         assertEquals(nvme.apply(capture), nvme.apply(fixture));
     }
 }

@@ -25,15 +25,16 @@ import java.util.Map;
  * java -cp ... io.rdma4j.examples.NvmeCheckpoint HOST:PORT SUBSYSTEM-NQN [NSID [LBA]]
  * java -cp ... io.rdma4j.examples.NvmeCheckpoint --volume tcp://HOST:PORT/NQN/NSID[,...] [LBA]
  * </pre>
+ *
  * The command-line form is {@code ./rdma4j nvme checkpoint|restore}.
  */
 public final class NvmeCheckpoint {
-    private NvmeCheckpoint() {
-    }
+    private NvmeCheckpoint() {}
 
     public static void main(String[] args) {
         if (args.length < 2) {
-            System.err.println("usage: NvmeCheckpoint HOST:PORT SUBSYSTEM-NQN [NSID [LBA]]\n       NvmeCheckpoint --volume tcp://HOST:PORT/NQN/NSID[,...] [LBA]");
+            System.err.println(
+                    "usage: NvmeCheckpoint HOST:PORT SUBSYSTEM-NQN [NSID [LBA]]\n       NvmeCheckpoint --volume tcp://HOST:PORT/NQN/NSID[,...] [LBA]");
             System.exit(2);
         }
         try (Arena arena = Arena.ofShared()) {
@@ -45,8 +46,12 @@ public final class NvmeCheckpoint {
             if (args[0].equals("--volume")) {
                 long lba = args.length > 2 ? Long.parseLong(args[2]) : 0;
                 // the engine's peer lanes stay on loopback: only the volume's connections go out, by the NIC it picks
-                try (TransferEngine engine = TransferEngine.builder().backend("libfabric").provider("tcp").nicFilter("lo").build();
-                     StorageVolume volume = engine.openVolume(VolumeSpec.of(args[1].split(",")))) {
+                try (TransferEngine engine = TransferEngine.builder()
+                                .backend("libfabric")
+                                .provider("tcp")
+                                .nicFilter("lo")
+                                .build();
+                        StorageVolume volume = engine.openVolume(VolumeSpec.of(args[1].split(",")))) {
                     volume.describe().forEach(line -> System.out.println("  " + line));
                     checkpointAndRestore(new VolumeBlocks(engine, volume, arena), lba, tensors, arena);
                 }
@@ -61,21 +66,25 @@ public final class NvmeCheckpoint {
         }
     }
 
-    private static void checkpointAndRestore(Checkpoint.Blocks blocks, long lba, LinkedHashMap<String, MemorySegment> tensors, Arena arena) {
+    private static void checkpointAndRestore(
+            Checkpoint.Blocks blocks, long lba, LinkedHashMap<String, MemorySegment> tensors, Arena arena) {
         long t0 = System.nanoTime();
         Checkpoint.Manifest m = Checkpoint.write(blocks, lba, tensors);
         long t1 = System.nanoTime();
-        System.out.printf("checkpointed %d tensors, %d bytes, in %.1f ms%n", m.entries().size(), m.dataBytes(), (t1 - t0) / 1e6);
+        System.out.printf(
+                "checkpointed %d tensors, %d bytes, in %.1f ms%n", m.entries().size(), m.dataBytes(), (t1 - t0) / 1e6);
 
         Map<String, MemorySegment> restored = new HashMap<>();
         Checkpoint.Manifest back = Checkpoint.readManifest(blocks, lba);
-        Checkpoint.restore(blocks, lba, back, e -> restored.computeIfAbsent(e.name(), k -> arena.allocate(e.length(), 4096)));
+        Checkpoint.restore(
+                blocks, lba, back, e -> restored.computeIfAbsent(e.name(), k -> arena.allocate(e.length(), 4096)));
         System.out.printf("restored and CRC32C-verified in %.1f ms%n", (System.nanoTime() - t1) / 1e6);
         for (var e : tensors.entrySet()) {
             if (restored.get(e.getKey()).mismatch(e.getValue()) != -1) {
                 throw new IllegalStateException(e.getKey() + " came back different");
             }
-            System.out.printf("  %-28s %9d bytes  identical%n", e.getKey(), e.getValue().byteSize());
+            System.out.printf(
+                    "  %-28s %9d bytes  identical%n", e.getKey(), e.getValue().byteSize());
         }
     }
 

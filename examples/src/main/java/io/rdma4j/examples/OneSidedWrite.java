@@ -29,17 +29,25 @@ public final class OneSidedWrite {
     static final int COUNT = 1024;
     static final long TAG = 7;
 
-    private OneSidedWrite() {
-    }
+    private OneSidedWrite() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length >= 2) {
             System.exit(rank(Integer.parseInt(args[0]), args[1], args.length > 2 ? args[2] : "shm"));
         }
         try (DirectoryServer directory = DirectoryServer.builder().port(0).start()) {
-            Process rank1 = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), OneSidedWrite.class.getName(), "1",
-                    directory.target()).inheritIO().start();
+            Process rank1 = new ProcessBuilder(
+                            Path.of(System.getProperty("java.home"), "bin", "java")
+                                    .toString(),
+                            "--enable-native-access=ALL-UNNAMED",
+                            "--sun-misc-unsafe-memory-access=allow",
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            OneSidedWrite.class.getName(),
+                            "1",
+                            directory.target())
+                    .inheritIO()
+                    .start();
             int rc0 = rank(0, directory.target(), "shm");
             if (!rank1.waitFor(60, TimeUnit.SECONDS)) {
                 rank1.destroyForcibly();
@@ -51,11 +59,15 @@ public final class OneSidedWrite {
 
     /** Runs one rank; returns 0 when it did its part (rank 1: every int checked). */
     public static int rank(int rank, String directory, String provider) throws Exception {
-        TransferEngine.Builder b = TransferEngine.builder().name("seed-rank-" + rank).provider(provider).directory(directory, Security.none());
+        TransferEngine.Builder b = TransferEngine.builder()
+                .name("seed-rank-" + rank)
+                .provider(provider)
+                .directory(directory, Security.none());
         if (provider.startsWith("tcp")) {
             b.nicFilter("lo");
         }
-        try (Arena arena = Arena.ofShared(); TransferEngine engine = b.build()) {
+        try (Arena arena = Arena.ofShared();
+                TransferEngine engine = b.build()) {
             MemorySegment ints = arena.allocate(ValueLayout.JAVA_INT, COUNT);
             LocalBuffer buffer = engine.register(ints);
             if (rank == 1) {

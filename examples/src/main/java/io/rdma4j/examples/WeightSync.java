@@ -17,13 +17,12 @@ import java.util.List;
 
 /**
  * RL weight sync: a trainer holds N named tensors and pushes version k of all of them to two rollout workers. Each
- * tensor is one write whose tag names (version, tensor); a worker treats version k as visible only once the tags of
- * all N tensors of version k arrived, and each tag arrives only after its tensor's bytes landed. Repeated for several
+ * tensor is one write whose tag names (version, tensor); a worker treats version k as visible only once the tags of all
+ * N tensors of version k arrived, and each tag arrives only after its tensor's bytes landed. Repeated for several
  * versions with different data, each verified by every worker.
  */
 public final class WeightSync {
-    private WeightSync() {
-    }
+    private WeightSync() {}
 
     /** A rollout worker: one engine, one published buffer holding every tensor at a fixed offset. */
     static final class Worker implements AutoCloseable {
@@ -62,18 +61,19 @@ public final class WeightSync {
     }
 
     /**
-     * Runs the sync with engines built by {@code builder} (one per role); returns the number of (worker, version)
-     * pairs verified.
+     * Runs the sync with engines built by {@code builder} (one per role); returns the number of (worker, version) pairs
+     * verified.
      */
-    public static int run(java.util.function.Function<String, TransferEngine> builder, int tensors, int floatsPerTensor, int versions)
+    public static int run(
+            java.util.function.Function<String, TransferEngine> builder, int tensors, int floatsPerTensor, int versions)
             throws Exception {
         long tensorBytes = (long) floatsPerTensor * Float.BYTES;
         long total = tensorBytes * tensors;
         int verified = 0;
         try (Arena arena = Arena.ofShared();
-             TransferEngine trainer = builder.apply("trainer");
-             Worker w0 = new Worker(builder.apply("rollout-0"), arena, total);
-             Worker w1 = new Worker(builder.apply("rollout-1"), arena, total)) {
+                TransferEngine trainer = builder.apply("trainer");
+                Worker w0 = new Worker(builder.apply("rollout-0"), arena, total);
+                Worker w1 = new Worker(builder.apply("rollout-1"), arena, total)) {
             List<MemorySegment> params = new ArrayList<>();
             List<LocalBuffer> registered = new ArrayList<>();
             for (int t = 0; t < tensors; t++) {
@@ -97,7 +97,13 @@ public final class WeightSync {
                 List<TransferRequest> batch = new ArrayList<>();
                 for (RemoteBuffer target : targets) {
                     for (int t = 0; t < tensors; t++) {
-                        batch.add(new TransferRequest(registered.get(t), 0, target, t * tensorBytes, tensorBytes, TransferOptions.tag(tag(v, t))));
+                        batch.add(new TransferRequest(
+                                registered.get(t),
+                                0,
+                                target,
+                                t * tensorBytes,
+                                tensorBytes,
+                                TransferOptions.tag(tag(v, t))));
                     }
                 }
                 // the trainer may not touch its tensors again until the batch completed
@@ -112,13 +118,15 @@ public final class WeightSync {
                         for (long i = 0; i < floatsPerTensor; i++) {
                             float got = w.weights.getAtIndex(ValueLayout.JAVA_FLOAT, t * (long) floatsPerTensor + i);
                             if (got != value(v, t, i)) {
-                                throw new IllegalStateException(w.engine.name() + " version " + v + " tensor " + t + " float " + i + " is " + got);
+                                throw new IllegalStateException(w.engine.name() + " version " + v + " tensor " + t
+                                        + " float " + i + " is " + got);
                             }
                         }
                     }
                     verified++;
                 }
-                System.out.printf("version %d: %d tensors (%d bytes) visible on both rollout workers%n", v, tensors, total);
+                System.out.printf(
+                        "version %d: %d tensors (%d bytes) visible on both rollout workers%n", v, tensors, total);
             }
         }
         return verified;
@@ -127,14 +135,21 @@ public final class WeightSync {
     public static void main(String[] args) throws Exception {
         int versions = args.length > 0 ? Integer.parseInt(args[0]) : 5;
         String provider = args.length > 1 ? args[1] : "shm";
-        int n = run(role -> {
-            TransferEngine.Builder b = TransferEngine.builder().name("weightsync-" + role + "-" + ProcessHandle.current().pid())
-                    .provider(provider).lanesPerNic(2);
-            if (provider.startsWith("tcp")) {
-                b.nicFilter("lo");
-            }
-            return b.build();
-        }, 8, 1 << 18, versions);
+        int n = run(
+                role -> {
+                    TransferEngine.Builder b = TransferEngine.builder()
+                            .name("weightsync-" + role + "-"
+                                    + ProcessHandle.current().pid())
+                            .provider(provider)
+                            .lanesPerNic(2);
+                    if (provider.startsWith("tcp")) {
+                        b.nicFilter("lo");
+                    }
+                    return b.build();
+                },
+                8,
+                1 << 18,
+                versions);
         System.out.println(n + " (worker, version) pairs verified");
     }
 }

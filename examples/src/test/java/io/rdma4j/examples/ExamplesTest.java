@@ -14,8 +14,17 @@ class ExamplesTest {
 
     @Test
     void weightSyncDeliversEveryVersionToBothWorkers() throws Exception {
-        int verified = WeightSync.run(role -> TransferEngine.builder().name("ws-" + role + "-" + SEQ.incrementAndGet()).provider("tcp").nicFilter("lo")
-                .lanesPerNic(2).chunkSize(64 << 10).build(), 6, 50_000, 4);
+        int verified = WeightSync.run(
+                role -> TransferEngine.builder()
+                        .name("ws-" + role + "-" + SEQ.incrementAndGet())
+                        .provider("tcp")
+                        .nicFilter("lo")
+                        .lanesPerNic(2)
+                        .chunkSize(64 << 10)
+                        .build(),
+                6,
+                50_000,
+                4);
         assertEquals(8, verified);
     }
 

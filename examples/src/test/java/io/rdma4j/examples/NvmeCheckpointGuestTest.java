@@ -16,10 +16,15 @@ class NvmeCheckpointGuestTest {
     void checkpointsAndRestoresStraightAndThroughTheEngine() {
         String tcp = System.getenv("RDMA4J_NVMET_TCP");
         String nqn = System.getenv("RDMA4J_NVMET_NQN");
-        assertTrue(tcp != null && nqn != null, "run in the test VM: scripts/testvm test --nvmet NvmeCheckpointGuestTest");
-        // clear of what the other guest tests write: namespace 1 at 400 MiB; the volume at 600 MiB (zone 1, namespace 1 at 344 MiB)
+        assertTrue(
+                tcp != null && nqn != null, "run in the test VM: scripts/testvm test --nvmet NvmeCheckpointGuestTest");
+        // clear of what the other guest tests write: namespace 1 at 400 MiB; the volume at 600 MiB (zone 1, namespace 1
+        // at 344 MiB)
         NvmeCheckpoint.main(new String[] {tcp, nqn, "1", String.valueOf((400L << 20) / 512)});
-        NvmeCheckpoint.main(new String[] {"--volume", "tcp://" + tcp + "/" + nqn + "/1,tcp://" + tcp + "/" + nqn + "/2",
-                String.valueOf((600L << 20) / 4096)});
+        NvmeCheckpoint.main(new String[] {
+            "--volume",
+            "tcp://" + tcp + "/" + nqn + "/1,tcp://" + tcp + "/" + nqn + "/2",
+            String.valueOf((600L << 20) / 4096)
+        });
     }
 }

@@ -4,16 +4,21 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * {@code ./rdma4j bench}: {@code jmh [JMH options]} runs the JMH benchmarks of this module (e.g. {@code jmh Topology -f 1});
- * any other name runs that end-to-end benchmark. JMH forks inherit this JVM's class path; every benchmark class
+ * {@code ./rdma4j bench}: {@code jmh [JMH options]} runs the JMH benchmarks of this module (e.g. {@code jmh Topology -f
+ * 1}); any other name runs that end-to-end benchmark. JMH forks inherit this JVM's class path; every benchmark class
  * passes {@code --enable-native-access=ALL-UNNAMED} to its forks through {@code @Fork(jvmArgsAppend)}.
  */
 public final class Bench {
-    private Bench() {
-    }
+    private Bench() {}
 
     static List<BenchRun> runs() {
-        return List.of(new RendezvousRun(), new FabricWriteRun(), new NvmeRun(), new IbverbsWriteRun(), new EngineWriteRun(), new NvmeVolumeRun());
+        return List.of(
+                new RendezvousRun(),
+                new FabricWriteRun(),
+                new NvmeRun(),
+                new IbverbsWriteRun(),
+                new EngineWriteRun(),
+                new NvmeVolumeRun());
     }
 
     public static void main(String[] args) throws Exception {

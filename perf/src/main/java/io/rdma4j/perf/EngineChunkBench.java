@@ -24,9 +24,9 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The engine's own cost per chunk, over {@link NoopEngineBackend} (nothing moves): a 64 MiB write cut into 16,384
  * chunks of 4 KiB over 4 lanes, reported per chunk ({@code @OperationsPerInvocation}). Run with {@code -prof gc}:
- * {@code gc.alloc.rate.norm} per chunk is the transfer's fixed allocations (future, stripes, address arrays) divided
- * by 16,384; the chunk path itself allocates nothing. Baseline in the same run: {@link #oneChunkTransfer}, a 4 KiB
- * write (one chunk), i.e. the per-transfer cost the per-chunk number amortises.
+ * {@code gc.alloc.rate.norm} per chunk is the transfer's fixed allocations (future, stripes, address arrays) divided by
+ * 16,384; the chunk path itself allocates nothing. Baseline in the same run: {@link #oneChunkTransfer}, a 4 KiB write
+ * (one chunk), i.e. the per-transfer cost the per-chunk number amortises.
  *
  * <pre>./rdma4j bench jmh EngineChunkBench -prof gc</pre>
  */
@@ -35,7 +35,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
 public class EngineChunkBench {
     static final long CHUNK = 4096;
     static final long BIG = 64L << 20;
@@ -51,9 +53,20 @@ public class EngineChunkBench {
     public void open() {
         arena = Arena.ofShared();
         long pid = ProcessHandle.current().pid();
-        a = TransferEngine.builder().name("chunkbench-a-" + pid).backend("noop").lanesPerNic(4).chunkSize(CHUNK).queueDepth(256)
-                .busySpin(true).build();
-        b = TransferEngine.builder().name("chunkbench-b-" + pid).backend("noop").lanesPerNic(4).chunkSize(CHUNK).build();
+        a = TransferEngine.builder()
+                .name("chunkbench-a-" + pid)
+                .backend("noop")
+                .lanesPerNic(4)
+                .chunkSize(CHUNK)
+                .queueDepth(256)
+                .busySpin(true)
+                .build();
+        b = TransferEngine.builder()
+                .name("chunkbench-b-" + pid)
+                .backend("noop")
+                .lanesPerNic(4)
+                .chunkSize(CHUNK)
+                .build();
         b.publish("sink", b.register(arena.allocate(BIG, 4096)), Access.anyPeer());
         src = a.register(arena.allocate(BIG, 4096));
         dst = a.peer(b.name()).buffer("sink");

@@ -18,10 +18,10 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * One 64-byte {@code fi_write} posted and its completion reaped, through the raw layer: the per-operation cost of
- * the Java binding plus the provider. Run with {@code -prof gc}: {@code gc.alloc.rate.norm} shows that the data
- * path allocates nothing per operation. Baseline in the same run: {@link #completionPollOnly}, an empty
- * {@code fi_cq_read}, the cheapest call through an ops table.
+ * One 64-byte {@code fi_write} posted and its completion reaped, through the raw layer: the per-operation cost of the
+ * Java binding plus the provider. Run with {@code -prof gc}: {@code gc.alloc.rate.norm} shows that the data path
+ * allocates nothing per operation. Baseline in the same run: {@link #completionPollOnly}, an empty {@code fi_cq_read},
+ * the cheapest call through an ops table.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -52,7 +52,8 @@ public class FabricWriteBench {
     @Benchmark
     public long writeAndReap() {
         long rc;
-        while ((rc = pair.initiator.write(pair.source, 0, 64, pair.peer, pair.target, 0, ++context)) == Endpoint.BACK_PRESSURED) {
+        while ((rc = pair.initiator.write(pair.source, 0, 64, pair.peer, pair.target, 0, ++context))
+                == Endpoint.BACK_PRESSURED) {
             pair.initiatorCq.read(completions);
             pair.progressTarget();
         }

@@ -17,17 +17,17 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The raw libfabric write baseline: windowed {@code fi_write}s from one endpoint to another in this process, each with
- * its own fabric and domain, over a given provider. Layers above (the transfer engine) are measured against the
- * numbers this loop produces; they can reuse {@link Pair} and {@link #measure}.
- * <p>
- * One thread posts, reaps the initiator's completions and progresses the target ({@link Pair#progressTarget()}),
- * as a C loop over the same calls would: with manual progress (tcp) the target only moves data while it polls, and
- * on a small machine a second spinning thread would compete with the first. The measured time runs from the first post until every write has completed
- * at the initiator and a final writedata has arrived at the target, so the numbers mean bytes visible there.
+ * its own fabric and domain, over a given provider. Layers above (the transfer engine) are measured against the numbers
+ * this loop produces; they can reuse {@link Pair} and {@link #measure}.
+ *
+ * <p>One thread posts, reaps the initiator's completions and progresses the target ({@link Pair#progressTarget()}), as
+ * a C loop over the same calls would: with manual progress (tcp) the target only moves data while it polls, and on a
+ * small machine a second spinning thread would compete with the first. The measured time runs from the first post until
+ * every write has completed at the initiator and a final writedata has arrived at the target, so the numbers mean bytes
+ * visible there.
  */
 public final class FabricWriteLoop {
-    private FabricWriteLoop() {
-    }
+    private FabricWriteLoop() {}
 
     /**
      * One measurement.
@@ -154,7 +154,8 @@ public final class FabricWriteLoop {
                 pair.progressTarget();
             }
             long rc;
-            while ((rc = pair.initiator.writeData(pair.source, 0, Math.min(size, 8), marker, pair.peer, pair.target, 0, -1))
+            while ((rc = pair.initiator.writeData(
+                            pair.source, 0, Math.min(size, 8), marker, pair.peer, pair.target, 0, -1))
                     == Endpoint.BACK_PRESSURED) {
                 pair.initiatorCq.read(c);
                 pair.progressTarget();

@@ -31,13 +31,17 @@ final class FabricWriteRun implements BenchRun {
         long[] sizes = o.sizes();
         long budget = o.budgetNanos();
         long bufferSize = 64L << 20;
-        System.out.printf("fabric-write: fi_write of each size, %d in flight (fewer when %d of them exceed 64 MiB), %.1f s per point;"
-                + " baseline: memcpy of the same size in this process%n", window, window, seconds);
+        System.out.printf(
+                "fabric-write: fi_write of each size, %d in flight (fewer when %d of them exceed 64 MiB), %.1f s per point;"
+                        + " baseline: memcpy of the same size in this process%n",
+                window, window, seconds);
         double[] memcpy = new double[sizes.length];
         try (Arena arena = Arena.ofShared()) {
             MemorySegment a = arena.allocate(16 << 20, 4096);
             MemorySegment b = arena.allocate(16 << 20, 4096);
-            for (int round = 0; round < 2; round++) { // the first round runs while the JIT is still compiling the copy loop
+            for (int round = 0;
+                    round < 2;
+                    round++) { // the first round runs while the JIT is still compiling the copy loop
                 for (int i = 0; i < sizes.length; i++) {
                     memcpy[i] = FabricWriteLoop.memcpyGigabytesPerSecond(a, b, sizes[i], budget / 4);
                 }
@@ -45,14 +49,20 @@ final class FabricWriteRun implements BenchRun {
         }
         for (String provider : providers) {
             try (FabricWriteLoop.Pair pair = new FabricWriteLoop.Pair(provider, bufferSize)) {
-                System.out.printf("%n%s (%s)%n  %10s %10s %14s %12s %14s%n", provider, pair.provider(), "size", "GB/s", "writes/s",
-                        "memcpy GB/s", "of memcpy");
+                System.out.printf(
+                        "%n%s (%s)%n  %10s %10s %14s %12s %14s%n",
+                        provider, pair.provider(), "size", "GB/s", "writes/s", "memcpy GB/s", "of memcpy");
                 FabricWriteLoop.measure(pair, 4096, window, 1000, budget / 4); // warm up the JIT and the provider
                 for (int i = 0; i < sizes.length; i++) {
                     long size = sizes[i];
                     FabricWriteLoop.Result r = FabricWriteLoop.measure(pair, size, window, 16, budget);
-                    System.out.printf("  %10s %10.3f %14.0f %12.2f %13.1f%%%n", bytes(size), r.gigabytesPerSecond(),
-                            r.messagesPerSecond(), memcpy[i], 100 * r.gigabytesPerSecond() / memcpy[i]);
+                    System.out.printf(
+                            "  %10s %10.3f %14.0f %12.2f %13.1f%%%n",
+                            bytes(size),
+                            r.gigabytesPerSecond(),
+                            r.messagesPerSecond(),
+                            memcpy[i],
+                            100 * r.gigabytesPerSecond() / memcpy[i]);
                 }
             }
         }

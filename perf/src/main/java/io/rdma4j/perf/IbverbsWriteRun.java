@@ -1,6 +1,10 @@
 package io.rdma4j.perf;
 
-import static io.rdma4j.ibverbs.ffi.VerbsH.*;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_LOCAL_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_REMOTE_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_INLINE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE;
 
 import io.rdma4j.ibverbs.CompletionQueue;
 import io.rdma4j.ibverbs.Context;
@@ -29,8 +33,9 @@ import java.util.concurrent.TimeUnit;
  * {@code ib_write_lat} on the same device, in the same run, printed as ratios. Both sides run on one device (loopback),
  * as perftest's client and server do here. On Soft-RoCE in the test VM the numbers are emulation speeds: only the ratio
  * means something.
- * <p>
- * {@code ./rdma4j bench ibverbs-write [DEVICE] [SIZE] [ITERATIONS]}, in the guest through {@code scripts/testvm test perf}.
+ *
+ * <p>{@code ./rdma4j bench ibverbs-write [DEVICE] [SIZE] [ITERATIONS]}, in the guest through {@code scripts/testvm test
+ * perf}.
  */
 final class IbverbsWriteRun implements BenchRun {
     private static final int ACCESS = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
@@ -53,7 +58,8 @@ final class IbverbsWriteRun implements BenchRun {
         int iters = args.length > 2 ? Integer.parseInt(args[2]) : 1000;
         int latIters = 1000;
         if (!Verbs.isAvailable() || !Verbs.deviceNames().contains(dev)) {
-            System.out.println("ibverbs-write: no device " + dev + " here (found " + (Verbs.isAvailable() ? Verbs.deviceNames() : "no libibverbs")
+            System.out.println("ibverbs-write: no device " + dev + " here (found "
+                    + (Verbs.isAvailable() ? Verbs.deviceNames() : "no libibverbs")
                     + "); run it in the test VM: scripts/testvm test perf");
             return 2;
         }
@@ -68,34 +74,60 @@ final class IbverbsWriteRun implements BenchRun {
         double[] javaLat = javaLatency(dev, gid, latIters);
         System.out.printf("%nibverbs-write on %s (same device, same run)%n", dev);
         System.out.printf("  %-36s %12s %12s %8s%n", "", "Java", "perftest", "ratio");
-        System.out.printf("  %-36s %12.1f %12.1f %8.2f%n", "write bw " + size + " B, MB/s (2^20)", javaBw, perfBw[0], javaBw / perfBw[0]);
-        System.out.printf("  %-36s %12.2f %12.2f %8.2f%n", "write lat 8 B typical, us (one-way)", javaLat[0], perfLat[0], javaLat[0] / perfLat[0]);
-        System.out.printf("  %-36s %12.2f %12.2f %8.2f%n", "write lat 8 B average, us (one-way)", javaLat[1], perfLat[1], javaLat[1] / perfLat[1]);
+        System.out.printf(
+                "  %-36s %12.1f %12.1f %8.2f%n",
+                "write bw " + size + " B, MB/s (2^20)", javaBw, perfBw[0], javaBw / perfBw[0]);
+        System.out.printf(
+                "  %-36s %12.2f %12.2f %8.2f%n",
+                "write lat 8 B typical, us (one-way)", javaLat[0], perfLat[0], javaLat[0] / perfLat[0]);
+        System.out.printf(
+                "  %-36s %12.2f %12.2f %8.2f%n",
+                "write lat 8 B average, us (one-way)", javaLat[1], perfLat[1], javaLat[1] / perfLat[1]);
         System.out.println("  (bandwidth ratio > 1: Java faster; latency ratio < 1: Java faster)");
         return 0;
     }
 
-    /** Runs perftest's server and client on {@code dev}; returns {BW average} or {t_typical, t_avg} from the client's result line. */
-    static double[] perftest(String tool, String dev, int gid, int size, int iters, int port, int column) throws IOException, InterruptedException {
-        List<String> common = new ArrayList<>(List.of(tool, "-d", dev, "-s", Integer.toString(size), "-n", Integer.toString(iters), "-p",
-                Integer.toString(port), "-F"));
+    /**
+     * Runs perftest's server and client on {@code dev}; returns {BW average} or {t_typical, t_avg} from the client's
+     * result line.
+     */
+    static double[] perftest(String tool, String dev, int gid, int size, int iters, int port, int column)
+            throws IOException, InterruptedException {
+        List<String> common = new ArrayList<>(List.of(
+                tool,
+                "-d",
+                dev,
+                "-s",
+                Integer.toString(size),
+                "-n",
+                Integer.toString(iters),
+                "-p",
+                Integer.toString(port),
+                "-F"));
         if (gid >= 0) {
             common.addAll(List.of("-x", Integer.toString(gid)));
         }
-        Process server = new ProcessBuilder(common).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process server = new ProcessBuilder(common)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         try {
             Thread.sleep(3000); // the server must listen before the client connects
             List<String> client = new ArrayList<>(common);
             client.add("127.0.0.1");
             Process c = new ProcessBuilder(client).redirectErrorStream(true).start();
-            List<String> lines = new BufferedReader(new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8)).lines().toList();
+            List<String> lines = new BufferedReader(new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8))
+                    .lines()
+                    .toList();
             if (!c.waitFor(300, TimeUnit.SECONDS) || c.exitValue() != 0) {
                 throw new IllegalStateException(tool + " failed:\n" + String.join("\n", lines));
             }
             for (String l : lines) {
                 String[] f = l.trim().split("\\s+");
                 if (f.length > column && f[0].equals(Integer.toString(size)) && f[1].equals(Integer.toString(iters))) {
-                    return column == 3 ? new double[] {Double.parseDouble(f[3])} : new double[] {Double.parseDouble(f[4]), Double.parseDouble(f[5])};
+                    return column == 3
+                            ? new double[] {Double.parseDouble(f[3])}
+                            : new double[] {Double.parseDouble(f[4]), Double.parseDouble(f[5])};
                 }
             }
             throw new IllegalStateException("no result line in " + tool + " output:\n" + String.join("\n", lines));
@@ -112,11 +144,17 @@ final class IbverbsWriteRun implements BenchRun {
         Verbs.connectRc(b, ia, 1, gid, ACCESS);
     }
 
-    /** Like ib_write_bw: {@code iters} writes of {@code size} bytes, up to 128 in flight, every 16th signaled; MB/s with MB = 2^20. */
+    /**
+     * Like ib_write_bw: {@code iters} writes of {@code size} bytes, up to 128 in flight, every 16th signaled; MB/s with
+     * MB = 2^20.
+     */
     static double javaBandwidth(String dev, int gid, int size, int iters) {
         final int depth = 128;
         final int every = 16;
-        try (Context ctx = Verbs.openDevice(dev); Arena arena = Arena.ofShared(); SendWr wr = new SendWr(1); WorkCompletions wcs = new WorkCompletions(16)) {
+        try (Context ctx = Verbs.openDevice(dev);
+                Arena arena = Arena.ofShared();
+                SendWr wr = new SendWr(1);
+                WorkCompletions wcs = new WorkCompletions(16)) {
             ProtectionDomain pd = ctx.allocPd();
             CompletionQueue cq = ctx.createCq(depth * 2);
             QueuePair a = pd.createQp(QpInitAttr.rc(cq).maxSendWr(depth + 1));
@@ -150,9 +188,13 @@ final class IbverbsWriteRun implements BenchRun {
         }
     }
 
-    /** Like ib_write_lat: 8-byte write ping-pong between two queue pairs, each side spinning on its buffer; {typical, average} one-way in us. */
+    /**
+     * Like ib_write_lat: 8-byte write ping-pong between two queue pairs, each side spinning on its buffer; {typical,
+     * average} one-way in us.
+     */
     static double[] javaLatency(String dev, int gid, int iters) throws InterruptedException {
-        try (Context ctx = Verbs.openDevice(dev); Arena arena = Arena.ofShared()) {
+        try (Context ctx = Verbs.openDevice(dev);
+                Arena arena = Arena.ofShared()) {
             ProtectionDomain pd = ctx.allocPd();
             CompletionQueue cqa = ctx.createCq(64);
             CompletionQueue cqb = ctx.createCq(64);
@@ -181,11 +223,16 @@ final class IbverbsWriteRun implements BenchRun {
         }
     }
 
-    /** The initiator ({@code rtt != null}) writes i and waits for i to come back; the responder waits for i and writes it back. */
-    private static void pingPong(QueuePair qp, CompletionQueue cq, MemoryRegion mine, MemoryRegion peer, int first, int iters, long[] rtt) {
+    /**
+     * The initiator ({@code rtt != null}) writes i and waits for i to come back; the responder waits for i and writes
+     * it back.
+     */
+    private static void pingPong(
+            QueuePair qp, CompletionQueue cq, MemoryRegion mine, MemoryRegion peer, int first, int iters, long[] rtt) {
         MemorySegment in = mine.segment();
         MemorySegment out = mine.segment().asSlice(2048, 8);
-        try (SendWr wr = new SendWr(1); WorkCompletions wcs = new WorkCompletions(8)) {
+        try (SendWr wr = new SendWr(1);
+                WorkCompletions wcs = new WorkCompletions(8)) {
             wr.wrId(0).opcode(IBV_WR_RDMA_WRITE).sge(mine, 2048, 8).rdma(peer.address(), peer.rkey());
             for (int i = first; i < first + iters; i++) {
                 long t0 = System.nanoTime();

@@ -46,8 +46,11 @@ public final class NoopEngineBackend implements EngineBackend {
     }
 
     private final List<LaneDescriptor> lanes = new ArrayList<>();
-    /** Per lane: a ring of posted contexts, completed at the next poll. Single-threaded per lane like a real backend. */
+    /**
+     * Per lane: a ring of posted contexts, completed at the next poll. Single-threaded per lane like a real backend.
+     */
     private final long[][] ring;
+
     private final int[] head;
     private final int[] tail;
     private final AtomicInteger handles = new AtomicInteger();
@@ -117,8 +120,7 @@ public final class NoopEngineBackend implements EngineBackend {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
     }
 
@@ -129,16 +131,14 @@ public final class NoopEngineBackend implements EngineBackend {
 
     @Override
     public byte[] endpointInfo(int lane, int connection) {
-        return new byte[]{(byte) lane};
+        return new byte[] {(byte) lane};
     }
 
     @Override
-    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {
-    }
+    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {}
 
     @Override
-    public void disconnect(int lane, int connection) {
-    }
+    public void disconnect(int lane, int connection) {}
 
     private int post(int lane, long context) {
         long[] r = ring[lane];
@@ -150,18 +150,42 @@ public final class NoopEngineBackend implements EngineBackend {
     }
 
     @Override
-    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+    public int postWrite(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
         return post(lane, context);
     }
 
     @Override
-    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
-                                  int immediate, long context) {
+    public int postWriteImmediate(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            int immediate,
+            long context) {
         return post(lane, context);
     }
 
     @Override
-    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+    public int postRead(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
         return post(lane, context);
     }
 
@@ -186,6 +210,5 @@ public final class NoopEngineBackend implements EngineBackend {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

@@ -28,8 +28,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The public API's cost per I/O: {@link Controller#read} and {@link Controller#write} of one command, one at a time,
  * over NVMe/TCP on loopback against {@link NvmeTcpLoopTarget}. With {@code -prof gc}, {@code gc.alloc.rate.norm} is
- * what one I/O allocates from the call to its completion, all threads included; compare with
- * {@link NvmeTcpQueueBench} (the queue alone) for what the controller layer adds. The time is loopback round trips.
+ * what one I/O allocates from the call to its completion, all threads included; compare with {@link NvmeTcpQueueBench}
+ * (the queue alone) for what the controller layer adds. The time is loopback round trips.
  *
  * <pre>./rdma4j bench jmh NvmeControllerBench -prof gc</pre>
  */
@@ -38,7 +38,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
 public class NvmeControllerBench {
     private static final int MAX = 1 << 20;
 
@@ -57,8 +59,13 @@ public class NvmeControllerBench {
         arena = Arena.ofShared();
         buffer = arena.allocate(size, 4096);
         home = Files.createTempDirectory("rdma4j-bench-host");
-        controller = Controller.connect(Target.tcp("127.0.0.1", target.address().getPort()), NvmeTcpLoopTarget.NQN,
-                ConnectOptions.defaults().withIdentity(HostIdentity.persistent(home)).withIoQueues(1).withQueueDepth(32)
+        controller = Controller.connect(
+                Target.tcp("127.0.0.1", target.address().getPort()),
+                NvmeTcpLoopTarget.NQN,
+                ConnectOptions.defaults()
+                        .withIdentity(HostIdentity.persistent(home))
+                        .withIoQueues(1)
+                        .withQueueDepth(32)
                         .withKeepAlive(Duration.ZERO));
         controller.namespace(1); // cached: the measured I/O sends no admin command
     }
@@ -69,7 +76,8 @@ public class NvmeControllerBench {
         target.close();
         arena.close();
         try (var files = Files.walk(home)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            files.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(p -> p.toFile().delete());
         }
     }
 

@@ -20,11 +20,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * {@code ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]}: 4 KiB
- * random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB sequential read and write
- * throughput at QD8, through this initiator (each after an uncounted warm-up of {@code --warmup} seconds, default 1); and, with {@code --kernel-dev}, the same workloads in the same run through
- * the kernel's own initiator of the same transport (the block device of {@code nvme connect -t tcp|rdma} to the same
- * subsystem, O_DIRECT, one thread per outstanding I/O) as the baseline. The workloads write: use a scratch namespace.
+ * {@code ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]}: 4
+ * KiB random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB sequential read and write
+ * throughput at QD8, through this initiator (each after an uncounted warm-up of {@code --warmup} seconds, default 1);
+ * and, with {@code --kernel-dev}, the same workloads in the same run through the kernel's own initiator of the same
+ * transport (the block device of {@code nvme connect -t tcp|rdma} to the same subsystem, O_DIRECT, one thread per
+ * outstanding I/O) as the baseline. The workloads write: use a scratch namespace.
  */
 final class NvmeRun implements BenchRun {
     @Override
@@ -34,18 +35,23 @@ final class NvmeRun implements BenchRun {
 
     @Override
     public String summary() {
-        return "NVMe/TCP or NVMe/RDMA 4 KiB QD1/QD32 IOPS and latency, 128 KiB / 1 MiB throughput vs the kernel initiator";
+        return "NVMe/TCP or NVMe/RDMA 4 KiB QD1/QD32 IOPS and latency, 128 KiB / 1 MiB throughput"
+                + " vs the kernel initiator";
     }
 
-    private record Workload(String name, int size, int qd, boolean write, boolean random) {
-    }
+    private record Workload(String name, int size, int qd, boolean write, boolean random) {}
 
     private record Result(long ops, double seconds, long[] lat) {
         String line(int size) {
             Arrays.sort(lat);
             double iops = ops / seconds;
-            return String.format(Locale.ROOT, "%10.0f IOPS %9.1f MB/s  p50 %7.1f us  p99 %8.1f us", iops, iops * size / 1e6,
-                    pct(0.5), pct(0.99));
+            return String.format(
+                    Locale.ROOT,
+                    "%10.0f IOPS %9.1f MB/s  p50 %7.1f us  p99 %8.1f us",
+                    iops,
+                    iops * size / 1e6,
+                    pct(0.5),
+                    pct(0.99));
         }
 
         double pct(double p) {
@@ -55,7 +61,8 @@ final class NvmeRun implements BenchRun {
 
     /** One I/O of a workload: issue it, call done when complete. */
     private interface Engine {
-        void io(boolean write, long offset, int size, int slot, java.util.function.Consumer<Throwable> done) throws Exception;
+        void io(boolean write, long offset, int size, int slot, java.util.function.Consumer<Throwable> done)
+                throws Exception;
     }
 
     @Override
@@ -75,22 +82,30 @@ final class NvmeRun implements BenchRun {
                 case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
                 case "--warmup" -> warmup = Double.parseDouble(args[i + 1]);
                 default -> {
-                    System.err.println("unknown option " + args[i] + "; options: --tcp HOST:PORT | --rdma HOST:PORT --nqn NQN --nsid N --kernel-dev DEV --seconds S --warmup S");
+                    System.err.println(
+                            "unknown option " + args[i]
+                                    + "; options: --tcp HOST:PORT | --rdma HOST:PORT --nqn NQN --nsid N --kernel-dev DEV --seconds S --warmup S");
                     return 2;
                 }
             }
         }
         if (target == null || nqn == null) {
-            System.err.println("usage: ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]");
+            System.err.println(
+                    "usage: ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]");
             return 2;
         }
-        List<Workload> workloads = List.of(new Workload("4KiB randread QD1", 4096, 1, false, true),
-                new Workload("4KiB randread QD32", 4096, 32, false, true), new Workload("4KiB randwrite QD1", 4096, 1, true, true),
-                new Workload("4KiB randwrite QD32", 4096, 32, true, true), new Workload("128KiB read QD8", 131072, 8, false, false),
-                new Workload("128KiB write QD8", 131072, 8, true, false), new Workload("1MiB read QD8", 1 << 20, 8, false, false),
+        List<Workload> workloads = List.of(
+                new Workload("4KiB randread QD1", 4096, 1, false, true),
+                new Workload("4KiB randread QD32", 4096, 32, false, true),
+                new Workload("4KiB randwrite QD1", 4096, 1, true, true),
+                new Workload("4KiB randwrite QD32", 4096, 32, true, true),
+                new Workload("128KiB read QD8", 131072, 8, false, false),
+                new Workload("128KiB write QD8", 131072, 8, true, false),
+                new Workload("1MiB read QD8", 1 << 20, 8, false, false),
                 new Workload("1MiB write QD8", 1 << 20, 8, true, false));
         try (Arena arena = Arena.ofShared();
-             Controller c = Controller.connect(target, nqn, ConnectOptions.defaults().withIoQueues(4).withQueueDepth(64))) {
+                Controller c = Controller.connect(
+                        target, nqn, ConnectOptions.defaults().withIoQueues(4).withQueueDepth(64))) {
             long bytes = Math.min(c.namespace(nsid).bytes(), 256L << 20);
             int bs = c.namespace(nsid).blockSize();
             MemorySegment buf = arena.allocate(32L << 20, 4096);
@@ -99,14 +114,20 @@ final class NvmeRun implements BenchRun {
                 MemorySegment b = buf.asSlice((long) slot * size, size);
                 (write ? c.write(ns, off / bs, b) : c.read(ns, off / bs, b)).whenComplete((v, t) -> done.accept(t));
             };
-            FileChannel kernel = dev == null ? null : FileChannel.open(Path.of(dev), StandardOpenOption.READ, StandardOpenOption.WRITE,
-                    com.sun.nio.file.ExtendedOpenOption.DIRECT);
+            FileChannel kernel = dev == null
+                    ? null
+                    : FileChannel.open(
+                            Path.of(dev),
+                            StandardOpenOption.READ,
+                            StandardOpenOption.WRITE,
+                            com.sun.nio.file.ExtendedOpenOption.DIRECT);
             ByteBuffer[] kbufs = new ByteBuffer[32];
             for (int i = 0; i < kbufs.length; i++) {
                 kbufs[i] = ByteBuffer.allocateDirect((1 << 20) + 4096).alignedSlice(4096);
             }
-            System.out.printf("target %s %s namespace %d: %d I/O queues of depth %d, MDTS %d bytes; %.1f s per workload over %d MiB%n", target, nqn,
-                    nsid, c.ioQueueCount(), c.queueDepth(), c.maxTransferBytes(), seconds, bytes >> 20);
+            System.out.printf(
+                    "target %s %s namespace %d: %d I/O queues of depth %d, MDTS %d bytes; %.1f s per workload over %d MiB%n",
+                    target, nqn, nsid, c.ioQueueCount(), c.queueDepth(), c.maxTransferBytes(), seconds, bytes >> 20);
             for (Workload w : workloads) {
                 measure(w, ours, bytes, warmup, false); // JIT and connection warm-up, not counted
                 Result r = measure(w, ours, bytes, seconds, false);
@@ -124,14 +145,16 @@ final class NvmeRun implements BenchRun {
                     };
                     measure(w, k0, bytes, warmup, true);
                     Result k = measure(w, k0, bytes, seconds, true);
-                    System.out.printf("%-22s kernel  %s  (rdma4j/kernel IOPS %.2f)%n", w.name(), k.line(w.size()),
-                            (r.ops() / r.seconds()) / (k.ops() / k.seconds()));
+                    System.out.printf(
+                            "%-22s kernel  %s  (rdma4j/kernel IOPS %.2f)%n",
+                            w.name(), k.line(w.size()), (r.ops() / r.seconds()) / (k.ops() / k.seconds()));
                 }
             }
             if (kernel != null) {
                 kernel.close();
             } else {
-                System.out.println("(no --kernel-dev: connect the kernel initiator with nvme connect -t tcp|rdma ... and pass its block device for the baseline)");
+                System.out.println(
+                        "(no --kernel-dev: connect the kernel initiator with nvme connect -t tcp|rdma ... and pass its block device for the baseline)");
             }
         }
         return 0;
@@ -159,7 +182,7 @@ final class NvmeRun implements BenchRun {
                         while (System.nanoTime() < end) {
                             long off = (w.random() ? rnd.nextLong(slots) : seq.getAndIncrement() % slots) * w.size();
                             long a = System.nanoTime();
-                            e.io(w.write(), off, w.size(), slot, t -> { });
+                            e.io(w.write(), off, w.size(), slot, t -> {});
                             if (n < lat.length) {
                                 lat[n++] = System.nanoTime() - a;
                             }
@@ -179,7 +202,8 @@ final class NvmeRun implements BenchRun {
             long[] lat = new long[1_000_000];
             AtomicLong n = new AtomicLong();
             SplittableRandom rnd = new SplittableRandom(1);
-            java.util.concurrent.ConcurrentLinkedQueue<Integer> slotsFree = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            java.util.concurrent.ConcurrentLinkedQueue<Integer> slotsFree =
+                    new java.util.concurrent.ConcurrentLinkedQueue<>();
             for (int s = 0; s < w.qd(); s++) {
                 slotsFree.add(s);
             }
@@ -208,6 +232,7 @@ final class NvmeRun implements BenchRun {
             throw new IllegalStateException(w.name() + " failed", failed.get());
         }
         double secs = (System.nanoTime() - t0) / 1e9;
-        return new Result(ops.get(), secs, lats.stream().flatMapToLong(Arrays::stream).toArray());
+        return new Result(
+                ops.get(), secs, lats.stream().flatMapToLong(Arrays::stream).toArray());
     }
 }

@@ -92,7 +92,11 @@ final class NvmeTcpLoopTarget implements AutoCloseable {
                 for (int i = 0; i < 128; i++) {
                     out.put(i, (byte) 0);
                 }
-                out.put(0, (byte) 1).put(2, (byte) 128).putInt(4, 128).put(11, (byte) dgst).putInt(12, 131072);
+                out.put(0, (byte) 1)
+                        .put(2, (byte) 128)
+                        .putInt(4, 128)
+                        .put(11, (byte) dgst)
+                        .putInt(12, 131072);
                 writeFully(c, out.limit(128));
                 long expectH2C = 0;
                 int writeCid = -1;
@@ -206,7 +210,11 @@ final class NvmeTcpLoopTarget implements AutoCloseable {
             for (int i = 0; i < hlen; i++) {
                 out.put(i, (byte) 0);
             }
-            out.put(0, (byte) type).put(1, (byte) (flags | (hdgst ? 1 : 0))).put(2, (byte) hlen).put(3, (byte) pdo).putInt(4, plen);
+            out.put(0, (byte) type)
+                    .put(1, (byte) (flags | (hdgst ? 1 : 0)))
+                    .put(2, (byte) hlen)
+                    .put(3, (byte) pdo)
+                    .putInt(4, plen);
         }
 
         private void finishHeader(int hlen, ByteBuffer data) throws IOException {
@@ -250,7 +258,10 @@ final class NvmeTcpLoopTarget implements AutoCloseable {
 
         private void resp(int cid, int dw0, int dw1) throws IOException {
             header(CAPSULE_RESP, 0, 24, 0, 24 + (hdgst ? 4 : 0));
-            out.putInt(8, dw0).putInt(12, dw1).putShort(8 + 10, (short) Math.max(qid, 0)).putShort(8 + 12, (short) cid);
+            out.putInt(8, dw0)
+                    .putInt(12, dw1)
+                    .putShort(8 + 10, (short) Math.max(qid, 0))
+                    .putShort(8 + 12, (short) cid);
             finishHeader(24, null);
         }
 

@@ -26,9 +26,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * The NVMe/TCP initiator's data path, one command at a time through a real {@link TcpQueue} over loopback against
  * {@link NvmeTcpLoopTarget} (which allocates nothing per command): capsule encoding, PDU header parsing, C2HData into
  * the caller's buffer, R2T answered by H2CData, digests on or off. Run with {@code -prof gc}:
- * {@code gc.alloc.rate.norm} is the bytes the queue (all its threads) allocates per command; the time is dominated
- * by loopback round trips and is not the point. Before the zero-copy rework the figure grew with the transfer size
- * (every PDU was copied into new arrays); now it is a small constant (the command's future and completion entry).
+ * {@code gc.alloc.rate.norm} is the bytes the queue (all its threads) allocates per command; the time is dominated by
+ * loopback round trips and is not the point. Before the zero-copy rework the figure grew with the transfer size (every
+ * PDU was copied into new arrays); now it is a small constant (the command's future and completion entry).
  *
  * <pre>./rdma4j bench jmh NvmeTcpQueueBench -prof gc</pre>
  */
@@ -37,7 +37,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
 public class NvmeTcpQueueBench {
     private static final int MAX = 1 << 20;
 
@@ -60,8 +62,11 @@ public class NvmeTcpQueueBench {
         target = new NvmeTcpLoopTarget(MAX);
         arena = Arena.ofShared();
         MemorySegment buf = arena.allocate(MAX, 4096);
-        queue = TcpQueue.open(target.address(), "bench", new TcpQueue.Config(1, 32, digests, digests, Duration.ofSeconds(10),
-                Duration.ofSeconds(30), MAX, 8192), TcpQueue.Connector.PLAIN);
+        queue = TcpQueue.open(
+                target.address(),
+                "bench",
+                new TcpQueue.Config(1, 32, digests, digests, Duration.ofSeconds(10), Duration.ofSeconds(30), MAX, 8192),
+                TcpQueue.Connector.PLAIN);
         int blocks = size / 512;
         readSqe = Sqe.readWrite(false, 1, 0, blocks);
         writeSqe = Sqe.readWrite(true, 1, 0, blocks);

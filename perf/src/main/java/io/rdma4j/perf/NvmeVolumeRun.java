@@ -3,7 +3,6 @@ package io.rdma4j.perf;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.TransferEngine;
-import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.engine.VolumeSpec;
 import io.rdma4j.nvmeof.ConnectOptions;
 import io.rdma4j.nvmeof.Controller;
@@ -22,10 +21,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code ./rdma4j bench nvme-volume --volume NS[,NS...] [--size BYTES] [--stripe BYTES] [--rounds N]}: a large
  * checkpoint-sized write (and read back) through the engine, striped over every namespace of {@code --volume}
- * ({@code tcp://HOST:PORT/NQN/NSID}), next to two baselines in the same run: the raw {@link Controller} writing the same
- * bytes to the first namespace in one call (split by MDTS, spread over its queues), and the engine on that one namespace
- * alone (the engine's own cost). Rounds alternate the three, and each keeps its best, so background load hits all alike.
- * The runs write: use scratch namespaces.
+ * ({@code tcp://HOST:PORT/NQN/NSID}), next to two baselines in the same run: the raw {@link Controller} writing the
+ * same bytes to the first namespace in one call (split by MDTS, spread over its queues), and the engine on that one
+ * namespace alone (the engine's own cost). Rounds alternate the three, and each keeps its best, so background load hits
+ * all alike. The runs write: use scratch namespaces.
  */
 final class NvmeVolumeRun implements BenchRun {
     @Override
@@ -47,7 +46,8 @@ final class NvmeVolumeRun implements BenchRun {
         Map<String, String> o = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 == args.length) {
-                throw new IllegalArgumentException("expected --volume NS[,NS...] [--size BYTES] [--stripe BYTES] [--rounds N], got " + args[i]);
+                throw new IllegalArgumentException(
+                        "expected --volume NS[,NS...] [--size BYTES] [--stripe BYTES] [--rounds N], got " + args[i]);
             }
             o.put(args[i].substring(2), args[++i]);
         }
@@ -62,15 +62,23 @@ final class NvmeVolumeRun implements BenchRun {
             all.add(VolumeSpec.Namespace.parse(n.strip()));
         }
         VolumeSpec.Namespace first = all.getFirst();
-        Target target = first.transport().equals("tcp") ? Target.tcp(first.host(), first.port()) : Target.rdma(first.host(), first.port());
-        try (Arena arena = Arena.ofShared(); TransferEngine engine = TransferEngine.builder().name("bench-nvme-volume").backend("libfabric")
-                     .provider("tcp").nicFilter("lo").build();
-             StorageVolume striped = engine.openVolume(VolumeSpec.of(all).withStripeUnit(stripe));
-             StorageVolume single = engine.openVolume(VolumeSpec.of(List.of(first)).withStripeUnit(stripe));
-             Controller raw = Controller.connect(target, first.subsystemNqn(), ConnectOptions.defaults())) {
+        Target target = first.transport().equals("tcp")
+                ? Target.tcp(first.host(), first.port())
+                : Target.rdma(first.host(), first.port());
+        try (Arena arena = Arena.ofShared();
+                TransferEngine engine = TransferEngine.builder()
+                        .name("bench-nvme-volume")
+                        .backend("libfabric")
+                        .provider("tcp")
+                        .nicFilter("lo")
+                        .build();
+                StorageVolume striped = engine.openVolume(VolumeSpec.of(all).withStripeUnit(stripe));
+                StorageVolume single =
+                        engine.openVolume(VolumeSpec.of(List.of(first)).withStripeUnit(stripe));
+                Controller raw = Controller.connect(target, first.subsystemNqn(), ConnectOptions.defaults())) {
             if (size % striped.blockSize() != 0 || size > single.capacityBytes()) {
-                throw new IllegalArgumentException("--size " + size + " must be a multiple of " + striped.blockSize() + " and fit namespace "
-                        + first + " (" + single.capacityBytes() + " bytes)");
+                throw new IllegalArgumentException("--size " + size + " must be a multiple of " + striped.blockSize()
+                        + " and fit namespace " + first + " (" + single.capacityBytes() + " bytes)");
             }
             MemorySegment mem = arena.allocate(size, 4096);
             SplittableRandom r = new SplittableRandom(7);
@@ -79,13 +87,22 @@ final class NvmeVolumeRun implements BenchRun {
             }
             int bs = raw.namespace(first.nsid()).blockSize();
             try (LocalBuffer buf = engine.register(mem)) {
-                Io rawIo = w -> (w ? raw.write(first.nsid(), 0, mem) : raw.read(first.nsid(), 0, mem)).get(300, TimeUnit.SECONDS);
-                Io singleIo = w -> (w ? engine.write(buf, single.extent(0, size)) : engine.read(buf, single.extent(0, size))).future()
+                Io rawIo = w -> (w ? raw.write(first.nsid(), 0, mem) : raw.read(first.nsid(), 0, mem))
                         .get(300, TimeUnit.SECONDS);
-                Io stripedIo = w -> (w ? engine.write(buf, striped.extent(0, size)) : engine.read(buf, striped.extent(0, size))).future()
+                Io singleIo =
+                        w -> (w ? engine.write(buf, single.extent(0, size)) : engine.read(buf, single.extent(0, size)))
+                                .future()
+                                .get(300, TimeUnit.SECONDS);
+                Io stripedIo = w -> (w
+                                ? engine.write(buf, striped.extent(0, size))
+                                : engine.read(buf, striped.extent(0, size)))
+                        .future()
                         .get(300, TimeUnit.SECONDS);
-                String[] names = {"raw Controller, " + first + " (baseline)", "engine, " + first + " alone", "engine, striped over " + all.size()
-                        + " namespace(s)"};
+                String[] names = {
+                    "raw Controller, " + first + " (baseline)",
+                    "engine, " + first + " alone",
+                    "engine, striped over " + all.size() + " namespace(s)"
+                };
                 Io[] ios = {rawIo, singleIo, stripedIo};
                 double[][] best = new double[3][2];
                 for (Io io : ios) { // warm-up, uncounted
@@ -102,14 +119,25 @@ final class NvmeVolumeRun implements BenchRun {
                         }
                     }
                 }
-                System.out.printf(Locale.ROOT, "%d MiB per transfer, %d KiB stripes, %d-byte blocks, best of %d rounds%n", size >> 20, stripe >> 10, bs,
+                System.out.printf(
+                        Locale.ROOT,
+                        "%d MiB per transfer, %d KiB stripes, %d-byte blocks, best of %d rounds%n",
+                        size >> 20,
+                        stripe >> 10,
+                        bs,
                         rounds);
                 for (String line : striped.describe()) {
                     System.out.println("  " + line);
                 }
                 for (int k = 0; k < 3; k++) {
-                    System.out.printf(Locale.ROOT, "  %-70s write %8.1f MB/s (%.2fx)  read %8.1f MB/s (%.2fx)%n", names[k], best[k][0],
-                            best[k][0] / best[0][0], best[k][1], best[k][1] / best[0][1]);
+                    System.out.printf(
+                            Locale.ROOT,
+                            "  %-70s write %8.1f MB/s (%.2fx)  read %8.1f MB/s (%.2fx)%n",
+                            names[k],
+                            best[k][0],
+                            best[k][0] / best[0][0],
+                            best[k][1],
+                            best[k][1] / best[0][1]);
                 }
             }
         }

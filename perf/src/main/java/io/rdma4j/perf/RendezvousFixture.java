@@ -66,8 +66,12 @@ final class RendezvousFixture implements AutoCloseable {
             }
         }
     };
-    static final MethodDescriptor<byte[], byte[]> ECHO = MethodDescriptor.<byte[], byte[]>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
-            .setFullMethodName("bench.Echo/Echo").setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+    static final MethodDescriptor<byte[], byte[]> ECHO = MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName("bench.Echo/Echo")
+            .setRequestMarshaller(BYTES)
+            .setResponseMarshaller(BYTES)
+            .build();
 
     static String peerName(int i) {
         return "peer-" + i;
@@ -85,7 +89,12 @@ final class RendezvousFixture implements AutoCloseable {
         gid[12] = 10;
         gid[15] = (byte) i;
         for (int l = 0; l < LANES; l++) {
-            lanes.add(LaneInfo.ibverbs(l, "mlx5_" + l, String.format("0000:%02x:00.0", 0x10 + l), l / 2, new QpInfo(i * 16L + l, 4242, 0, gid, 1, 5)));
+            lanes.add(LaneInfo.ibverbs(
+                    l,
+                    "mlx5_" + l,
+                    String.format("0000:%02x:00.0", 0x10 + l),
+                    l / 2,
+                    new QpInfo(i * 16L + l, 4242, 0, gid, 1, 5)));
         }
         return new PeerInfo(peerName(i), "10.0." + (i / 250) + "." + (i % 250) + ":7000", "host-" + i, 1, lanes);
     }
@@ -102,7 +111,10 @@ final class RendezvousFixture implements AutoCloseable {
     RendezvousFixture(int peers, int buffers) {
         this.peers = peers;
         this.buffers = buffers;
-        directory = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start();
+        directory = DirectoryServer.builder()
+                .bindAddress("127.0.0.1")
+                .security(Security.token(TOKEN))
+                .start();
         // a generous deadline: the first calls of a fresh JVM load Netty and connect, which is slow on a busy machine
         client = Rendezvous.connect(directory.target(), Security.token(TOKEN), Duration.ofSeconds(30));
         long t0 = System.nanoTime();
@@ -139,14 +151,19 @@ final class RendezvousFixture implements AutoCloseable {
                 .addMethod(ECHO, ServerCalls.asyncUnaryCall((req, out) -> {
                     out.onNext(req);
                     out.onCompleted();
-                })).build();
+                }))
+                .build();
         try {
-            echoServer = io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0),
-                    InsecureServerCredentials.create()).addService(echo).build().start();
+            echoServer = io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(
+                            new InetSocketAddress("127.0.0.1", 0), InsecureServerCredentials.create())
+                    .addService(echo)
+                    .build()
+                    .start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        echoChannel = Grpc.newChannelBuilder("127.0.0.1:" + echoServer.getPort(), InsecureChannelCredentials.create()).build();
+        echoChannel = Grpc.newChannelBuilder("127.0.0.1:" + echoServer.getPort(), InsecureChannelCredentials.create())
+                .build();
     }
 
     /** The baseline call: a bare gRPC unary round trip carrying a resolved peer's bytes each way. */
@@ -155,14 +172,19 @@ final class RendezvousFixture implements AutoCloseable {
         return client.resolve(peerName(i % peers)).orElseThrow();
     }
 
-    /** Looks up buffer {@code i}: restricted ones (every tenth) as the peer on their access list, the rest anonymously. */
+    /**
+     * Looks up buffer {@code i}: restricted ones (every tenth) as the peer on their access list, the rest anonymously.
+     */
     BufferInfo lookup(int i) {
         int b = i % buffers;
-        return b % 10 == 0 ? announcements.get((b + 1) % peers).lookup(bufferName(b)).orElseThrow() : client.lookup(bufferName(b)).orElseThrow();
+        return b % 10 == 0
+                ? announcements.get((b + 1) % peers).lookup(bufferName(b)).orElseThrow()
+                : client.lookup(bufferName(b)).orElseThrow();
     }
 
     byte[] echo() {
-        return ClientCalls.blockingUnaryCall(echoChannel, ECHO, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), echoPayload);
+        return ClientCalls.blockingUnaryCall(
+                echoChannel, ECHO, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), echoPayload);
     }
 
     @Override

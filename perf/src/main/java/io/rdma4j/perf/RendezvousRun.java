@@ -49,15 +49,20 @@ final class RendezvousRun implements BenchRun {
                 case "--peers" -> peers = Integer.parseInt(args[i + 1]);
                 case "--buffers" -> buffers = Integer.parseInt(args[i + 1]);
                 case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
-                case "--threads" -> threads = Arrays.stream(args[i + 1].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--threads" ->
+                    threads = Arrays.stream(args[i + 1].split(","))
+                            .mapToInt(Integer::parseInt)
+                            .toArray();
                 default -> {
-                    System.err.println("unknown option " + args[i] + "; options: --peers N --buffers N --seconds S --threads 1,4");
+                    System.err.println(
+                            "unknown option " + args[i] + "; options: --peers N --buffers N --seconds S --threads 1,4");
                     return 2;
                 }
             }
         }
         try (RendezvousFixture f = new RendezvousFixture(peers, buffers)) {
-            System.out.printf("populated %d peers (4 lanes each) and %d buffers over loopback TCP in %.2f s (%.0f calls/s from 8 threads)%n",
+            System.out.printf(
+                    "populated %d peers (4 lanes each) and %d buffers over loopback TCP in %.2f s (%.0f calls/s from 8 threads)%n",
                     peers, buffers, f.populateNanos / 1e9, (peers + buffers) / (f.populateNanos / 1e9));
             // warm up every path once so the first measurement is not the JIT's
             measure("warmup", 2, Math.min(1.0, seconds), f::resolve);
@@ -69,7 +74,8 @@ final class RendezvousRun implements BenchRun {
             List<String> names = List.of("baseline: bare gRPC echo", "resolve(peer)", "lookup(buffer)");
             List<IntFunction<Object>> calls = List.of(i -> f.echo(), f::resolve, f::lookup);
             for (int t : threads) {
-                List<List<Result>> rounds = new ArrayList<>(List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>()));
+                List<List<Result>> rounds =
+                        new ArrayList<>(List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>()));
                 for (int round = 0; round < ROUNDS; round++) {
                     for (int k = 0; k < 3; k++) {
                         int c = (k + round) % 3;
@@ -80,16 +86,26 @@ final class RendezvousRun implements BenchRun {
                     results.add(median(r));
                 }
             }
-            System.out.printf("%n%-26s %7s %12s %10s %10s %10s %12s%n", "call", "threads", "ops/s", "p50 us", "p99 us", "p99.9 us", "vs baseline");
+            System.out.printf(
+                    "%n%-26s %7s %12s %10s %10s %10s %12s%n",
+                    "call", "threads", "ops/s", "p50 us", "p99 us", "p99.9 us", "vs baseline");
             double base = Double.NaN;
             for (Result r : results) {
                 if (r.what().startsWith("baseline")) {
                     base = r.opsPerSecond();
                 }
-                System.out.printf("%-26s %7d %12.0f %10.1f %10.1f %10.1f %11.2fx%n", r.what(), r.threads(), r.opsPerSecond(), r.percentileMicros(0.5),
-                        r.percentileMicros(0.99), r.percentileMicros(0.999), r.opsPerSecond() / base);
+                System.out.printf(
+                        "%-26s %7d %12.0f %10.1f %10.1f %10.1f %11.2fx%n",
+                        r.what(),
+                        r.threads(),
+                        r.opsPerSecond(),
+                        r.percentileMicros(0.5),
+                        r.percentileMicros(0.99),
+                        r.percentileMicros(0.999),
+                        r.opsPerSecond() / base);
             }
-            System.out.println("\n'vs baseline' is throughput relative to the bare gRPC echo at the same thread count (1.00x = no directory overhead).");
+            System.out.println(
+                    "\n'vs baseline' is throughput relative to the bare gRPC echo at the same thread count (1.00x = no directory overhead).");
         }
         return 0;
     }
@@ -100,11 +116,15 @@ final class RendezvousRun implements BenchRun {
         List<Result> sorted = new ArrayList<>(rounds);
         sorted.sort(java.util.Comparator.comparingDouble(Result::opsPerSecond));
         Result mid = sorted.get(sorted.size() / 2);
-        long[] all = rounds.stream().flatMapToLong(r -> Arrays.stream(r.latenciesNanos())).sorted().toArray();
+        long[] all = rounds.stream()
+                .flatMapToLong(r -> Arrays.stream(r.latenciesNanos()))
+                .sorted()
+                .toArray();
         return new Result(mid.what(), mid.threads(), mid.ops(), mid.seconds(), all);
     }
 
-    private static Result measure(String what, int threads, double seconds, IntFunction<Object> call) throws InterruptedException {
+    private static Result measure(String what, int threads, double seconds, IntFunction<Object> call)
+            throws InterruptedException {
         long deadline = System.nanoTime() + (long) (seconds * 1e9);
         long[][] lat = new long[threads][];
         int[] counts = new int[threads];

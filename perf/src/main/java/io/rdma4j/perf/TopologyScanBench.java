@@ -55,7 +55,8 @@ public class TopologyScanBench {
             dir = dir.getParent();
         }
         if (dir == null) {
-            throw new IllegalStateException("run from inside the rdma4j project (or set RDMA4J_SHARED): fixtures are in ../shared/topology");
+            throw new IllegalStateException(
+                    "run from inside the rdma4j project (or set RDMA4J_SHARED): fixtures are in ../shared/topology");
         }
         return dir.resolve("../shared/topology").normalize();
     }
@@ -65,13 +66,23 @@ public class TopologyScanBench {
         Path fixtures = fixtures();
         vendorFile = fixtures.resolve("rccl/topo_8p_940.xml");
         tmp = Files.createTempDirectory("rdma4j-topo-bench");
-        Process p = new ProcessBuilder("tar", "-xjf", fixtures.resolve(CAPTURE).toString(), "-C", tmp.toString(),
-                "--no-same-owner", "--no-same-permissions").inheritIO().start();
+        Process p = new ProcessBuilder(
+                        "tar",
+                        "-xjf",
+                        fixtures.resolve(CAPTURE).toString(),
+                        "-C",
+                        tmp.toString(),
+                        "--no-same-owner",
+                        "--no-same-permissions")
+                .inheritIO()
+                .start();
         if (p.waitFor() != 0) {
             throw new IllegalStateException("tar -xjf " + fixtures.resolve(CAPTURE) + " failed: install tar and bzip2");
         }
         try (Stream<Path> s = Files.list(tmp)) {
-            root = s.filter(d -> Files.isDirectory(d.resolve("sys"))).findFirst().orElseThrow();
+            root = s.filter(d -> Files.isDirectory(d.resolve("sys")))
+                    .findFirst()
+                    .orElseThrow();
         }
         Topology t = scan();
         if (t.devices().isEmpty() || t.nics().isEmpty()) {
@@ -96,7 +107,8 @@ public class TopologyScanBench {
         Topology t = scan();
         int n = 0;
         for (var node : t.numaNodes()) {
-            n += t.rankNics(Location.numa(node.id())).size() + t.rankNvme(Location.numa(node.id())).size();
+            n += t.rankNics(Location.numa(node.id())).size()
+                    + t.rankNvme(Location.numa(node.id())).size();
         }
         return n + t.affinity().size();
     }

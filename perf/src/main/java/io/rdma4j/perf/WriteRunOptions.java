@@ -21,11 +21,17 @@ record WriteRunOptions(List<String> providers, double seconds, int window, long[
                 case "--providers" -> providers = List.of(args[i + 1].split(","));
                 case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
                 case "--window" -> window = Integer.parseInt(args[i + 1]);
-                case "--sizes" -> sizes = Arrays.stream(args[i + 1].split(",")).mapToLong(Long::parseLong).toArray();
+                case "--sizes" ->
+                    sizes = Arrays.stream(args[i + 1].split(","))
+                            .mapToLong(Long::parseLong)
+                            .toArray();
                 default -> throw new IllegalArgumentException("unknown option " + args[i] + USAGE);
             }
         }
-        if (seconds <= 0 || window < 1 || sizes.length == 0 || Arrays.stream(sizes).anyMatch(s -> s < 1 || s > (64L << 20))) {
+        if (seconds <= 0
+                || window < 1
+                || sizes.length == 0
+                || Arrays.stream(sizes).anyMatch(s -> s < 1 || s > (64L << 20))) {
             throw new IllegalArgumentException("need --seconds > 0, --window >= 1 and sizes of 1 B to 64 MiB" + USAGE);
         }
         return new WriteRunOptions(providers, seconds, window, sizes);

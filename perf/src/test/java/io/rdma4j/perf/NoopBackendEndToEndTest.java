@@ -31,23 +31,32 @@ import org.junit.jupiter.api.Test;
 /**
  * A backend the engine has never heard of works end to end: two engines on the no-op backend, found through
  * ServiceLoader and announced through the embedded directory, resolve each other and complete a write. The no-op
- * backend moves no bytes, so what is checked is what it can show: the write completes, its plan runs on the noop
- * lanes, and the directory announces each lane with backend id {@code noop}.
+ * backend moves no bytes, so what is checked is what it can show: the write completes, its plan runs on the noop lanes,
+ * and the directory announces each lane with backend id {@code noop}.
  */
 class NoopBackendEndToEndTest {
     private static final long PID = ProcessHandle.current().pid();
 
     @Test
     void isFoundThroughServiceLoader() {
-        assertTrue(ServiceLoader.load(EngineBackendProvider.class).stream().map(ServiceLoader.Provider::get)
+        assertTrue(ServiceLoader.load(EngineBackendProvider.class).stream()
+                .map(ServiceLoader.Provider::get)
                 .anyMatch(p -> p.name().equals("noop")));
     }
 
     @Test
     void twoEnginesOnAThirdBackendResolveEachOtherAndCompleteAWrite() throws Exception {
         try (Arena arena = Arena.ofShared();
-             TransferEngine a = TransferEngine.builder().name("noop-a-" + PID).backend("noop").lanesPerNic(2).build();
-             TransferEngine b = TransferEngine.builder().name("noop-b-" + PID).backend("noop").lanesPerNic(2).build()) {
+                TransferEngine a = TransferEngine.builder()
+                        .name("noop-a-" + PID)
+                        .backend("noop")
+                        .lanesPerNic(2)
+                        .build();
+                TransferEngine b = TransferEngine.builder()
+                        .name("noop-b-" + PID)
+                        .backend("noop")
+                        .lanesPerNic(2)
+                        .build()) {
             b.publish("sink", b.register(arena.allocate(1 << 20, 4096)), Access.anyPeer());
             LocalBuffer src = a.register(arena.allocate(1 << 20, 4096));
             RemoteBuffer dst = a.peer(b.name()).buffer("sink");
@@ -58,35 +67,52 @@ class NoopBackendEndToEndTest {
                 assertTrue(l.localNic().startsWith("noop"), plan.toText());
                 assertTrue(l.remoteNic().startsWith("noop"), plan.toText());
             }
-            TransferResult r = a.write(src, 0, dst, 0, 1 << 20, TransferOptions.DEFAULT).future()
+            TransferResult r = a.write(src, 0, dst, 0, 1 << 20, TransferOptions.DEFAULT)
+                    .future()
                     .get(30, TimeUnit.SECONDS);
             assertEquals(1 << 20, r.bytes());
 
             try (Rendezvous directory = Rendezvous.connect(Rendezvous.embeddedTarget(), Security.none())) {
                 PeerInfo seen = directory.resolve(b.name()).orElseThrow();
                 assertEquals(2, seen.lanes().size());
-                assertEquals(List.of("noop"), seen.lanes().stream().map(LaneInfo::backendId).distinct().toList());
-                assertEquals(List.of(Backend.OTHER), seen.lanes().stream().map(LaneInfo::backend).distinct().toList());
+                assertEquals(
+                        List.of("noop"),
+                        seen.lanes().stream()
+                                .map(LaneInfo::backendId)
+                                .distinct()
+                                .toList());
+                assertEquals(
+                        List.of(Backend.OTHER),
+                        seen.lanes().stream().map(LaneInfo::backend).distinct().toList());
             }
         }
     }
 
     @Test
     void refusesAPeerOnAnotherBackendNamingBothIds() {
-        try (TransferEngine noop = TransferEngine.builder().name("noop-c-" + PID).backend("noop").build();
-             TransferEngine tcp = tcpOrSkip()) {
+        try (TransferEngine noop = TransferEngine.builder()
+                        .name("noop-c-" + PID)
+                        .backend("noop")
+                        .build();
+                TransferEngine tcp = tcpOrSkip()) {
             UnknownPeerException e = assertThrows(UnknownPeerException.class, () -> noop.peer(tcp.name()));
-            assertTrue(e.getMessage().contains("it runs [libfabric (tcp;ofi_rxm)], this engine runs noop"),
+            assertTrue(
+                    e.getMessage().contains("it runs [libfabric (tcp;ofi_rxm)], this engine runs noop"),
                     e.getMessage());
             UnknownPeerException back = assertThrows(UnknownPeerException.class, () -> tcp.peer(noop.name()));
-            assertTrue(back.getMessage().contains("it runs [noop], this engine runs libfabric (tcp;ofi_rxm)"),
+            assertTrue(
+                    back.getMessage().contains("it runs [noop], this engine runs libfabric (tcp;ofi_rxm)"),
                     back.getMessage());
         }
     }
 
     private static TransferEngine tcpOrSkip() {
         try {
-            return TransferEngine.builder().name("noop-tcp-" + PID).backend("libfabric").provider("tcp").nicFilter("lo")
+            return TransferEngine.builder()
+                    .name("noop-tcp-" + PID)
+                    .backend("libfabric")
+                    .provider("tcp")
+                    .nicFilter("lo")
                     .build();
         } catch (BackendUnavailableException e) {
             Assumptions.abort("libfabric's tcp provider is not available here: " + e.getMessage());

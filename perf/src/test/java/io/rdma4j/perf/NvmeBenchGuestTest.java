@@ -30,7 +30,10 @@ class NvmeBenchGuestTest {
 
     private static List<String> nvmeBlockDevices() throws IOException {
         try (Stream<Path> s = Files.list(Path.of("/sys/block"))) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.matches("nvme\\d+n1")).sorted().toList();
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.matches("nvme\\d+n1"))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -46,7 +49,8 @@ class NvmeBenchGuestTest {
 
     private static void bench(String transport, String address) throws Exception {
         String nqn = System.getenv("RDMA4J_NVMET_NQN");
-        assertTrue(address != null && nqn != null, "run in the test VM: scripts/testvm test --nvmet NvmeBenchGuestTest");
+        assertTrue(
+                address != null && nqn != null, "run in the test VM: scripts/testvm test --nvmet NvmeBenchGuestTest");
         Target t = transport.equals("tcp") ? Target.parseTcp(address) : Target.parseRdma(address);
         List<String> before = nvmeBlockDevices();
         run("modprobe", "nvme-" + transport);
@@ -54,14 +58,31 @@ class NvmeBenchGuestTest {
         try {
             String dev = null;
             for (int i = 0; i < 100 && dev == null; i++) {
-                dev = nvmeBlockDevices().stream().filter(d -> !before.contains(d)).findFirst().orElse(null);
+                dev = nvmeBlockDevices().stream()
+                        .filter(d -> !before.contains(d))
+                        .findFirst()
+                        .orElse(null);
                 if (dev == null) {
                     Thread.sleep(100);
                 }
             }
-            assertTrue(dev != null && Files.exists(Path.of("/dev", dev)), "nvme connect made no block device for namespace 1");
-            int rc = new NvmeRun().run(new String[] {"--" + transport, address, "--nqn", nqn, "--nsid", "1", "--kernel-dev", "/dev/" + dev, "--seconds",
-                    System.getProperty("rdma4j.bench.nvme.seconds", "2"), "--warmup", System.getProperty("rdma4j.bench.nvme.warmup", "1")});
+            assertTrue(
+                    dev != null && Files.exists(Path.of("/dev", dev)),
+                    "nvme connect made no block device for namespace 1");
+            int rc = new NvmeRun().run(new String[] {
+                "--" + transport,
+                address,
+                "--nqn",
+                nqn,
+                "--nsid",
+                "1",
+                "--kernel-dev",
+                "/dev/" + dev,
+                "--seconds",
+                System.getProperty("rdma4j.bench.nvme.seconds", "2"),
+                "--warmup",
+                System.getProperty("rdma4j.bench.nvme.warmup", "1")
+            });
             assertEquals(0, rc);
         } finally {
             run("nvme", "disconnect", "-n", nqn);

@@ -39,7 +39,8 @@ public final class Announcement implements AutoCloseable {
 
     Announcement(Rendezvous rendezvous, PeerInfo peer, Duration lease) {
         if (lease.isNegative() || lease.toMillis() > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("lease must be 0 (the directory's default) or a positive duration under 2^31 ms, got " + lease);
+            throw new IllegalArgumentException(
+                    "lease must be 0 (the directory's default) or a positive duration under 2^31 ms, got " + lease);
         }
         this.rendezvous = rendezvous;
         this.peer = peer;
@@ -50,15 +51,21 @@ public final class Announcement implements AutoCloseable {
     }
 
     private void announce() {
-        AnnounceResponse r = rendezvous.call("announce(" + peer.name() + ")", s -> s.announce(
-                AnnounceRequest.newBuilder().setPeer(Wire.toProto(peer)).setLeaseMillis((int) requestedLease.toMillis()).build()));
+        AnnounceResponse r = rendezvous.call(
+                "announce(" + peer.name() + ")",
+                s -> s.announce(AnnounceRequest.newBuilder()
+                        .setPeer(Wire.toProto(peer))
+                        .setLeaseMillis((int) requestedLease.toMillis())
+                        .build()));
         token = r.getLeaseToken();
         lease = Duration.ofMillis(r.getLeaseMillis());
         if (beat != null) {
             beat.cancel(false);
         }
         long every = Math.max(1, lease.toMillis() / 3);
-        beat = rendezvous.heartbeats().scheduleWithFixedDelay(this::backgroundHeartbeat, every, every, TimeUnit.MILLISECONDS);
+        beat = rendezvous
+                .heartbeats()
+                .scheduleWithFixedDelay(this::backgroundHeartbeat, every, every, TimeUnit.MILLISECONDS);
     }
 
     private void backgroundHeartbeat() {
@@ -68,7 +75,8 @@ public final class Announcement implements AutoCloseable {
         } catch (RendezvousException e) {
             lastError = e; // the next beat tries again; a directory that is back answers NOT_FOUND and we re-announce
         } catch (RuntimeException e) {
-            lastError = new RendezvousException(Status.Code.INTERNAL, "heartbeat of " + peer.name() + " failed: " + e, e);
+            lastError =
+                    new RendezvousException(Status.Code.INTERNAL, "heartbeat of " + peer.name() + " failed: " + e, e);
         }
     }
 
@@ -96,12 +104,18 @@ public final class Announcement implements AutoCloseable {
      * Renews the lease now (the background does this every third of the lease). When the directory does not know the
      * peer any more, announces again and re-publishes every buffer.
      *
-     * @throws RendezvousException UNAVAILABLE when the directory is down; PERMISSION_DENIED when another process took the name
+     * @throws RendezvousException UNAVAILABLE when the directory is down; PERMISSION_DENIED when another process took
+     *     the name
      */
     public synchronized void heartbeat() {
         checkOpen();
         try {
-            rendezvous.stub().heartbeat(HeartbeatRequest.newBuilder().setName(peer.name()).setLeaseToken(token).build());
+            rendezvous
+                    .stub()
+                    .heartbeat(HeartbeatRequest.newBuilder()
+                            .setName(peer.name())
+                            .setLeaseToken(token)
+                            .build());
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() != Status.Code.NOT_FOUND) {
                 if (e.getStatus().getCode() == Status.Code.PERMISSION_DENIED && beat != null) {
@@ -134,7 +148,7 @@ public final class Announcement implements AutoCloseable {
      * directory restart.
      *
      * @throws RendezvousException INVALID_ARGUMENT for a bad buffer (e.g. a lane this peer did not announce),
-     *                             ALREADY_EXISTS when another peer publishes that name, RESOURCE_EXHAUSTED at capacity
+     *     ALREADY_EXISTS when another peer publishes that name, RESOURCE_EXHAUSTED at capacity
      */
     public synchronized void publish(BufferInfo buffer) {
         checkOpen();
@@ -144,16 +158,26 @@ public final class Announcement implements AutoCloseable {
     }
 
     private void sendPublish(BufferInfo b) {
-        rendezvous.call("publish(" + b.name() + ")", s -> s.publish(PublishRequest.newBuilder().setOwner(peer.name()).setLeaseToken(token)
-                .setBuffer(Wire.toProto(b)).build()));
+        rendezvous.call(
+                "publish(" + b.name() + ")",
+                s -> s.publish(PublishRequest.newBuilder()
+                        .setOwner(peer.name())
+                        .setLeaseToken(token)
+                        .setBuffer(Wire.toProto(b))
+                        .build()));
     }
 
     /** Removes a published buffer. @throws RendezvousException NOT_FOUND when it is not published */
     public synchronized void unpublish(String name) {
         checkOpen();
         Rendezvous.checkName("buffer name", name);
-        rendezvous.call("unpublish(" + name + ")", s -> s.unpublish(UnpublishRequest.newBuilder().setOwner(peer.name()).setLeaseToken(token)
-                .setName(name).build()));
+        rendezvous.call(
+                "unpublish(" + name + ")",
+                s -> s.unpublish(UnpublishRequest.newBuilder()
+                        .setOwner(peer.name())
+                        .setLeaseToken(token)
+                        .setName(name)
+                        .build()));
         published.remove(name);
     }
 
@@ -170,7 +194,13 @@ public final class Announcement implements AutoCloseable {
             checkOpen();
             t = token;
         }
-        return rendezvous.lookup(name, LookupRequest.newBuilder().setName(name).setRequester(peer.name()).setLeaseToken(t).build());
+        return rendezvous.lookup(
+                name,
+                LookupRequest.newBuilder()
+                        .setName(name)
+                        .setRequester(peer.name())
+                        .setLeaseToken(t)
+                        .build());
     }
 
     private void checkOpen() {
@@ -179,7 +209,10 @@ public final class Announcement implements AutoCloseable {
         }
     }
 
-    /** Stops renewing and withdraws the peer and its buffers; if the directory is unreachable the lease simply runs out. Idempotent. */
+    /**
+     * Stops renewing and withdraws the peer and its buffers; if the directory is unreachable the lease simply runs out.
+     * Idempotent.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -191,7 +224,12 @@ public final class Announcement implements AutoCloseable {
             beat.cancel(false);
         }
         try {
-            rendezvous.stub().withdraw(WithdrawRequest.newBuilder().setName(peer.name()).setLeaseToken(token).build());
+            rendezvous
+                    .stub()
+                    .withdraw(WithdrawRequest.newBuilder()
+                            .setName(peer.name())
+                            .setLeaseToken(token)
+                            .build());
         } catch (StatusRuntimeException e) {
             // NOT_FOUND/PERMISSION_DENIED: already gone or replaced; UNAVAILABLE: the lease will expire on its own
         }

@@ -28,10 +28,12 @@ public final class DirectoryServer implements AutoCloseable {
 
     private DirectoryServer(Builder b) {
         if (b.bindNamesToCertificates && (!b.security.serverTls() || b.security.trustedCertificates() == null)) {
-            throw new IllegalArgumentException("binding peer names to certificates needs mutual TLS: Security.withCertificate(...) and withTrustedCertificates(clientCa)");
+            throw new IllegalArgumentException(
+                    "binding peer names to certificates needs mutual TLS: Security.withCertificate(...) and withTrustedCertificates(clientCa)");
         }
         this.service = new DirectoryService(b.limits(), b.clock, b.bindNamesToCertificates);
-        Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port, null), b.security, service);
+        Transport.Started s = Transport.start(
+                new Transport.Listen(b.inProcessName, b.bindAddress, b.port, null), b.security, service);
         this.server = s.server();
         this.target = s.target();
         this.description = s.description();
@@ -54,8 +56,8 @@ public final class DirectoryServer implements AutoCloseable {
     }
 
     /**
-     * @return what clients pass to {@link Rendezvous#connect}: {@code host:port} (this machine's host name when bound to
-     * all interfaces) or {@code inproc:NAME}
+     * @return what clients pass to {@link Rendezvous#connect}: {@code host:port} (this machine's host name when bound
+     *     to all interfaces) or {@code inproc:NAME}
      */
     public String target() {
         return target;
@@ -63,7 +65,9 @@ public final class DirectoryServer implements AutoCloseable {
 
     /** @return the TCP port, or -1 for an in-process server */
     public int port() {
-        return target.startsWith(Transport.IN_PROCESS_PREFIX) ? -1 : Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
+        return target.startsWith(Transport.IN_PROCESS_PREFIX)
+                ? -1
+                : Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
     }
 
     /** @return where and how it listens, e.g. {@code 127.0.0.1:7777 (plaintext, no token: loopback only)} */
@@ -76,7 +80,10 @@ public final class DirectoryServer implements AutoCloseable {
         return loopbackOnly;
     }
 
-    /** Removes the peers whose leases ran out now (also done periodically unless the sweep interval is zero). @return how many */
+    /**
+     * Removes the peers whose leases ran out now (also done periodically unless the sweep interval is zero). @return
+     * how many
+     */
     public int expireLeases() {
         return service.expireLeases();
     }
@@ -131,8 +138,7 @@ public final class DirectoryServer implements AutoCloseable {
         private int maxBuffersPerPeer = DirectoryService.Limits.DEFAULT.maxBuffersPerPeer();
         private int maxWatchers = DirectoryService.Limits.DEFAULT.maxWatchers();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** TCP port; 0 (the default) picks a free one. */
         public Builder port(int port) {
@@ -158,9 +164,9 @@ public final class DirectoryServer implements AutoCloseable {
         }
 
         /**
-         * Accepts a peer name only from a caller whose mutual-TLS client certificate carries it (subject CN or DNS name,
-         * exactly or followed by {@code /suffix}). Without this, every token holder may act under any name; with it, a
-         * buffer's access list names certified identities. Needs mutual TLS.
+         * Accepts a peer name only from a caller whose mutual-TLS client certificate carries it (subject CN or DNS
+         * name, exactly or followed by {@code /suffix}). Without this, every token holder may act under any name; with
+         * it, a buffer's access list names certified identities. Needs mutual TLS.
          */
         public Builder bindNamesToCertificates() {
             this.bindNamesToCertificates = true;
@@ -173,7 +179,10 @@ public final class DirectoryServer implements AutoCloseable {
             return this;
         }
 
-        /** How often expired leases are swept; {@link Duration#ZERO} sweeps only on {@link DirectoryServer#expireLeases()}. */
+        /**
+         * How often expired leases are swept; {@link Duration#ZERO} sweeps only on
+         * {@link DirectoryServer#expireLeases()}.
+         */
         public Builder sweepInterval(Duration interval) {
             this.sweepInterval = Objects.requireNonNull(interval);
             return this;
@@ -181,8 +190,13 @@ public final class DirectoryServer implements AutoCloseable {
 
         /** Leases granted are clamped to {@code [min, max]}; a peer asking for none gets {@code defaultLease}. */
         public Builder leases(Duration min, Duration defaultLease, Duration max) {
-            if (min.isNegative() || min.isZero() || min.compareTo(defaultLease) > 0 || defaultLease.compareTo(max) > 0 || max.toMillis() > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("leases need 0 < min <= default <= max < 2^31 ms, got " + min + ", " + defaultLease + ", " + max);
+            if (min.isNegative()
+                    || min.isZero()
+                    || min.compareTo(defaultLease) > 0
+                    || defaultLease.compareTo(max) > 0
+                    || max.toMillis() > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("leases need 0 < min <= default <= max < 2^31 ms, got " + min + ", "
+                        + defaultLease + ", " + max);
             }
             this.minLease = min;
             this.defaultLease = defaultLease;
@@ -203,8 +217,15 @@ public final class DirectoryServer implements AutoCloseable {
         }
 
         DirectoryService.Limits limits() {
-            return new DirectoryService.Limits(minLease.toNanos(), maxLease.toNanos(), defaultLease.toNanos(), maxPeers, maxBuffers, maxBuffersPerPeer,
-                    maxWatchers, DirectoryService.Limits.DEFAULT.maxWatchBacklog());
+            return new DirectoryService.Limits(
+                    minLease.toNanos(),
+                    maxLease.toNanos(),
+                    defaultLease.toNanos(),
+                    maxPeers,
+                    maxBuffers,
+                    maxBuffersPerPeer,
+                    maxWatchers,
+                    DirectoryService.Limits.DEFAULT.maxWatchBacklog());
         }
 
         /**

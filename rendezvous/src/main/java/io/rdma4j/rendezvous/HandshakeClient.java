@@ -21,9 +21,9 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Calls a peer's {@link HandshakeServer}. Answers are untrusted: they are validated, and lanes of backends this
- * version does not know are dropped. {@link #connect} may be retried freely: the responder answers a repeated request
- * the same way without creating endpoints twice.
+ * Calls a peer's {@link HandshakeServer}. Answers are untrusted: they are validated, and lanes of backends this version
+ * does not know are dropped. {@link #connect} may be retried freely: the responder answers a repeated request the same
+ * way without creating endpoints twice.
  */
 public final class HandshakeClient implements AutoCloseable {
     private final String address;
@@ -57,19 +57,23 @@ public final class HandshakeClient implements AutoCloseable {
     /**
      * Offers {@code lanes} (with this side's endpoint bytes) to the responder and returns its lanes paired with them.
      *
-     * @param initiator  this peer's name
+     * @param initiator this peer's name
      * @param generation this process's generation
-     * @param responder  the peer meant (its name as resolved); a responder with another name refuses
-     * @throws RendezvousException FAILED_PRECONDITION for a stale generation or a different responder,
-     *                             INVALID_ARGUMENT when the responder rejects the endpoint bytes
+     * @param responder the peer meant (its name as resolved); a responder with another name refuses
+     * @throws RendezvousException FAILED_PRECONDITION for a stale generation or a different responder, INVALID_ARGUMENT
+     *     when the responder rejects the endpoint bytes
      */
     public HandshakeResult connect(String initiator, long generation, String responder, List<LaneInfo> lanes) {
         Rendezvous.checkName("initiator", initiator);
         Rendezvous.checkName("responder", responder);
         if (lanes.isEmpty() || lanes.size() > Validation.MAX_LANES) {
-            throw new IllegalArgumentException("connect needs 1.." + Validation.MAX_LANES + " lanes, got " + lanes.size());
+            throw new IllegalArgumentException(
+                    "connect needs 1.." + Validation.MAX_LANES + " lanes, got " + lanes.size());
         }
-        ConnectRequest.Builder b = ConnectRequest.newBuilder().setInitiator(initiator).setGeneration(generation).setResponder(responder);
+        ConnectRequest.Builder b = ConnectRequest.newBuilder()
+                .setInitiator(initiator)
+                .setGeneration(generation)
+                .setResponder(responder);
         lanes.forEach(l -> b.addLanes(Wire.toProto(l)));
         ConnectResponse r;
         try {
@@ -85,12 +89,21 @@ public final class HandshakeClient implements AutoCloseable {
             List<LanePairing> pairs = new ArrayList<>(r.getLanesCount());
             for (LanePair p : r.getLanesList()) {
                 Validation.lane("responder lane", p.getResponderLane());
-                Wire.fromProto(p.getResponderLane()).ifPresent(l -> pairs.add(new LanePairing(p.getInitiatorLane(), l)));
+                Wire.fromProto(p.getResponderLane())
+                        .ifPresent(l -> pairs.add(new LanePairing(p.getInitiatorLane(), l)));
             }
-            return new HandshakeResult(initiator, r.getResponder(), r.getGeneration(), pairs, r.getSessionToken().toByteArray());
+            return new HandshakeResult(
+                    initiator,
+                    r.getResponder(),
+                    r.getGeneration(),
+                    pairs,
+                    r.getSessionToken().toByteArray());
         } catch (StatusRuntimeException e) {
-            throw new RendezvousException(Status.Code.INVALID_ARGUMENT, "handshake service of " + responder + " at " + address
-                    + " sent a malformed answer: " + e.getStatus().getDescription(), e);
+            throw new RendezvousException(
+                    Status.Code.INVALID_ARGUMENT,
+                    "handshake service of " + responder + " at " + address + " sent a malformed answer: "
+                            + e.getStatus().getDescription(),
+                    e);
         }
     }
 
@@ -103,14 +116,20 @@ public final class HandshakeClient implements AutoCloseable {
     public Optional<BufferInfo> describe(HandshakeResult session, String name) {
         Rendezvous.checkName("buffer name", name);
         try {
-            var r = stub().describe(DescribeRequest.newBuilder().setInitiator(session.initiator())
-                    .setSessionToken(ByteString.copyFrom(session.sessionToken())).setName(name).build());
+            var r = stub().describe(DescribeRequest.newBuilder()
+                    .setInitiator(session.initiator())
+                    .setSessionToken(ByteString.copyFrom(session.sessionToken()))
+                    .setName(name)
+                    .build());
             try {
                 Validation.buffer(r.getBuffer(), null);
                 return Optional.of(Wire.fromProto(r.getBuffer()));
             } catch (StatusRuntimeException | IllegalArgumentException e) {
-                throw new RendezvousException(Status.Code.INVALID_ARGUMENT, "handshake service of " + session.responder() + " at " + address
-                        + " sent a malformed buffer: " + e.getMessage(), e);
+                throw new RendezvousException(
+                        Status.Code.INVALID_ARGUMENT,
+                        "handshake service of " + session.responder() + " at " + address + " sent a malformed buffer: "
+                                + e.getMessage(),
+                        e);
             }
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {

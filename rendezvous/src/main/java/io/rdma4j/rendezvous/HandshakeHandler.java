@@ -16,8 +16,8 @@ public interface HandshakeHandler {
      * Connects local lanes to the initiator's lanes. Called once per distinct request: a retry of the same request
      * (same initiator, generation and lanes) gets the stored answer without calling this again.
      *
-     * @param initiator   the peer name of the caller
-     * @param generation  the caller's process generation
+     * @param initiator the peer name of the caller
+     * @param generation the caller's process generation
      * @param remoteLanes the caller's lanes (those of backends this version knows), with their endpoint bytes
      * @return for each remote lane to connect, the local lane (with local endpoint bytes) now connected to it
      */
@@ -25,7 +25,7 @@ public interface HandshakeHandler {
 
     /**
      * @return the buffer named {@code name} with its keys (owner may be left empty), or empty when there is none; the
-     * server applies the buffer's access list
+     *     server applies the buffer's access list
      */
     Optional<BufferInfo> describe(String name);
 
@@ -33,6 +33,5 @@ public interface HandshakeHandler {
      * The initiator restarted (a higher generation arrived): drop what was connected for {@code previousGeneration}.
      * Called before {@link #connect} for the new generation.
      */
-    default void peerRestarted(String initiator, long previousGeneration, long newGeneration) {
-    }
+    default void peerRestarted(String initiator, long previousGeneration, long newGeneration) {}
 }

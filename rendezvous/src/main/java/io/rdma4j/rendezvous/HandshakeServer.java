@@ -24,27 +24,30 @@ public final class HandshakeServer implements AutoCloseable {
 
     private HandshakeServer(Builder b) {
         if (b.bindNamesToCertificates && (!b.security.serverTls() || b.security.trustedCertificates() == null)) {
-            throw new IllegalArgumentException("binding peer names to certificates needs mutual TLS: Security.withCertificate(...) and withTrustedCertificates(clientCa)");
+            throw new IllegalArgumentException(
+                    "binding peer names to certificates needs mutual TLS: Security.withCertificate(...) and withTrustedCertificates(clientCa)");
         }
-        this.service = new HandshakeService(b.localName, b.generation, b.handler, b.maxInitiators, b.bindNamesToCertificates);
-        Transport.Started s = Transport.start(new Transport.Listen(b.inProcessName, b.bindAddress, b.port, b.advertiseHost), b.security, service);
+        this.service =
+                new HandshakeService(b.localName, b.generation, b.handler, b.maxInitiators, b.bindNamesToCertificates);
+        Transport.Started s = Transport.start(
+                new Transport.Listen(b.inProcessName, b.bindAddress, b.port, b.advertiseHost), b.security, service);
         this.server = s.server();
         this.address = s.target();
         this.description = s.description();
     }
 
     /**
-     * @param localName  this peer's name (requests addressed to another name are refused)
+     * @param localName this peer's name (requests addressed to another name are refused)
      * @param generation this process's generation ({@link PeerInfo#newGeneration()})
-     * @param handler    the engine's endpoint logic
+     * @param handler the engine's endpoint logic
      */
     public static Builder builder(String localName, long generation, HandshakeHandler handler) {
         return new Builder(localName, generation, handler);
     }
 
     /**
-     * @return where peers reach this server: {@code host:port} (for a wildcard bind, the advertised host or this machine's
-     * host name) or {@code inproc:NAME}
+     * @return where peers reach this server: {@code host:port} (for a wildcard bind, the advertised host or this
+     *     machine's host name) or {@code inproc:NAME}
      */
     public String address() {
         return address;
@@ -113,8 +116,8 @@ public final class HandshakeServer implements AutoCloseable {
         }
 
         /**
-         * The host peers dial when the server binds all interfaces (the default with a token); by default this machine's
-         * host name. Ignored for a specific bind address, which is advertised as is.
+         * The host peers dial when the server binds all interfaces (the default with a token); by default this
+         * machine's host name. Ignored for a specific bind address, which is advertised as is.
          */
         public Builder advertiseHost(String host) {
             this.advertiseHost = Objects.requireNonNull(host);
@@ -133,9 +136,9 @@ public final class HandshakeServer implements AutoCloseable {
         }
 
         /**
-         * Accepts a peer name only from a caller whose mutual-TLS client certificate carries it (subject CN or DNS name,
-         * exactly or followed by {@code /suffix}). Without this, every token holder may act under any name; with it, a
-         * buffer's access list names certified identities. Needs mutual TLS.
+         * Accepts a peer name only from a caller whose mutual-TLS client certificate carries it (subject CN or DNS
+         * name, exactly or followed by {@code /suffix}). Without this, every token holder may act under any name; with
+         * it, a buffer's access list names certified identities. Needs mutual TLS.
          */
         public Builder bindNamesToCertificates() {
             this.bindNamesToCertificates = true;

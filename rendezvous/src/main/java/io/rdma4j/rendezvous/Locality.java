@@ -3,9 +3,9 @@ package io.rdma4j.rendezvous;
 /**
  * Where a buffer's memory sits.
  *
- * @param numaNode      NUMA node of the memory (or of its GPU), -1 when unknown
+ * @param numaNode NUMA node of the memory (or of its GPU), -1 when unknown
  * @param deviceOrdinal CUDA device ordinal for {@link MemoryKind#CUDA}, -1 otherwise
- * @param pciAddress    PCI address of the GPU, or {@code null}
+ * @param pciAddress PCI address of the GPU, or {@code null}
  */
 public record Locality(int numaNode, int deviceOrdinal, String pciAddress) {
     /** Host memory on an unknown NUMA node. */
@@ -13,7 +13,8 @@ public record Locality(int numaNode, int deviceOrdinal, String pciAddress) {
 
     public Locality {
         if (numaNode < -1 || deviceOrdinal < -1) {
-            throw new IllegalArgumentException("numaNode and deviceOrdinal must be >= -1 (-1: unknown/none), got " + numaNode + ", " + deviceOrdinal);
+            throw new IllegalArgumentException("numaNode and deviceOrdinal must be >= -1 (-1: unknown/none), got "
+                    + numaNode + ", " + deviceOrdinal);
         }
     }
 

@@ -3,9 +3,9 @@ package io.rdma4j.rendezvous;
 /**
  * A membership change seen through {@link Rendezvous#watch}.
  *
- * @param kind     what happened
- * @param peer     the peer (its last announced value for {@link Kind#LEFT}); {@code null} for {@link Kind#SYNCED}
- * @param reason   why
+ * @param kind what happened
+ * @param peer the peer (its last announced value for {@link Kind#LEFT}); {@code null} for {@link Kind#SYNCED}
+ * @param reason why
  * @param revision the directory's change counter, increasing
  */
 public record PeerEvent(Kind kind, PeerInfo peer, Reason reason, long revision) {

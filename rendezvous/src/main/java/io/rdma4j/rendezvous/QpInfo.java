@@ -7,6 +7,7 @@ import java.util.HexFormat;
 /**
  * The endpoint bytes of an ibverbs lane: the 28-byte QPInfo record rdma4py exchanges, so JVM and Python peers connect.
  * Network byte order, Python {@code struct} format {@code "!IIH16sBB"}:
+ *
  * <pre>
  *   offset  0  u32 qp_num
  *   offset  4  u32 psn
@@ -15,14 +16,15 @@ import java.util.HexFormat;
  *   offset 26  u8 port
  *   offset 27  u8 mtu   (enum ibv_mtu: 1=256 ... 5=4096)
  * </pre>
+ *
  * Unsigned fields are held in wider Java types and range-checked.
  *
  * @param qpNum queue pair number, 0..2^32-1
- * @param psn   initial packet sequence number, 0..2^32-1
- * @param lid   local identifier (InfiniBand; 0 on RoCE), 0..65535
- * @param gid   the 16-byte global identifier (RoCE, or InfiniBand across subnets)
- * @param port  the HCA port number, 0..255
- * @param mtu   the path MTU as an {@code enum ibv_mtu} value, 0..255
+ * @param psn initial packet sequence number, 0..2^32-1
+ * @param lid local identifier (InfiniBand; 0 on RoCE), 0..65535
+ * @param gid the 16-byte global identifier (RoCE, or InfiniBand across subnets)
+ * @param port the HCA port number, 0..255
+ * @param mtu the path MTU as an {@code enum ibv_mtu} value, 0..255
  */
 public record QpInfo(long qpNum, long psn, int lid, byte[] gid, int port, int mtu) {
     /** Encoded size in bytes. */
@@ -37,7 +39,8 @@ public record QpInfo(long qpNum, long psn, int lid, byte[] gid, int port, int mt
         checkRange("port", port, 0xFF);
         checkRange("mtu", mtu, 0xFF);
         if (gid == null || gid.length != GID_BYTES) {
-            throw new IllegalArgumentException("QpInfo gid must be " + GID_BYTES + " bytes, got " + (gid == null ? "null" : gid.length));
+            throw new IllegalArgumentException(
+                    "QpInfo gid must be " + GID_BYTES + " bytes, got " + (gid == null ? "null" : gid.length));
         }
         gid = gid.clone();
     }
@@ -56,7 +59,12 @@ public record QpInfo(long qpNum, long psn, int lid, byte[] gid, int port, int mt
     /** @return the 28 bytes of {@code struct.pack("!IIH16sBB", ...)} */
     public byte[] encode() {
         ByteBuffer b = ByteBuffer.allocate(BYTES); // big-endian by default: network byte order
-        b.putInt((int) qpNum).putInt((int) psn).putShort((short) lid).put(gid).put((byte) port).put((byte) mtu);
+        b.putInt((int) qpNum)
+                .putInt((int) psn)
+                .putShort((short) lid)
+                .put(gid)
+                .put((byte) port)
+                .put((byte) mtu);
         return b.array();
     }
 
@@ -67,8 +75,9 @@ public record QpInfo(long qpNum, long psn, int lid, byte[] gid, int port, int mt
      */
     public static QpInfo decode(byte[] bytes) {
         if (bytes == null || bytes.length != BYTES) {
-            throw new IllegalArgumentException("ibverbs endpoint info must be the " + BYTES + "-byte QPInfo (!IIH16sBB), got "
-                    + (bytes == null ? "null" : bytes.length + " bytes") + ": the peer runs an incompatible version or sent another backend's endpoint");
+            throw new IllegalArgumentException("ibverbs endpoint info must be the " + BYTES
+                    + "-byte QPInfo (!IIH16sBB), got " + (bytes == null ? "null" : bytes.length + " bytes")
+                    + ": the peer runs an incompatible version or sent another backend's endpoint");
         }
         ByteBuffer b = ByteBuffer.wrap(bytes);
         long qpNum = Integer.toUnsignedLong(b.getInt());
@@ -83,8 +92,13 @@ public record QpInfo(long qpNum, long psn, int lid, byte[] gid, int port, int mt
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof QpInfo q && q.qpNum == qpNum && q.psn == psn && q.lid == lid && Arrays.equals(q.gid, gid)
-                && q.port == port && q.mtu == mtu;
+        return o instanceof QpInfo q
+                && q.qpNum == qpNum
+                && q.psn == psn
+                && q.lid == lid
+                && Arrays.equals(q.gid, gid)
+                && q.port == port
+                && q.mtu == mtu;
     }
 
     @Override
@@ -94,7 +108,7 @@ public record QpInfo(long qpNum, long psn, int lid, byte[] gid, int port, int mt
 
     @Override
     public String toString() {
-        return "QpInfo[qpNum=" + qpNum + ", psn=" + psn + ", lid=" + lid + ", gid=" + HexFormat.of().formatHex(gid) + ", port=" + port
-                + ", mtu=" + mtu + "]";
+        return "QpInfo[qpNum=" + qpNum + ", psn=" + psn + ", lid=" + lid + ", gid="
+                + HexFormat.of().formatHex(gid) + ", port=" + port + ", mtu=" + mtu + "]";
     }
 }

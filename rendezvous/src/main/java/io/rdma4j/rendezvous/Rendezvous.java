@@ -40,9 +40,9 @@ import java.util.function.Function;
  * }
  * }</pre>
  *
- * Every call has a deadline ({@link #callTimeout()}); a directory that is down fails the call with
- * {@code UNAVAILABLE} at once, one that does not answer with {@code DEADLINE_EXCEEDED} after the timeout. Failures
- * are {@link RendezvousException}s carrying the gRPC status.
+ * Every call has a deadline ({@link #callTimeout()}); a directory that is down fails the call with {@code UNAVAILABLE}
+ * at once, one that does not answer with {@code DEADLINE_EXCEEDED} after the timeout. Failures are
+ * {@link RendezvousException}s carrying the gRPC status.
  */
 public final class Rendezvous implements AutoCloseable {
     /** Deadline of each call unless another is given. */
@@ -51,7 +51,8 @@ public final class Rendezvous implements AutoCloseable {
     static final int LIST_PAGE = 256;
 
     private static final class Embedded {
-        static final DirectoryServer SERVER = DirectoryServer.builder().inProcess("rdma4j-embedded-directory").start();
+        static final DirectoryServer SERVER =
+                DirectoryServer.builder().inProcess("rdma4j-embedded-directory").start();
     }
 
     private final String target;
@@ -92,7 +93,7 @@ public final class Rendezvous implements AutoCloseable {
      * A client of the directory at {@code target}.
      *
      * @param target {@code host:port}, or {@code inproc:NAME} for an in-process {@link DirectoryServer}
-     * @param token  the directory's bearer token, or {@code null} for a token-less (loopback) directory
+     * @param token the directory's bearer token, or {@code null} for a token-less (loopback) directory
      */
     public static Rendezvous connect(String target, String token) {
         return connect(target, token == null ? Security.none() : Security.token(token));
@@ -138,8 +139,8 @@ public final class Rendezvous implements AutoCloseable {
     }
 
     /**
-     * Announces {@code peer} under a lease that this client renews in the background (every third of the lease). If
-     * the directory forgets the peer (it restarted), the next heartbeat announces again and re-publishes.
+     * Announces {@code peer} under a lease that this client renews in the background (every third of the lease). If the
+     * directory forgets the peer (it restarted), the next heartbeat announces again and re-publishes.
      *
      * @param lease requested lease; the directory clamps it to its limits
      */
@@ -154,7 +155,9 @@ public final class Rendezvous implements AutoCloseable {
     public Optional<PeerInfo> resolve(String name) {
         checkName("peer name", name);
         try {
-            return Optional.of(checked(stub().resolve(ResolveRequest.newBuilder().setName(name).build()).getPeer()));
+            return Optional.of(checked(
+                    stub().resolve(ResolveRequest.newBuilder().setName(name).build())
+                            .getPeer()));
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) {
                 return Optional.empty();
@@ -169,7 +172,12 @@ public final class Rendezvous implements AutoCloseable {
         String after = "";
         while (true) {
             String from = after;
-            ListResponse page = call("list", s -> s.list(ListRequest.newBuilder().setPageSize(LIST_PAGE).setAfter(from).build()));
+            ListResponse page = call(
+                    "list",
+                    s -> s.list(ListRequest.newBuilder()
+                            .setPageSize(LIST_PAGE)
+                            .setAfter(from)
+                            .build()));
             for (Peer p : page.getPeersList()) {
                 out.add(checked(p));
             }
@@ -210,9 +218,9 @@ public final class Rendezvous implements AutoCloseable {
     }
 
     /**
-     * Streams membership: a JOINED event for each present peer, one SYNCED, then live changes. {@code onError} gets
-     * the reason the stream ended (directory shut down or unreachable); watch again to resume. The stream has no
-     * deadline: it lasts until {@link Watch#close()}.
+     * Streams membership: a JOINED event for each present peer, one SYNCED, then live changes. {@code onError} gets the
+     * reason the stream ended (directory shut down or unreachable); watch again to resume. The stream has no deadline:
+     * it lasts until {@link Watch#close()}.
      */
     public Watch watch(Consumer<PeerEvent> onEvent, Consumer<RendezvousException> onError) {
         Objects.requireNonNull(onEvent, "onEvent");
@@ -245,15 +253,22 @@ public final class Rendezvous implements AutoCloseable {
             @Override
             public void onError(Throwable t) {
                 if (!w.closed) {
-                    onError.accept(t instanceof StatusRuntimeException s ? ClientErrors.of("directory", target, "watch", s)
-                            : new RendezvousException(io.grpc.Status.Code.UNKNOWN, "directory at " + target + ": watch failed: " + t, t));
+                    onError.accept(
+                            t instanceof StatusRuntimeException s
+                                    ? ClientErrors.of("directory", target, "watch", s)
+                                    : new RendezvousException(
+                                            io.grpc.Status.Code.UNKNOWN,
+                                            "directory at " + target + ": watch failed: " + t,
+                                            t));
                 }
             }
 
             @Override
             public void onCompleted() {
                 if (!w.closed) {
-                    onError.accept(new RendezvousException(io.grpc.Status.Code.UNAVAILABLE, "directory at " + target + " ended the watch; watch again"));
+                    onError.accept(new RendezvousException(
+                            io.grpc.Status.Code.UNAVAILABLE,
+                            "directory at " + target + " ended the watch; watch again"));
                 }
             }
         });
@@ -272,7 +287,10 @@ public final class Rendezvous implements AutoCloseable {
 
     private RendezvousException malformed(String what, RuntimeException bad) {
         String why = bad instanceof StatusRuntimeException s ? s.getStatus().getDescription() : bad.getMessage();
-        return new RendezvousException(io.grpc.Status.Code.INVALID_ARGUMENT, "directory at " + target + " sent a malformed " + what + ": " + why, bad);
+        return new RendezvousException(
+                io.grpc.Status.Code.INVALID_ARGUMENT,
+                "directory at " + target + " sent a malformed " + what + ": " + why,
+                bad);
     }
 
     static void checkName(String what, String name) {
@@ -302,8 +320,7 @@ public final class Rendezvous implements AutoCloseable {
         private volatile ClientCallStreamObserver<WatchRequest> call;
         private volatile boolean closed;
 
-        private Watch() {
-        }
+        private Watch() {}
 
         @Override
         public void close() {

@@ -9,11 +9,12 @@ import java.nio.file.Path;
 /**
  * How a rendezvous endpoint authenticates, for servers and clients alike. Immutable; start from {@link #none()} or
  * {@link #token(String)} and add TLS with the {@code with*} methods.
+ *
  * <ul>
- *   <li>token: a shared bearer token; servers check it on every call (constant time), clients send it.</li>
- *   <li>certificate + private key (PEM, PKCS#8 key): a server's TLS identity; a client's certificate for mutual TLS.</li>
- *   <li>trusted certificates (PEM): on a client, the CA that signed the server (turns TLS on); on a server, the CA
- *       that must have signed every client's certificate (mutual TLS, required).</li>
+ *   <li>token: a shared bearer token; servers check it on every call (constant time), clients send it.
+ *   <li>certificate + private key (PEM, PKCS#8 key): a server's TLS identity; a client's certificate for mutual TLS.
+ *   <li>trusted certificates (PEM): on a client, the CA that signed the server (turns TLS on); on a server, the CA that
+ *       must have signed every client's certificate (mutual TLS, required).
  * </ul>
  */
 public final class Security {
@@ -61,10 +62,17 @@ public final class Security {
 
     /** @return a copy with this side's TLS certificate chain and PKCS#8 private key (PEM files) */
     public Security withCertificate(Path chainPem, Path privateKeyPem) {
-        return new Security(token, readable(chainPem, "certificate chain"), readable(privateKeyPem, "private key"), trustedCertificates);
+        return new Security(
+                token,
+                readable(chainPem, "certificate chain"),
+                readable(privateKeyPem, "private key"),
+                trustedCertificates);
     }
 
-    /** @return a copy trusting the CA certificates in {@code caPem}: clients verify the server with them; servers require client certificates signed by them */
+    /**
+     * @return a copy trusting the CA certificates in {@code caPem}: clients verify the server with them; servers
+     *     require client certificates signed by them
+     */
     public Security withTrustedCertificates(Path caPem) {
         return new Security(token, certificateChain, privateKey, readable(caPem, "trusted certificates"));
     }
@@ -76,7 +84,8 @@ public final class Security {
         for (int i = 0; i < token.length(); i++) {
             char c = token.charAt(i);
             if (c < 0x21 || c > 0x7e) {
-                throw new IllegalArgumentException(what + ": a token must be printable ASCII without spaces (it travels in an HTTP/2 header); character "
+                throw new IllegalArgumentException(what
+                        + ": a token must be printable ASCII without spaces (it travels in an HTTP/2 header); character "
                         + i + " is 0x" + Integer.toHexString(c));
             }
         }
@@ -119,6 +128,7 @@ public final class Security {
 
     @Override
     public String toString() {
-        return "Security[token=" + (token == null ? "none" : "set") + ", certificate=" + certificateChain + ", trusted=" + trustedCertificates + "]";
+        return "Security[token=" + (token == null ? "none" : "set") + ", certificate=" + certificateChain + ", trusted="
+                + trustedCertificates + "]";
     }
 }

@@ -53,8 +53,11 @@ abstract class DirectoryTest {
 
     @BeforeEach
     void start() {
-        server = listen(DirectoryServer.builder()).clock(clock::get).sweepInterval(Duration.ZERO)
-                .leases(Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofMinutes(5)).start();
+        server = listen(DirectoryServer.builder())
+                .clock(clock::get)
+                .sweepInterval(Duration.ZERO)
+                .leases(Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofMinutes(5))
+                .start();
         client = Fixtures.client(server.target(), security());
         raw = Transport.channel(server.target(), security());
         stub = DirectoryGrpc.newBlockingStub(raw).withDeadlineAfter(10, TimeUnit.SECONDS);
@@ -79,7 +82,10 @@ abstract class DirectoryTest {
     }
 
     private AnnounceResponse rawAnnounce(PeerInfo p, int leaseMillis) {
-        return stub.announce(AnnounceRequest.newBuilder().setPeer(Wire.toProto(p)).setLeaseMillis(leaseMillis).build());
+        return stub.announce(AnnounceRequest.newBuilder()
+                .setPeer(Wire.toProto(p))
+                .setLeaseMillis(leaseMillis)
+                .build());
     }
 
     @Test
@@ -87,7 +93,9 @@ abstract class DirectoryTest {
         PeerInfo a = peer("node-a", 4);
         try (Announcement ann = client.announce(a, LEASE)) {
             assertEquals(a, client.resolve("node-a").orElseThrow());
-            assertEquals(QpInfo.decode(a.lanes().getFirst().endpoint()), client.resolve("node-a").orElseThrow().lanes().getFirst().qpInfo());
+            assertEquals(
+                    QpInfo.decode(a.lanes().getFirst().endpoint()),
+                    client.resolve("node-a").orElseThrow().lanes().getFirst().qpInfo());
             assertTrue(client.resolve("node-b").isEmpty());
             assertEquals(List.of(a), client.list());
             assertEquals(Duration.ofSeconds(60), ann.lease());
@@ -98,13 +106,16 @@ abstract class DirectoryTest {
     @Test
     void listsManyPeersInNameOrderAcrossPages() {
         int n = 2 * Rendezvous.LIST_PAGE + 100;
-        java.util.stream.IntStream.range(0, n).parallel().forEach(i -> rawAnnounce(peer(String.format("p%04d", i), 1), 60_000));
+        java.util.stream.IntStream.range(0, n)
+                .parallel()
+                .forEach(i -> rawAnnounce(peer(String.format("p%04d", i), 1), 60_000));
         List<PeerInfo> all = client.list();
         assertEquals(n, all.size());
         for (int i = 0; i < all.size(); i++) {
             assertEquals(String.format("p%04d", i), all.get(i).name());
         }
-        var page = stub.list(ListRequest.newBuilder().setPageSize(10).setAfter("p0100").build());
+        var page = stub.list(
+                ListRequest.newBuilder().setPageSize(10).setAfter("p0100").build());
         assertEquals("p0101", page.getPeers(0).getName());
         assertEquals(10, page.getPeersCount());
         assertTrue(page.getMore());
@@ -133,10 +144,14 @@ abstract class DirectoryTest {
             assertEquals(changed, updated.peer());
             assertTrue(updated.revision() > joined.revision());
 
-            late.close(); // its lease token was replaced by the raw announce: the withdraw is refused, so withdraw explicitly
+            late.close(); // its lease token was replaced by the raw announce: the withdraw is refused, so withdraw
+            // explicitly
             AnnounceResponse mine = rawAnnounce(changed, 60_000);
             assertEquals(PeerEvent.Kind.UPDATED, next(events).kind());
-            stub.withdraw(io.rdma4j.proto.v1.WithdrawRequest.newBuilder().setName("late").setLeaseToken(mine.getLeaseToken()).build());
+            stub.withdraw(io.rdma4j.proto.v1.WithdrawRequest.newBuilder()
+                    .setName("late")
+                    .setLeaseToken(mine.getLeaseToken())
+                    .build());
             PeerEvent left = next(events);
             assertEquals(PeerEvent.Kind.LEFT, left.kind());
             assertEquals(PeerEvent.Reason.WITHDRAWN, left.reason());
@@ -148,16 +163,22 @@ abstract class DirectoryTest {
     void expiredLeaseRemovesThePeerAndItsBuffers() throws Exception {
         AnnounceResponse r = rawAnnounce(peer("short", 2), 1000);
         assertEquals(1000, r.getLeaseMillis());
-        stub.publish(io.rdma4j.proto.v1.PublishRequest.newBuilder().setOwner("short").setLeaseToken(r.getLeaseToken())
-                .setBuffer(Wire.toProto(buffer("short-buf", 2))).build());
+        stub.publish(io.rdma4j.proto.v1.PublishRequest.newBuilder()
+                .setOwner("short")
+                .setLeaseToken(r.getLeaseToken())
+                .setBuffer(Wire.toProto(buffer("short-buf", 2)))
+                .build());
         LinkedBlockingQueue<PeerEvent> events = new LinkedBlockingQueue<>();
-        try (Rendezvous.Watch w = client.watch(events::add, e -> { })) {
+        try (Rendezvous.Watch w = client.watch(events::add, e -> {})) {
             assertEquals(PeerEvent.Kind.JOINED, next(events).kind());
             assertEquals(PeerEvent.Kind.SYNCED, next(events).kind());
 
             clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(999));
             assertEquals(0, server.expireLeases());
-            stub.heartbeat(HeartbeatRequest.newBuilder().setName("short").setLeaseToken(r.getLeaseToken()).build());
+            stub.heartbeat(HeartbeatRequest.newBuilder()
+                    .setName("short")
+                    .setLeaseToken(r.getLeaseToken())
+                    .build());
             clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(999));
             assertEquals(0, server.expireLeases(), "the heartbeat renewed the lease");
             assertTrue(client.resolve("short").isPresent());
@@ -170,8 +191,12 @@ abstract class DirectoryTest {
             assertEquals(PeerEvent.Reason.EXPIRED, left.reason());
             assertTrue(client.lookup("short-buf").isEmpty());
             assertEquals(0, server.bufferCount());
-            assertEquals(Status.Code.NOT_FOUND,
-                    code(() -> stub.heartbeat(HeartbeatRequest.newBuilder().setName("short").setLeaseToken(r.getLeaseToken()).build())));
+            assertEquals(
+                    Status.Code.NOT_FOUND,
+                    code(() -> stub.heartbeat(HeartbeatRequest.newBuilder()
+                            .setName("short")
+                            .setLeaseToken(r.getLeaseToken())
+                            .build())));
         }
     }
 
@@ -184,11 +209,17 @@ abstract class DirectoryTest {
 
     @Test
     void relaysLanesOfUnknownBackendsAndClientsIgnoreThem() {
-        Lane future = Lane.newBuilder().setIndex(7).setBackendValue(99).setDevice("hyperlink0").setNumaNode(-1)
-                .setEndpoint(ByteString.copyFrom(new byte[40])).build();
+        Lane future = Lane.newBuilder()
+                .setIndex(7)
+                .setBackendValue(99)
+                .setDevice("hyperlink0")
+                .setNumaNode(-1)
+                .setEndpoint(ByteString.copyFrom(new byte[40]))
+                .build();
         Peer p = Wire.toProto(peer("mixed", 1)).toBuilder().addLanes(future).build();
         stub.announce(AnnounceRequest.newBuilder().setPeer(p).build());
-        Peer relayed = stub.resolve(ResolveRequest.newBuilder().setName("mixed").build()).getPeer();
+        Peer relayed = stub.resolve(ResolveRequest.newBuilder().setName("mixed").build())
+                .getPeer();
         assertEquals(2, relayed.getLanesCount());
         assertEquals(99, relayed.getLanes(1).getBackendValue());
         PeerInfo seen = client.resolve("mixed").orElseThrow();
@@ -198,24 +229,35 @@ abstract class DirectoryTest {
 
     @Test
     void carriesAnyBackendIdAndReadsLanesOfPeersOlderThanTheField() {
-        Lane noop = Wire.toProto(new LaneInfo(3, "noop", "noop", "noop", null, 0, new byte[]{3}));
+        Lane noop = Wire.toProto(new LaneInfo(3, "noop", "noop", "noop", null, 0, new byte[] {3}));
         assertEquals(io.rdma4j.proto.v1.Backend.BACKEND_OTHER, noop.getBackend());
         assertEquals("noop", noop.getBackendId());
-        Lane old = Wire.toProto(peer("x", 1)).getLanes(0).toBuilder().clearBackendId().build();
-        Peer p = Wire.toProto(peer("ids", 1)).toBuilder().clearLanes().addLanes(old).addLanes(noop).build();
+        Lane old = Wire.toProto(peer("x", 1)).getLanes(0).toBuilder()
+                .clearBackendId()
+                .build();
+        Peer p = Wire.toProto(peer("ids", 1)).toBuilder()
+                .clearLanes()
+                .addLanes(old)
+                .addLanes(noop)
+                .build();
         stub.announce(AnnounceRequest.newBuilder().setPeer(p).build());
-        Peer relayed = stub.resolve(ResolveRequest.newBuilder().setName("ids").build()).getPeer();
+        Peer relayed =
+                stub.resolve(ResolveRequest.newBuilder().setName("ids").build()).getPeer();
         assertEquals("noop", relayed.getLanes(1).getBackendId());
         PeerInfo seen = client.resolve("ids").orElseThrow();
-        assertEquals(List.of("ibverbs", "noop"), seen.lanes().stream().map(LaneInfo::backendId).toList());
-        assertEquals(List.of(Backend.IBVERBS, Backend.OTHER), seen.lanes().stream().map(LaneInfo::backend).toList());
+        assertEquals(
+                List.of("ibverbs", "noop"),
+                seen.lanes().stream().map(LaneInfo::backendId).toList());
+        assertEquals(
+                List.of(Backend.IBVERBS, Backend.OTHER),
+                seen.lanes().stream().map(LaneInfo::backend).toList());
     }
 
     @Test
     void releasesKeysOnlyToPeersOnTheAccessList() {
         try (Announcement owner = client.announce(peer("owner", 2), LEASE);
-             Announcement friend = client.announce(peer("friend", 1), LEASE);
-             Announcement stranger = client.announce(peer("stranger", 1), LEASE)) {
+                Announcement friend = client.announce(peer("friend", 1), LEASE);
+                Announcement stranger = client.announce(peer("stranger", 1), LEASE)) {
             owner.publish(buffer("open", 2));
             owner.publish(buffer("secret", 2).withAccess(Set.of("friend")));
 
@@ -240,21 +282,44 @@ abstract class DirectoryTest {
         rawAnnounce(peer("victim", 2), 60_000);
         AnnounceResponse attacker = rawAnnounce(peer("attacker", 1), 60_000);
         ByteString forged = ByteString.copyFrom(new byte[16]);
-        assertEquals(Status.Code.PERMISSION_DENIED,
-                code(() -> stub.heartbeat(HeartbeatRequest.newBuilder().setName("victim").setLeaseToken(forged).build())));
-        assertEquals(Status.Code.PERMISSION_DENIED, code(() -> stub.withdraw(io.rdma4j.proto.v1.WithdrawRequest.newBuilder().setName("victim")
-                .setLeaseToken(attacker.getLeaseToken()).build())));
-        assertEquals(Status.Code.PERMISSION_DENIED, code(() -> stub.publish(io.rdma4j.proto.v1.PublishRequest.newBuilder().setOwner("victim")
-                .setLeaseToken(attacker.getLeaseToken()).setBuffer(Wire.toProto(buffer("fake", 1))).build())));
-        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> stub.heartbeat(HeartbeatRequest.newBuilder().setName("victim")
-                .setLeaseToken(ByteString.copyFrom(new byte[3])).build())));
-        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> stub.lookup(LookupRequest.newBuilder().setName("x").setLeaseToken(forged).build())));
+        assertEquals(
+                Status.Code.PERMISSION_DENIED,
+                code(() -> stub.heartbeat(HeartbeatRequest.newBuilder()
+                        .setName("victim")
+                        .setLeaseToken(forged)
+                        .build())));
+        assertEquals(
+                Status.Code.PERMISSION_DENIED,
+                code(() -> stub.withdraw(io.rdma4j.proto.v1.WithdrawRequest.newBuilder()
+                        .setName("victim")
+                        .setLeaseToken(attacker.getLeaseToken())
+                        .build())));
+        assertEquals(
+                Status.Code.PERMISSION_DENIED,
+                code(() -> stub.publish(io.rdma4j.proto.v1.PublishRequest.newBuilder()
+                        .setOwner("victim")
+                        .setLeaseToken(attacker.getLeaseToken())
+                        .setBuffer(Wire.toProto(buffer("fake", 1)))
+                        .build())));
+        assertEquals(
+                Status.Code.INVALID_ARGUMENT,
+                code(() -> stub.heartbeat(HeartbeatRequest.newBuilder()
+                        .setName("victim")
+                        .setLeaseToken(ByteString.copyFrom(new byte[3]))
+                        .build())));
+        assertEquals(
+                Status.Code.INVALID_ARGUMENT,
+                code(() -> stub.lookup(LookupRequest.newBuilder()
+                        .setName("x")
+                        .setLeaseToken(forged)
+                        .build())));
         assertTrue(client.resolve("victim").isPresent());
     }
 
     @Test
     void publishChecksLanesOwnershipAndGenerations() {
-        try (Announcement a = client.announce(peer("pa", 2), LEASE); Announcement b = client.announce(peer("pb", 2), LEASE)) {
+        try (Announcement a = client.announce(peer("pa", 2), LEASE);
+                Announcement b = client.announce(peer("pb", 2), LEASE)) {
             RendezvousException e = assertThrows(RendezvousException.class, () -> a.publish(buffer("wide", 3)));
             assertEquals(Status.Code.INVALID_ARGUMENT, e.code());
             assertTrue(e.getMessage().contains("lane 2"), e.getMessage());
@@ -263,7 +328,15 @@ abstract class DirectoryTest {
             assertEquals(Status.Code.ALREADY_EXISTS, code(() -> b.publish(buffer("shared", 2))));
             assertEquals(Status.Code.PERMISSION_DENIED, code(() -> b.unpublish("shared")));
 
-            BufferInfo v5 = new BufferInfo("shared", "", 4096, MemoryKind.CUDA, Locality.cuda(1, "0000:af:00.0", 1), 5, buffer("x", 1).lanes(), Set.of());
+            BufferInfo v5 = new BufferInfo(
+                    "shared",
+                    "",
+                    4096,
+                    MemoryKind.CUDA,
+                    Locality.cuda(1, "0000:af:00.0", 1),
+                    5,
+                    buffer("x", 1).lanes(),
+                    Set.of());
             a.publish(v5);
             BufferInfo seen = client.lookup("shared").orElseThrow();
             assertEquals(5, seen.generation());
@@ -294,22 +367,31 @@ abstract class DirectoryTest {
     @Test
     void reannouncingKeepsBuffersOnlyForTheSameGeneration() {
         AnnounceResponse first = rawAnnounce(peer("gen", 2), 60_000);
-        stub.publish(io.rdma4j.proto.v1.PublishRequest.newBuilder().setOwner("gen").setLeaseToken(first.getLeaseToken())
-                .setBuffer(Wire.toProto(buffer("gen-buf", 2))).build());
+        stub.publish(io.rdma4j.proto.v1.PublishRequest.newBuilder()
+                .setOwner("gen")
+                .setLeaseToken(first.getLeaseToken())
+                .setBuffer(Wire.toProto(buffer("gen-buf", 2)))
+                .build());
         AnnounceResponse again = rawAnnounce(peer("gen", 2), 60_000);
         assertNotEquals(first.getLeaseToken(), again.getLeaseToken());
         assertTrue(client.lookup("gen-buf").isPresent(), "same process re-announcing keeps its buffers");
-        PeerInfo restarted = new PeerInfo("gen", "127.0.0.1:9999", "host", 43, peer("gen", 2).lanes());
+        PeerInfo restarted =
+                new PeerInfo("gen", "127.0.0.1:9999", "host", 43, peer("gen", 2).lanes());
         rawAnnounce(restarted, 60_000);
         assertTrue(client.lookup("gen-buf").isEmpty(), "a restarted process's old keys are gone");
-        assertEquals(Status.Code.PERMISSION_DENIED,
-                code(() -> stub.heartbeat(HeartbeatRequest.newBuilder().setName("gen").setLeaseToken(first.getLeaseToken()).build())));
+        assertEquals(
+                Status.Code.PERMISSION_DENIED,
+                code(() -> stub.heartbeat(HeartbeatRequest.newBuilder()
+                        .setName("gen")
+                        .setLeaseToken(first.getLeaseToken())
+                        .build())));
     }
 
     @Test
     void refusesPeersBeyondCapacity() {
-        try (DirectoryServer small = listen(DirectoryServer.builder()).capacity(3, 10, 2, 1).start();
-             Rendezvous r = Fixtures.client(small.target(), security())) {
+        try (DirectoryServer small =
+                        listen(DirectoryServer.builder()).capacity(3, 10, 2, 1).start();
+                Rendezvous r = Fixtures.client(small.target(), security())) {
             Announcement a = r.announce(peer("c0", 1), LEASE);
             r.announce(peer("c1", 1), LEASE);
             r.announce(peer("c2", 1), LEASE);
@@ -319,12 +401,12 @@ abstract class DirectoryTest {
             a.publish(buffer("b1", 1));
             assertEquals(Status.Code.RESOURCE_EXHAUSTED, code(() -> a.publish(buffer("b2", 1))));
             LinkedBlockingQueue<PeerEvent> firstEvents = new LinkedBlockingQueue<>();
-            try (Rendezvous.Watch w = r.watch(firstEvents::add, ev -> { })) {
+            try (Rendezvous.Watch w = r.watch(firstEvents::add, ev -> {})) {
                 while (next(firstEvents).kind() != PeerEvent.Kind.SYNCED) {
                     // the first watch is registered once it is synced
                 }
                 LinkedBlockingQueue<RendezvousException> errors = new LinkedBlockingQueue<>();
-                try (Rendezvous.Watch second = r.watch(ev -> { }, errors::add)) {
+                try (Rendezvous.Watch second = r.watch(ev -> {}, errors::add)) {
                     assertEquals(Status.Code.RESOURCE_EXHAUSTED, next(errors).code());
                 }
             } catch (InterruptedException ex) {

@@ -8,8 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 /** Peers, lanes and buffers for tests. */
 final class Fixtures {
-    private Fixtures() {
-    }
+    private Fixtures() {}
 
     static QpInfo qp(long qpNum) {
         byte[] gid = new byte[16];
@@ -25,7 +24,7 @@ final class Fixtures {
     }
 
     static LaneInfo fabricLane(int index) {
-        return LaneInfo.libfabric(index, "tcp;ofi_rxm", "lo", null, -1, new byte[]{2, 0, 0x1f, 0x40, 127, 0, 0, 1});
+        return LaneInfo.libfabric(index, "tcp;ofi_rxm", "lo", null, -1, new byte[] {2, 0, 0x1f, 0x40, 127, 0, 0, 1});
     }
 
     static PeerInfo peer(String name, int lanes) {

@@ -80,7 +80,9 @@ class HandshakeTest {
 
     @BeforeEach
     void start() {
-        server = HandshakeServer.builder("responder", 77, handler).inProcess(Fixtures.uniqueName("hs")).start();
+        server = HandshakeServer.builder("responder", 77, handler)
+                .inProcess(Fixtures.uniqueName("hs"))
+                .start();
         client = Fixtures.handshakeClient(server.address(), Security.none());
     }
 
@@ -126,15 +128,22 @@ class HandshakeTest {
         HandshakeResult fresh = client.connect("initiator", 6, "responder", List.of(ibverbsLane(0, 21)));
         assertEquals(List.of("initiator:5->6"), handler.restarts);
         assertFalse(java.util.Arrays.equals(old.sessionToken(), fresh.sessionToken()));
-        RendezvousException e = assertThrows(RendezvousException.class, () -> client.connect("initiator", 5, "responder", List.of(ibverbsLane(0, 11))));
+        RendezvousException e = assertThrows(
+                RendezvousException.class,
+                () -> client.connect("initiator", 5, "responder", List.of(ibverbsLane(0, 11))));
         assertEquals(Status.Code.FAILED_PRECONDITION, e.code());
         assertTrue(e.getMessage().contains("older than generation 6"), e.getMessage());
-        assertEquals(Status.Code.PERMISSION_DENIED, code(() -> client.describe(old, "anything")), "the old session token died with the restart");
+        assertEquals(
+                Status.Code.PERMISSION_DENIED,
+                code(() -> client.describe(old, "anything")),
+                "the old session token died with the restart");
     }
 
     @Test
     void refusesCallsMeantForAnotherPeer() {
-        RendezvousException e = assertThrows(RendezvousException.class, () -> client.connect("initiator", 5, "someone-else", List.of(fabricLane(0))));
+        RendezvousException e = assertThrows(
+                RendezvousException.class,
+                () -> client.connect("initiator", 5, "someone-else", List.of(fabricLane(0))));
         assertEquals(Status.Code.FAILED_PRECONDITION, e.code());
         assertTrue(e.getMessage().contains("resolve the peer again"), e.getMessage());
         assertEquals(0, handler.connects.get());
@@ -145,24 +154,53 @@ class HandshakeTest {
         ManagedChannel ch = Transport.channel(server.address(), Security.none());
         try {
             var stub = HandshakeGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS);
-            Lane future = Lane.newBuilder().setIndex(3).setBackendValue(42).setEndpoint(ByteString.copyFrom(new byte[100])).setNumaNode(-1).build();
-            var r = stub.connect(ConnectRequest.newBuilder().setInitiator("mixed").setGeneration(1).setResponder("responder")
-                    .addLanes(Wire.toProto(ibverbsLane(0, 1))).addLanes(future).build());
+            Lane future = Lane.newBuilder()
+                    .setIndex(3)
+                    .setBackendValue(42)
+                    .setEndpoint(ByteString.copyFrom(new byte[100]))
+                    .setNumaNode(-1)
+                    .build();
+            var r = stub.connect(ConnectRequest.newBuilder()
+                    .setInitiator("mixed")
+                    .setGeneration(1)
+                    .setResponder("responder")
+                    .addLanes(Wire.toProto(ibverbsLane(0, 1)))
+                    .addLanes(future)
+                    .build());
             assertEquals(1, r.getLanesCount());
             assertEquals(List.of(ibverbsLane(0, 1)), handler.offered.getLast());
 
-            StatusRuntimeException onlyUnknown = assertThrows(StatusRuntimeException.class, () -> stub.connect(ConnectRequest.newBuilder()
-                    .setInitiator("future").setGeneration(1).addLanes(future).build()));
-            assertEquals(Status.Code.FAILED_PRECONDITION, onlyUnknown.getStatus().getCode());
+            StatusRuntimeException onlyUnknown = assertThrows(
+                    StatusRuntimeException.class,
+                    () -> stub.connect(ConnectRequest.newBuilder()
+                            .setInitiator("future")
+                            .setGeneration(1)
+                            .addLanes(future)
+                            .build()));
+            assertEquals(
+                    Status.Code.FAILED_PRECONDITION, onlyUnknown.getStatus().getCode());
 
-            Lane shortQp = Wire.toProto(ibverbsLane(0, 1)).toBuilder().setEndpoint(ByteString.copyFrom(new byte[27])).build();
-            StatusRuntimeException bad = assertThrows(StatusRuntimeException.class, () -> stub.connect(ConnectRequest.newBuilder()
-                    .setInitiator("broken").setGeneration(1).addLanes(shortQp).build()));
+            Lane shortQp = Wire.toProto(ibverbsLane(0, 1)).toBuilder()
+                    .setEndpoint(ByteString.copyFrom(new byte[27]))
+                    .build();
+            StatusRuntimeException bad = assertThrows(
+                    StatusRuntimeException.class,
+                    () -> stub.connect(ConnectRequest.newBuilder()
+                            .setInitiator("broken")
+                            .setGeneration(1)
+                            .addLanes(shortQp)
+                            .build()));
             assertEquals(Status.Code.INVALID_ARGUMENT, bad.getStatus().getCode());
-            assertTrue(bad.getStatus().getDescription().contains("28-byte QPInfo"), bad.getStatus().getDescription());
+            assertTrue(
+                    bad.getStatus().getDescription().contains("28-byte QPInfo"),
+                    bad.getStatus().getDescription());
 
-            StatusRuntimeException none = assertThrows(StatusRuntimeException.class, () -> stub.connect(ConnectRequest.newBuilder()
-                    .setInitiator("empty").setGeneration(1).build()));
+            StatusRuntimeException none = assertThrows(
+                    StatusRuntimeException.class,
+                    () -> stub.connect(ConnectRequest.newBuilder()
+                            .setInitiator("empty")
+                            .setGeneration(1)
+                            .build()));
             assertEquals(Status.Code.INVALID_ARGUMENT, none.getStatus().getCode());
         } finally {
             ch.shutdownNow();
@@ -172,15 +210,21 @@ class HandshakeTest {
     @Test
     void mapsHandlerFailuresToStatusesAndKeepsServing() {
         handler.failWith = new IllegalArgumentException("endpoint address family 7 is not supported");
-        RendezvousException bad = assertThrows(RendezvousException.class, () -> client.connect("i", 1, "responder", List.of(fabricLane(0))));
+        RendezvousException bad = assertThrows(
+                RendezvousException.class, () -> client.connect("i", 1, "responder", List.of(fabricLane(0))));
         assertEquals(Status.Code.INVALID_ARGUMENT, bad.code());
         assertTrue(bad.getMessage().contains("address family 7"), bad.getMessage());
         handler.failWith = new IllegalStateException("device mlx5_0 is gone");
-        RendezvousException internal = assertThrows(RendezvousException.class, () -> client.connect("i", 1, "responder", List.of(fabricLane(0))));
+        RendezvousException internal = assertThrows(
+                RendezvousException.class, () -> client.connect("i", 1, "responder", List.of(fabricLane(0))));
         assertEquals(Status.Code.INTERNAL, internal.code());
         assertTrue(internal.getMessage().contains("mlx5_0 is gone"), internal.getMessage());
         handler.failWith = null;
-        assertEquals(1, client.connect("i", 1, "responder", List.of(fabricLane(0))).lanes().size());
+        assertEquals(
+                1,
+                client.connect("i", 1, "responder", List.of(fabricLane(0)))
+                        .lanes()
+                        .size());
     }
 
     @Test
@@ -195,7 +239,8 @@ class HandshakeTest {
         BufferInfo open = client.describe(s, "open").orElseThrow();
         assertEquals("responder", open.owner());
         assertEquals(Fixtures.buffer("open", 2).lanes(), open.lanes());
-        assertEquals(Set.of("initiator"), client.describe(s, "mine").orElseThrow().access());
+        assertEquals(
+                Set.of("initiator"), client.describe(s, "mine").orElseThrow().access());
         RendezvousException denied = assertThrows(RendezvousException.class, () -> client.describe(s, "theirs"));
         assertEquals(Status.Code.PERMISSION_DENIED, denied.code());
         assertTrue(client.describe(s, "missing").isEmpty());
@@ -203,12 +248,21 @@ class HandshakeTest {
 
     @Test
     void handshakeOverTcpNeedsTheToken() {
-        try (HandshakeServer tcp = HandshakeServer.builder("responder", 1, handler).bindAddress("127.0.0.1").security(Security.token("hs-token")).start();
-             HandshakeClient wrong = Fixtures.handshakeClient(tcp.address(), Security.token("nope"));
-             HandshakeClient right = Fixtures.handshakeClient(tcp.address(), Security.token("hs-token"))) {
-            assertEquals(Status.Code.UNAUTHENTICATED, code(() -> wrong.connect("i", 1, "responder", List.of(fabricLane(0)))));
+        try (HandshakeServer tcp = HandshakeServer.builder("responder", 1, handler)
+                        .bindAddress("127.0.0.1")
+                        .security(Security.token("hs-token"))
+                        .start();
+                HandshakeClient wrong = Fixtures.handshakeClient(tcp.address(), Security.token("nope"));
+                HandshakeClient right = Fixtures.handshakeClient(tcp.address(), Security.token("hs-token"))) {
+            assertEquals(
+                    Status.Code.UNAUTHENTICATED,
+                    code(() -> wrong.connect("i", 1, "responder", List.of(fabricLane(0)))));
             assertEquals(0, handler.connects.get());
-            assertEquals(1, right.connect("i", 1, "responder", List.of(fabricLane(0))).lanes().size());
+            assertEquals(
+                    1,
+                    right.connect("i", 1, "responder", List.of(fabricLane(0)))
+                            .lanes()
+                            .size());
         }
     }
 
@@ -219,20 +273,36 @@ class HandshakeTest {
         server.forget("leaver");
         assertEquals(0, server.initiators());
         // with its state gone, even a lower generation is a fresh start rather than a stale caller
-        assertEquals(1, client.connect("leaver", 3, "responder", List.of(fabricLane(0))).lanes().size());
+        assertEquals(
+                1,
+                client.connect("leaver", 3, "responder", List.of(fabricLane(0)))
+                        .lanes()
+                        .size());
         assertEquals(2, handler.connects.get());
     }
 
     @Test
     void advertisesAReachableHostWhenBoundToAllInterfaces() throws Exception {
-        try (HandshakeServer wild = HandshakeServer.builder("responder", 1, handler).security(Security.token("t")).advertiseHost("127.0.0.1").start();
-             HandshakeClient c = Fixtures.handshakeClient(wild.address(), Security.token("t"))) {
+        try (HandshakeServer wild = HandshakeServer.builder("responder", 1, handler)
+                        .security(Security.token("t"))
+                        .advertiseHost("127.0.0.1")
+                        .start();
+                HandshakeClient c = Fixtures.handshakeClient(wild.address(), Security.token("t"))) {
             assertTrue(wild.address().startsWith("127.0.0.1:"), wild.address());
             assertTrue(wild.description().startsWith("0.0.0.0:"), wild.description());
-            assertEquals(1, c.connect("i", 1, "responder", List.of(fabricLane(0))).lanes().size());
+            assertEquals(
+                    1,
+                    c.connect("i", 1, "responder", List.of(fabricLane(0)))
+                            .lanes()
+                            .size());
         }
-        try (HandshakeServer wild = HandshakeServer.builder("responder", 1, handler).security(Security.token("t")).start()) {
-            assertTrue(wild.address().startsWith(java.net.InetAddress.getLocalHost().getHostName() + ":"), wild.address());
+        try (HandshakeServer wild = HandshakeServer.builder("responder", 1, handler)
+                .security(Security.token("t"))
+                .start()) {
+            assertTrue(
+                    wild.address()
+                            .startsWith(java.net.InetAddress.getLocalHost().getHostName() + ":"),
+                    wild.address());
         }
     }
 }

@@ -23,7 +23,8 @@ class InProcessDirectoryTest extends DirectoryTest {
     @Test
     void embeddedDirectoryIsSharedWithinTheJvm() {
         String name = Fixtures.uniqueName("emb");
-        try (Rendezvous one = Rendezvous.embedded(); Rendezvous two = Rendezvous.embedded()) {
+        try (Rendezvous one = Rendezvous.embedded();
+                Rendezvous two = Rendezvous.embedded()) {
             assertTrue(Rendezvous.embeddedTarget().startsWith("inproc:"));
             try (Announcement a = one.announce(peer(name, 1), LEASE)) {
                 assertEquals(peer(name, 1), two.resolve(name).orElseThrow());

@@ -13,10 +13,11 @@ class QpInfoTest {
     private static final byte[] GID = HexFormat.of().parseHex("fe800000000000000202c9fffe0a0b0c");
 
     /**
-     * The bytes rdma4py sends for this QP, produced by Python:
-     * {@code struct.pack("!IIH16sBB", 0x00abcdef, 0x00123456, 0x0102, bytes.fromhex("fe800000000000000202c9fffe0a0b0c"), 1, 5).hex()}
+     * The bytes rdma4py sends for this QP, produced by Python: {@code struct.pack("!IIH16sBB", 0x00abcdef, 0x00123456,
+     * 0x0102, bytes.fromhex("fe800000000000000202c9fffe0a0b0c"), 1, 5).hex()}
      */
-    private static final String RDMA4PY_BYTES = "00abcdef" + "00123456" + "0102" + "fe800000000000000202c9fffe0a0b0c" + "01" + "05";
+    private static final String RDMA4PY_BYTES =
+            "00abcdef" + "00123456" + "0102" + "fe800000000000000202c9fffe0a0b0c" + "01" + "05";
 
     @Test
     void encodesLikePythonStructPack() {
@@ -51,7 +52,7 @@ class QpInfoTest {
     @Test
     void rejectsTruncatedAndOverlongQpInfo() {
         byte[] good = new QpInfo(1, 2, 3, GID, 1, 5).encode();
-        for (int n : new int[]{0, 1, 27, 29, 64}) {
+        for (int n : new int[] {0, 1, 27, 29, 64}) {
             byte[] b = java.util.Arrays.copyOf(good, n);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> QpInfo.decode(b));
             assertTrue(e.getMessage().contains("28-byte") && e.getMessage().contains(n + " bytes"), e.getMessage());
@@ -81,7 +82,8 @@ class QpInfoTest {
     void laneInfoDecodesItsQpInfoAndRefusesOtherBackends() {
         QpInfo q = new QpInfo(7, 8, 0, GID, 1, 4);
         assertEquals(q, LaneInfo.ibverbs(0, "mlx5_0", "0000:3b:00.0", 0, q).qpInfo());
-        assertThrows(IllegalArgumentException.class, () -> Fixtures.fabricLane(0).qpInfo());
+        assertThrows(
+                IllegalArgumentException.class, () -> Fixtures.fabricLane(0).qpInfo());
     }
 
     /** Python's struct module, the codec rdma4py uses, agrees with ours on random records in both directions. */
@@ -89,18 +91,28 @@ class QpInfoTest {
     void agreesWithPythonStructOnRandomRecords() throws Exception {
         Process probe;
         try {
-            probe = new ProcessBuilder("python3", "-c", "import struct").redirectErrorStream(true).start();
+            probe = new ProcessBuilder("python3", "-c", "import struct")
+                    .redirectErrorStream(true)
+                    .start();
         } catch (java.io.IOException e) {
             probe = null;
         }
-        assumeTrue(probe != null && probe.waitFor() == 0, "python3 is not installed; the fixed rdma4py vector above still runs");
+        assumeTrue(
+                probe != null && probe.waitFor() == 0,
+                "python3 is not installed; the fixed rdma4py vector above still runs");
         java.util.Random rnd = new java.util.Random(4);
         StringBuilder hex = new StringBuilder();
         java.util.List<QpInfo> sent = new java.util.ArrayList<>();
         for (int i = 0; i < 50; i++) {
             byte[] gid = new byte[16];
             rnd.nextBytes(gid);
-            QpInfo q = new QpInfo(rnd.nextLong(1L << 32), rnd.nextLong(1L << 32), rnd.nextInt(1 << 16), gid, rnd.nextInt(256), rnd.nextInt(256));
+            QpInfo q = new QpInfo(
+                    rnd.nextLong(1L << 32),
+                    rnd.nextLong(1L << 32),
+                    rnd.nextInt(1 << 16),
+                    gid,
+                    rnd.nextInt(256),
+                    rnd.nextInt(256));
             sent.add(q);
             hex.append(HexFormat.of().formatHex(q.encode())).append('\n');
         }
@@ -112,10 +124,15 @@ class QpInfoTest {
                     again = struct.pack("!IIH16sBB", qp, psn, lid, gid, port, mtu)
                     print(qp, psn, lid, gid.hex(), port, mtu, again.hex())
                 """;
-        Process p = new ProcessBuilder("python3", "-c", script).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("python3", "-c", script)
+                .redirectErrorStream(true)
+                .start();
         p.getOutputStream().write(hex.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         p.getOutputStream().close();
-        java.util.List<String> lines = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).lines().toList();
+        java.util.List<String> lines = new String(
+                        p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII)
+                .lines()
+                .toList();
         assertEquals(0, p.waitFor(), String.join("\n", lines));
         assertEquals(sent.size(), lines.size(), String.join("\n", lines));
         for (int i = 0; i < sent.size(); i++) {

@@ -26,14 +26,17 @@ class ScaleAndRestartTest {
     @Test
     void thousandPeersAnnounceConcurrently() throws Exception {
         int peers = 1000;
-        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start()) {
+        try (DirectoryServer server = DirectoryServer.builder()
+                .bindAddress("127.0.0.1")
+                .security(Security.token(TOKEN))
+                .start()) {
             List<Rendezvous> clients = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
                 clients.add(Fixtures.client(server.target(), TOKEN));
             }
             LinkedBlockingQueue<PeerEvent> events = new LinkedBlockingQueue<>();
             ExecutorService pool = Executors.newFixedThreadPool(32);
-            try (Rendezvous.Watch w = clients.getFirst().watch(events::add, e -> { })) {
+            try (Rendezvous.Watch w = clients.getFirst().watch(events::add, e -> {})) {
                 assertEquals(PeerEvent.Kind.SYNCED, next(events).kind());
                 List<Future<Announcement>> futures = new ArrayList<>();
                 for (int i = 0; i < peers; i++) {
@@ -49,10 +52,14 @@ class ScaleAndRestartTest {
                 while (joined.size() < peers) {
                     PeerEvent e = next(events);
                     assertEquals(PeerEvent.Kind.JOINED, e.kind());
-                    assertTrue(joined.add(e.peer().name()), "joined twice: " + e.peer().name());
+                    assertTrue(
+                            joined.add(e.peer().name()),
+                            "joined twice: " + e.peer().name());
                 }
                 assertEquals(peers, clients.get(3).list().size());
-                assertEquals(peer("worker-517", 2), clients.get(5).resolve("worker-517").orElseThrow());
+                assertEquals(
+                        peer("worker-517", 2),
+                        clients.get(5).resolve("worker-517").orElseThrow());
 
                 List<Future<?>> closes = new ArrayList<>();
                 for (Announcement a : announced) {
@@ -87,9 +94,13 @@ class ScaleAndRestartTest {
 
     @Test
     void peersReannounceAndRepublishAfterTheDirectoryRestarts() throws Exception {
-        DirectoryServer first = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start();
+        DirectoryServer first = DirectoryServer.builder()
+                .bindAddress("127.0.0.1")
+                .security(Security.token(TOKEN))
+                .start();
         int port = first.port();
-        try (Rendezvous manual = Fixtures.client(first.target(), TOKEN); Rendezvous auto = Fixtures.client(first.target(), TOKEN)) {
+        try (Rendezvous manual = Fixtures.client(first.target(), TOKEN);
+                Rendezvous auto = Fixtures.client(first.target(), TOKEN)) {
             Announcement a = manual.announce(peer("manual", 2), Duration.ofMinutes(1));
             a.publish(buffer("manual-buf", 2));
             a.publish(buffer("manual-secret", 1).withAccess(Set.of("auto")));
@@ -98,10 +109,15 @@ class ScaleAndRestartTest {
             b.publish(buffer("auto-buf", 1));
 
             first.close();
-            RendezvousException down = org.junit.jupiter.api.Assertions.assertThrows(RendezvousException.class, a::heartbeat);
+            RendezvousException down =
+                    org.junit.jupiter.api.Assertions.assertThrows(RendezvousException.class, a::heartbeat);
             assertEquals(Status.Code.UNAVAILABLE, down.code());
 
-            try (DirectoryServer second = DirectoryServer.builder().bindAddress("127.0.0.1").port(port).security(Security.token(TOKEN)).start()) {
+            try (DirectoryServer second = DirectoryServer.builder()
+                    .bindAddress("127.0.0.1")
+                    .port(port)
+                    .security(Security.token(TOKEN))
+                    .start()) {
                 assertEquals(0, second.peerCount(), "a new directory starts empty");
                 eventually("manual heartbeat reaches the new directory", () -> {
                     try {
@@ -116,8 +132,13 @@ class ScaleAndRestartTest {
                 assertEquals(peer("manual", 2), manual.resolve("manual").orElseThrow());
                 assertEquals(peer("auto", 1), manual.resolve("auto").orElseThrow());
                 assertEquals("manual", manual.lookup("manual-buf").orElseThrow().owner());
-                assertEquals(buffer("auto-buf", 1).lanes(), manual.lookup("auto-buf").orElseThrow().lanes());
-                assertEquals(Set.of("auto"), b.lookup("manual-secret").orElseThrow().access(), "access lists survive the restart");
+                assertEquals(
+                        buffer("auto-buf", 1).lanes(),
+                        manual.lookup("auto-buf").orElseThrow().lanes());
+                assertEquals(
+                        Set.of("auto"),
+                        b.lookup("manual-secret").orElseThrow().access(),
+                        "access lists survive the restart");
                 assertEquals(3, second.bufferCount());
                 a.close();
                 b.close();
@@ -128,18 +149,26 @@ class ScaleAndRestartTest {
 
     @Test
     void unrenewedLeasesExpireOnTheirOwn() throws Exception {
-        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN))
-                .leases(Duration.ofMillis(100), Duration.ofSeconds(10), Duration.ofMinutes(1)).sweepInterval(Duration.ofMillis(50)).start();
-             Rendezvous r = Fixtures.client(server.target(), TOKEN)) {
+        try (DirectoryServer server = DirectoryServer.builder()
+                        .bindAddress("127.0.0.1")
+                        .security(Security.token(TOKEN))
+                        .leases(Duration.ofMillis(100), Duration.ofSeconds(10), Duration.ofMinutes(1))
+                        .sweepInterval(Duration.ofMillis(50))
+                        .start();
+                Rendezvous r = Fixtures.client(server.target(), TOKEN)) {
             LinkedBlockingQueue<PeerEvent> events = new LinkedBlockingQueue<>();
-            try (Rendezvous.Watch w = r.watch(events::add, e -> { })) {
+            try (Rendezvous.Watch w = r.watch(events::add, e -> {})) {
                 assertEquals(PeerEvent.Kind.SYNCED, next(events).kind());
-                io.grpc.ManagedChannel raw = io.rdma4j.rendezvous.internal.Transport.channel(server.target(), Security.token(TOKEN));
+                io.grpc.ManagedChannel raw =
+                        io.rdma4j.rendezvous.internal.Transport.channel(server.target(), Security.token(TOKEN));
                 try {
                     // announced without a client that renews it
-                    io.rdma4j.proto.v1.DirectoryGrpc.newBlockingStub(raw).withDeadlineAfter(10, java.util.concurrent.TimeUnit.SECONDS)
-                            .announce(io.rdma4j.proto.v1.AnnounceRequest.newBuilder().setPeer(io.rdma4j.rendezvous.internal.Wire.toProto(peer("mayfly", 1)))
-                                    .setLeaseMillis(100).build());
+                    io.rdma4j.proto.v1.DirectoryGrpc.newBlockingStub(raw)
+                            .withDeadlineAfter(10, java.util.concurrent.TimeUnit.SECONDS)
+                            .announce(io.rdma4j.proto.v1.AnnounceRequest.newBuilder()
+                                    .setPeer(io.rdma4j.rendezvous.internal.Wire.toProto(peer("mayfly", 1)))
+                                    .setLeaseMillis(100)
+                                    .build());
                 } finally {
                     raw.shutdownNow();
                 }

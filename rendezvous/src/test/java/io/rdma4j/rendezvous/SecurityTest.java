@@ -23,6 +23,7 @@ class SecurityTest {
 
     @TempDir
     static Path dir;
+
     private static TestCertificates certs;
 
     @BeforeAll
@@ -37,11 +38,14 @@ class SecurityTest {
 
     @Test
     void rejectsMissingAndWrongTokensOnEveryCall() {
-        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start();
-             Rendezvous none = Fixtures.client(server.target(), (String) null);
-             Rendezvous wrong = Fixtures.client(server.target(), TOKEN + "x");
-             Rendezvous almost = Fixtures.client(server.target(), TOKEN.substring(0, TOKEN.length() - 1) + "X");
-             Rendezvous right = Fixtures.client(server.target(), TOKEN)) {
+        try (DirectoryServer server = DirectoryServer.builder()
+                        .bindAddress("127.0.0.1")
+                        .security(Security.token(TOKEN))
+                        .start();
+                Rendezvous none = Fixtures.client(server.target(), (String) null);
+                Rendezvous wrong = Fixtures.client(server.target(), TOKEN + "x");
+                Rendezvous almost = Fixtures.client(server.target(), TOKEN.substring(0, TOKEN.length() - 1) + "X");
+                Rendezvous right = Fixtures.client(server.target(), TOKEN)) {
             assertTrue(server.description().contains("bearer token required"), server.description());
             RendezvousException missing = assertThrows(RendezvousException.class, () -> none.resolve("anyone"));
             assertEquals(Status.Code.UNAUTHENTICATED, missing.code());
@@ -59,10 +63,13 @@ class SecurityTest {
 
     @Test
     void watchWithoutTokenEndsUnauthenticated() throws Exception {
-        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN)).start();
-             Rendezvous none = Fixtures.client(server.target(), (String) null)) {
+        try (DirectoryServer server = DirectoryServer.builder()
+                        .bindAddress("127.0.0.1")
+                        .security(Security.token(TOKEN))
+                        .start();
+                Rendezvous none = Fixtures.client(server.target(), (String) null)) {
             var errors = new java.util.concurrent.LinkedBlockingQueue<RendezvousException>();
-            try (Rendezvous.Watch w = none.watch(e -> { }, errors::add)) {
+            try (Rendezvous.Watch w = none.watch(e -> {}, errors::add)) {
                 assertEquals(Status.Code.UNAUTHENTICATED, Fixtures.next(errors).code());
             }
         }
@@ -75,7 +82,9 @@ class SecurityTest {
             assertTrue(server.description().contains("no token: loopback only"), server.description());
             assertTrue(server.target().startsWith("127.0.0.1:"), server.target());
         }
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DirectoryServer.builder().bindAddress("0.0.0.0").start());
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> DirectoryServer.builder().bindAddress("0.0.0.0").start());
         assertTrue(e.getMessage().contains("without a token"), e.getMessage());
     }
 
@@ -83,8 +92,11 @@ class SecurityTest {
     void readsTheTokenFromAFile() throws IOException {
         Path f = dir.resolve("token");
         Files.writeString(f, TOKEN + "\n");
-        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.none().withTokenFile(f)).start();
-             Rendezvous r = Fixtures.client(server.target(), Security.none().withTokenFile(f))) {
+        try (DirectoryServer server = DirectoryServer.builder()
+                        .bindAddress("127.0.0.1")
+                        .security(Security.none().withTokenFile(f))
+                        .start();
+                Rendezvous r = Fixtures.client(server.target(), Security.none().withTokenFile(f))) {
             assertTrue(r.list().isEmpty());
         }
         Files.writeString(f, "has space\n");
@@ -108,11 +120,17 @@ class SecurityTest {
     @Test
     void servesTlsToClientsThatTrustItsCa() {
         Security serverSec = Security.token(TOKEN).withCertificate(certs.serverCert(), certs.serverKey());
-        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(serverSec).start();
-             Rendezvous tls = Fixtures.client(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.ca()));
-             Rendezvous plain = Fixtures.client(server.target(), Security.token(TOKEN));
-             Rendezvous distrustful = Fixtures.client(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.otherCa()));
-             Rendezvous tokenless = Fixtures.client(server.target(), Security.none().withTrustedCertificates(certs.ca()))) {
+        try (DirectoryServer server = DirectoryServer.builder()
+                        .bindAddress("127.0.0.1")
+                        .security(serverSec)
+                        .start();
+                Rendezvous tls =
+                        Fixtures.client(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.ca()));
+                Rendezvous plain = Fixtures.client(server.target(), Security.token(TOKEN));
+                Rendezvous distrustful = Fixtures.client(
+                        server.target(), Security.token(TOKEN).withTrustedCertificates(certs.otherCa()));
+                Rendezvous tokenless =
+                        Fixtures.client(server.target(), Security.none().withTrustedCertificates(certs.ca()))) {
             assertTrue(server.description().contains("(TLS"), server.description());
             try (Announcement a = tls.announce(peer("over-tls", 2), LEASE)) {
                 assertEquals(peer("over-tls", 2), tls.resolve("over-tls").orElseThrow());
@@ -125,13 +143,25 @@ class SecurityTest {
 
     @Test
     void mutualTlsRequiresAClientCertificateSignedByTheTrustedCa() {
-        Security serverSec = Security.token(TOKEN).withCertificate(certs.serverCert(), certs.serverKey()).withTrustedCertificates(certs.ca());
-        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(serverSec).start();
-             Rendezvous withCert = Fixtures.client(server.target(),
-                     Security.token(TOKEN).withTrustedCertificates(certs.ca()).withCertificate(certs.clientCert(), certs.clientKey()));
-             Rendezvous withoutCert = Fixtures.client(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.ca()));
-             Rendezvous stranger = Fixtures.client(server.target(),
-                     Security.token(TOKEN).withTrustedCertificates(certs.ca()).withCertificate(certs.strangerCert(), certs.strangerKey()))) {
+        Security serverSec = Security.token(TOKEN)
+                .withCertificate(certs.serverCert(), certs.serverKey())
+                .withTrustedCertificates(certs.ca());
+        try (DirectoryServer server = DirectoryServer.builder()
+                        .bindAddress("127.0.0.1")
+                        .security(serverSec)
+                        .start();
+                Rendezvous withCert = Fixtures.client(
+                        server.target(),
+                        Security.token(TOKEN)
+                                .withTrustedCertificates(certs.ca())
+                                .withCertificate(certs.clientCert(), certs.clientKey()));
+                Rendezvous withoutCert =
+                        Fixtures.client(server.target(), Security.token(TOKEN).withTrustedCertificates(certs.ca()));
+                Rendezvous stranger = Fixtures.client(
+                        server.target(),
+                        Security.token(TOKEN)
+                                .withTrustedCertificates(certs.ca())
+                                .withCertificate(certs.strangerCert(), certs.strangerKey()))) {
             assertTrue(server.description().contains("mutual TLS"), server.description());
             assertEquals(List.of(), withCert.list());
             assertTrue(List.of(Status.Code.UNAVAILABLE, Status.Code.UNKNOWN).contains(code(() -> withoutCert.list())));
@@ -141,11 +171,18 @@ class SecurityTest {
 
     @Test
     void handshakeServesOverMutualTls() {
-        Security serverSec = Security.token(TOKEN).withCertificate(certs.serverCert(), certs.serverKey()).withTrustedCertificates(certs.ca());
-        Security clientSec = Security.token(TOKEN).withTrustedCertificates(certs.ca()).withCertificate(certs.clientCert(), certs.clientKey());
+        Security serverSec = Security.token(TOKEN)
+                .withCertificate(certs.serverCert(), certs.serverKey())
+                .withTrustedCertificates(certs.ca());
+        Security clientSec = Security.token(TOKEN)
+                .withTrustedCertificates(certs.ca())
+                .withCertificate(certs.clientCert(), certs.clientKey());
         HandshakeTest.RecordingHandler handler = new HandshakeTest.RecordingHandler();
-        try (HandshakeServer hs = HandshakeServer.builder("responder", 7, handler).bindAddress("127.0.0.1").security(serverSec).start();
-             HandshakeClient c = Fixtures.handshakeClient(hs.address(), clientSec)) {
+        try (HandshakeServer hs = HandshakeServer.builder("responder", 7, handler)
+                        .bindAddress("127.0.0.1")
+                        .security(serverSec)
+                        .start();
+                HandshakeClient c = Fixtures.handshakeClient(hs.address(), clientSec)) {
             HandshakeResult r = c.connect("initiator", 1, "responder", List.of(Fixtures.ibverbsLane(0, 500)));
             assertEquals(1, r.lanes().size());
             assertEquals(7, r.responderGeneration());
@@ -154,28 +191,52 @@ class SecurityTest {
 
     @Test
     void certificateBoundNamesStopTokenHoldersImpersonatingPeers() {
-        Security serverSec = Security.token(TOKEN).withCertificate(certs.serverCert(), certs.serverKey()).withTrustedCertificates(certs.ca());
-        Security clientSec = Security.token(TOKEN).withTrustedCertificates(certs.ca()).withCertificate(certs.clientCert(), certs.clientKey());
-        try (DirectoryServer server = DirectoryServer.builder().bindAddress("127.0.0.1").security(serverSec).bindNamesToCertificates().start();
-             Rendezvous r = Fixtures.client(server.target(), clientSec)) {
+        Security serverSec = Security.token(TOKEN)
+                .withCertificate(certs.serverCert(), certs.serverKey())
+                .withTrustedCertificates(certs.ca());
+        Security clientSec = Security.token(TOKEN)
+                .withTrustedCertificates(certs.ca())
+                .withCertificate(certs.clientCert(), certs.clientKey());
+        try (DirectoryServer server = DirectoryServer.builder()
+                        .bindAddress("127.0.0.1")
+                        .security(serverSec)
+                        .bindNamesToCertificates()
+                        .start();
+                Rendezvous r = Fixtures.client(server.target(), clientSec)) {
             try (Announcement own = r.announce(peer("rdma4j-test-client/engine-0", 1), LEASE)) {
                 assertTrue(r.resolve("rdma4j-test-client/engine-0").isPresent());
             }
-            RendezvousException e = assertThrows(RendezvousException.class, () -> r.announce(peer("trainer-7", 1), LEASE));
+            RendezvousException e =
+                    assertThrows(RendezvousException.class, () -> r.announce(peer("trainer-7", 1), LEASE));
             assertEquals(Status.Code.PERMISSION_DENIED, e.code());
             assertTrue(e.getMessage().contains("[rdma4j-test-client]"), e.getMessage());
-            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> r.announce(peer("rdma4j-test-client-evil", 1), LEASE)));
+            assertEquals(
+                    Status.Code.PERMISSION_DENIED, code(() -> r.announce(peer("rdma4j-test-client-evil", 1), LEASE)));
         }
         HandshakeTest.RecordingHandler handler = new HandshakeTest.RecordingHandler();
-        try (HandshakeServer hs = HandshakeServer.builder("responder", 7, handler).bindAddress("127.0.0.1").security(serverSec)
-                .bindNamesToCertificates().start();
-             HandshakeClient c = Fixtures.handshakeClient(hs.address(), clientSec)) {
-            assertEquals(1, c.connect("rdma4j-test-client", 1, "responder", List.of(Fixtures.fabricLane(0))).lanes().size());
-            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> c.connect("impostor", 1, "responder", List.of(Fixtures.fabricLane(0)))));
+        try (HandshakeServer hs = HandshakeServer.builder("responder", 7, handler)
+                        .bindAddress("127.0.0.1")
+                        .security(serverSec)
+                        .bindNamesToCertificates()
+                        .start();
+                HandshakeClient c = Fixtures.handshakeClient(hs.address(), clientSec)) {
+            assertEquals(
+                    1,
+                    c.connect("rdma4j-test-client", 1, "responder", List.of(Fixtures.fabricLane(0)))
+                            .lanes()
+                            .size());
+            assertEquals(
+                    Status.Code.PERMISSION_DENIED,
+                    code(() -> c.connect("impostor", 1, "responder", List.of(Fixtures.fabricLane(0)))));
             assertEquals(1, handler.connects.get());
         }
-        IllegalArgumentException notMutual = assertThrows(IllegalArgumentException.class, () -> DirectoryServer.builder().bindAddress("127.0.0.1")
-                .security(Security.token(TOKEN)).bindNamesToCertificates().start());
+        IllegalArgumentException notMutual = assertThrows(
+                IllegalArgumentException.class,
+                () -> DirectoryServer.builder()
+                        .bindAddress("127.0.0.1")
+                        .security(Security.token(TOKEN))
+                        .bindNamesToCertificates()
+                        .start());
         assertTrue(notMutual.getMessage().contains("needs mutual TLS"), notMutual.getMessage());
     }
 }

@@ -17,7 +17,10 @@ import io.rdma4j.proto.v1.ResolveResponse;
 import io.rdma4j.rendezvous.internal.Wire;
 import org.junit.jupiter.api.Test;
 
-/** A directory that sends malformed answers (fault injection): clients reject them with a clear error instead of passing them on. */
+/**
+ * A directory that sends malformed answers (fault injection): clients reject them with a clear error instead of passing
+ * them on.
+ */
 class UntrustedDirectoryTest {
     private static final class LyingDirectory extends DirectoryGrpc.DirectoryImplBase {
         @Override
@@ -30,7 +33,8 @@ class UntrustedDirectoryTest {
 
         @Override
         public void lookup(LookupRequest request, StreamObserver<LookupResponse> out) {
-            var b = Wire.toProto(Fixtures.buffer(request.getName(), 1)).toBuilder().setLength(0);
+            var b = Wire.toProto(Fixtures.buffer(request.getName(), 1)).toBuilder()
+                    .setLength(0);
             out.onNext(LookupResponse.newBuilder().setBuffer(b).build());
             out.onCompleted();
         }
@@ -39,11 +43,17 @@ class UntrustedDirectoryTest {
     @Test
     void rejectsMalformedPeersAndBuffersFromTheDirectory() throws Exception {
         String name = Fixtures.uniqueName("liar");
-        Server liar = InProcessServerBuilder.forName(name).addService(new LyingDirectory()).build().start();
+        Server liar = InProcessServerBuilder.forName(name)
+                .addService(new LyingDirectory())
+                .build()
+                .start();
         try (Rendezvous r = Fixtures.client("inproc:" + name, Security.none())) {
             RendezvousException peer = assertThrows(RendezvousException.class, () -> r.resolve("victim"));
             assertEquals(Status.Code.INVALID_ARGUMENT, peer.code());
-            assertTrue(peer.getMessage().contains("sent a malformed peer victim") && peer.getMessage().contains("28-byte QPInfo"), peer.getMessage());
+            assertTrue(
+                    peer.getMessage().contains("sent a malformed peer victim")
+                            && peer.getMessage().contains("28-byte QPInfo"),
+                    peer.getMessage());
             RendezvousException buffer = assertThrows(RendezvousException.class, () -> r.lookup("weights"));
             assertTrue(buffer.getMessage().contains("length must be > 0"), buffer.getMessage());
         } finally {

@@ -30,9 +30,14 @@ class WireContractTest {
 
     private static void render(Descriptors.Descriptor m, TreeSet<String> out) {
         for (Descriptors.FieldDescriptor f : m.getFields()) {
-            out.add("field " + m.getFullName() + " " + f.getNumber() + " " + f.getName() + " " + (f.isRepeated() ? "repeated " : "")
-                    + f.toProto().getType().name() + (f.getType() == Descriptors.FieldDescriptor.Type.MESSAGE ? " " + f.getMessageType().getFullName()
-                    : f.getType() == Descriptors.FieldDescriptor.Type.ENUM ? " " + f.getEnumType().getFullName() : ""));
+            out.add("field " + m.getFullName() + " " + f.getNumber() + " " + f.getName() + " "
+                    + (f.isRepeated() ? "repeated " : "")
+                    + f.toProto().getType().name()
+                    + (f.getType() == Descriptors.FieldDescriptor.Type.MESSAGE
+                            ? " " + f.getMessageType().getFullName()
+                            : f.getType() == Descriptors.FieldDescriptor.Type.ENUM
+                                    ? " " + f.getEnumType().getFullName()
+                                    : ""));
         }
         for (Descriptors.EnumDescriptor e : m.getEnumTypes()) {
             render(e, out);
@@ -55,8 +60,9 @@ class WireContractTest {
             f.getEnumTypes().forEach(e -> render(e, out));
             for (Descriptors.ServiceDescriptor s : f.getServices()) {
                 for (Descriptors.MethodDescriptor md : s.getMethods()) {
-                    out.add("rpc " + s.getFullName() + " " + md.getName() + " " + md.getInputType().getFullName() + " "
-                            + (md.isServerStreaming() ? "stream " : "") + md.getOutputType().getFullName());
+                    out.add("rpc " + s.getFullName() + " " + md.getName() + " "
+                            + md.getInputType().getFullName() + " " + (md.isServerStreaming() ? "stream " : "")
+                            + md.getOutputType().getFullName());
                 }
             }
         }
@@ -65,7 +71,8 @@ class WireContractTest {
 
     private static Descriptors.GenericDescriptor find(String fullName) {
         for (Descriptors.FileDescriptor f : files()) {
-            Descriptors.Descriptor m = f.findMessageTypeByName(fullName.substring(fullName.indexOf('.', "rdma4j.".length()) + 1));
+            Descriptors.Descriptor m =
+                    f.findMessageTypeByName(fullName.substring(fullName.indexOf('.', "rdma4j.".length()) + 1));
             if (m != null) {
                 return m;
             }
@@ -102,13 +109,16 @@ class WireContractTest {
                 }
                 int number = Integer.parseInt(p[2]);
                 DescriptorProtos.DescriptorProto proto = m.toProto();
-                boolean numberReserved = proto.getReservedRangeList().stream().anyMatch(r -> r.getStart() <= number && number < r.getEnd());
+                boolean numberReserved = proto.getReservedRangeList().stream()
+                        .anyMatch(r -> r.getStart() <= number && number < r.getEnd());
                 boolean nameReserved = proto.getReservedNameList().contains(p[3]);
                 if (m.findFieldByNumber(number) == null && numberReserved && nameReserved) {
                     return null;
                 }
-                return m.findFieldByNumber(number) == null ? "field " + p[1] + "." + p[3] + " = " + number + " was removed without `reserved " + number
-                        + "; reserved \"" + p[3] + "\";`" : "field number " + number + " of " + p[1] + " changed name or type: was '" + line + "'";
+                return m.findFieldByNumber(number) == null
+                        ? "field " + p[1] + "." + p[3] + " = " + number + " was removed without `reserved " + number
+                                + "; reserved \"" + p[3] + "\";`"
+                        : "field number " + number + " of " + p[1] + " changed name or type: was '" + line + "'";
             }
             case "enum" -> {
                 if (!(find(p[1]) instanceof Descriptors.EnumDescriptor e)) {
@@ -116,9 +126,12 @@ class WireContractTest {
                 }
                 int number = Integer.parseInt(p[2]);
                 DescriptorProtos.EnumDescriptorProto proto = e.toProto();
-                boolean reserved = proto.getReservedRangeList().stream().anyMatch(r -> r.getStart() <= number && number <= r.getEnd())
+                boolean reserved = proto.getReservedRangeList().stream()
+                                .anyMatch(r -> r.getStart() <= number && number <= r.getEnd())
                         && proto.getReservedNameList().contains(p[3]);
-                return e.findValueByNumber(number) == null && reserved ? null : "enum value " + line + " was removed or renamed without reserving it";
+                return e.findValueByNumber(number) == null && reserved
+                        ? null
+                        : "enum value " + line + " was removed or renamed without reserving it";
             }
             default -> {
                 return "service method changed or removed: '" + line + "'";
@@ -131,7 +144,10 @@ class WireContractTest {
         List<String> released;
         try (InputStream in = WireContractTest.class.getResourceAsStream("/rdma4j-v1-contract.txt")) {
             assertNotNull(in, "rdma4j-v1-contract.txt is missing from the test resources");
-            released = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines().filter(l -> !l.isBlank() && !l.startsWith("#")).toList();
+            released = new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                    .lines()
+                    .filter(l -> !l.isBlank() && !l.startsWith("#"))
+                    .toList();
         }
         TreeSet<String> now = current();
         List<String> problems = new ArrayList<>();
@@ -149,8 +165,9 @@ class WireContractTest {
             Path current = Path.of("target", "rdma4j-v1-contract.current.txt");
             Files.createDirectories(current.getParent());
             Files.write(current, now);
-            problems.add("new contract elements are not in src/test/resources/rdma4j-v1-contract.txt (add them; the whole current listing is in "
-                    + current.toAbsolutePath() + "): " + added);
+            problems.add(
+                    "new contract elements are not in src/test/resources/rdma4j-v1-contract.txt (add them; the whole current listing is in "
+                            + current.toAbsolutePath() + "): " + added);
         }
         assertEquals(List.of(), problems);
     }

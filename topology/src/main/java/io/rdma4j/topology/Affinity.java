@@ -6,8 +6,8 @@ import java.util.List;
  * Everything ranked for one GPU or accelerator.
  *
  * @param device the GPU or accelerator
- * @param nics   NICs after the include/exclude filter, best first
- * @param nvme   NVMe controllers, best first
+ * @param nics NICs after the include/exclude filter, best first
+ * @param nvme NVMe controllers, best first
  */
 public record Affinity(PciDevice device, List<Ranked<PciDevice>> nics, List<Ranked<NvmeController>> nvme) {
     public Affinity {

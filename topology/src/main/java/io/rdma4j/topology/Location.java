@@ -1,8 +1,6 @@
 package io.rdma4j.topology;
 
-/**
- * Where data lives, for ranking: a GPU or accelerator (by PCI address) or a NUMA node (host memory).
- */
+/** Where data lives, for ranking: a GPU or accelerator (by PCI address) or a NUMA node (host memory). */
 public sealed interface Location {
     /** Memory of a PCI device. */
     record Device(PciAddress address) implements Location {
@@ -45,12 +43,14 @@ public sealed interface Location {
             try {
                 return new Numa(Integer.parseInt(t.substring(5)));
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("bad location '" + text + "': expected numa:N with N a node number", e);
+                throw new IllegalArgumentException(
+                        "bad location '" + text + "': expected numa:N with N a node number", e);
             }
         }
         PciAddress a = PciAddress.tryParse(t);
         if (a == null) {
-            throw new IllegalArgumentException("bad location '" + text + "': expected numa:N or a PCI address such as 0000:1b:00.0");
+            throw new IllegalArgumentException(
+                    "bad location '" + text + "': expected numa:N or a PCI address such as 0000:1b:00.0");
         }
         return new Device(a);
     }

@@ -6,20 +6,21 @@ import java.util.List;
 /**
  * Which NICs may be used, in the syntax of NCCL's {@code NCCL_IB_HCA}: a comma-separated list of names, each a prefix
  * ({@code mlx5} matches {@code mlx5_0} and {@code mlx5_10}) or, after {@code =}, an exact name; a leading {@code ^}
- * turns the list into an exclude list; {@code name:port} restricts an entry to one port.
- * Examples: {@code mlx5_0,mlx5_3}, {@code ^mlx5_1}, {@code =mlx5_1}, {@code ^=mlx5_1:2}.
- * As in NCCL, entries match verbs device names ({@code mlx5_0}); a NIC without a verbs device is matched by its fabric
- * names ({@code cxi0}) or, failing those, its network interfaces.
+ * turns the list into an exclude list; {@code name:port} restricts an entry to one port. Examples:
+ * {@code mlx5_0,mlx5_3}, {@code ^mlx5_1}, {@code =mlx5_1}, {@code ^=mlx5_1:2}. As in NCCL, entries match verbs device
+ * names ({@code mlx5_0}); a NIC without a verbs device is matched by its fabric names ({@code cxi0}) or, failing those,
+ * its network interfaces.
  */
 public final class NicFilter {
-    /** The environment variable read by {@link Topology#scan()} and, unless told otherwise, by {@link Topology.Builder}. */
+    /**
+     * The environment variable read by {@link Topology#scan()} and, unless told otherwise, by {@link Topology.Builder}.
+     */
     public static final String ENV = "RDMA4J_IB_HCA";
 
     /** Lets every NIC through. */
     public static final NicFilter ALL = new NicFilter("", false, false, List.of());
 
-    private record Entry(String name, int port) {
-    }
+    private record Entry(String name, int port) {}
 
     private final String spec;
     private final boolean exclude;
@@ -116,8 +117,8 @@ public final class NicFilter {
     }
 
     /**
-     * @return whether the NIC may be used: for an include list, some name of it is listed; for an exclude list, none
-     *         of its names is
+     * @return whether the NIC may be used: for an include list, some name of it is listed; for an exclude list, none of
+     *     its names is
      */
     public boolean allows(PciDevice nic) {
         List<String> names = nic.names();

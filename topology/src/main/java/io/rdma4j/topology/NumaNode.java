@@ -5,11 +5,11 @@ import java.util.List;
 /**
  * One NUMA node.
  *
- * @param id          node number
- * @param cpus        its CPUs, ascending; empty for memory-only nodes (GPU memory on POWER9, CXL)
+ * @param id node number
+ * @param cpus its CPUs, ascending; empty for memory-only nodes (GPU memory on POWER9, CXL)
  * @param memoryBytes its memory, 0 when unknown
- * @param distances   SLIT distances to node 0, 1, ... (as in {@code /sys/devices/system/node/nodeN/distance}); empty
- *                    when unknown
+ * @param distances SLIT distances to node 0, 1, ... (as in {@code /sys/devices/system/node/nodeN/distance}); empty when
+ *     unknown
  */
 public record NumaNode(int id, List<Integer> cpus, long memoryBytes, List<Integer> distances) {
     public NumaNode {

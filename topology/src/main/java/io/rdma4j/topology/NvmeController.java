@@ -5,16 +5,22 @@ import java.util.Optional;
 /**
  * An NVMe controller: a local PCIe one, or a fabrics one (NVMe over RDMA or TCP) reached through a NIC.
  *
- * @param name      kernel name ({@code nvme0}); empty when the source does not say
+ * @param name kernel name ({@code nvme0}); empty when the source does not say
  * @param transport {@code pcie}, {@code rdma}, {@code tcp}, {@code fc} or {@code loop}
- * @param pci       the PCI function of a PCIe controller
- * @param address   fabrics address as the kernel prints it ({@code traddr=10.0.0.2,trsvcid=4420,...}); empty for PCIe
+ * @param pci the PCI function of a PCIe controller
+ * @param address fabrics address as the kernel prints it ({@code traddr=10.0.0.2,trsvcid=4420,...}); empty for PCIe
  * @param subsysnqn NVMe subsystem NQN; empty when unknown
- * @param numaNode  NUMA node, -1 when unknown
- * @param via       for fabrics controllers, the local NIC that reaches the target when it can be told
+ * @param numaNode NUMA node, -1 when unknown
+ * @param via for fabrics controllers, the local NIC that reaches the target when it can be told
  */
-public record NvmeController(String name, String transport, Optional<PciAddress> pci, String address, String subsysnqn,
-                             int numaNode, Optional<PciAddress> via) {
+public record NvmeController(
+        String name,
+        String transport,
+        Optional<PciAddress> pci,
+        String address,
+        String subsysnqn,
+        int numaNode,
+        Optional<PciAddress> via) {
     /** @return true for a fabrics (remote) controller */
     public boolean fabrics() {
         return !transport.equals("pcie");

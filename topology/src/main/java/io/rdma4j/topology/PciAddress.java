@@ -8,18 +8,19 @@ import java.util.regex.Pattern;
  * A PCI function address, {@code domain:bus:device.function}. Domains can be wider than 4 hex digits (Intel VMD and
  * Hyper-V use {@code 10000} and up); {@link #toString()} always prints at least 4 lower-case domain digits.
  *
- * @param domain   PCI segment, 0 to 0x7fffffff
- * @param bus      0 to 0xff
- * @param device   0 to 0x1f
+ * @param domain PCI segment, 0 to 0x7fffffff
+ * @param bus 0 to 0xff
+ * @param device 0 to 0x1f
  * @param function 0 to 7
  */
 public record PciAddress(int domain, int bus, int device, int function) implements Comparable<PciAddress> {
-    private static final Pattern BDF = Pattern.compile("(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\\.([0-7])");
+    private static final Pattern BDF =
+            Pattern.compile("(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\\.([0-7])");
 
     public PciAddress {
         if (domain < 0 || bus < 0 || bus > 0xff || device < 0 || device > 0x1f || function < 0 || function > 7) {
-            throw new IllegalArgumentException("not a PCI address: domain=" + domain + " bus=" + bus + " device=" + device
-                    + " function=" + function + " (bus 0-ff, device 0-1f, function 0-7)");
+            throw new IllegalArgumentException("not a PCI address: domain=" + domain + " bus=" + bus + " device="
+                    + device + " function=" + function + " (bus 0-ff, device 0-1f, function 0-7)");
         }
     }
 
@@ -31,7 +32,8 @@ public record PciAddress(int domain, int bus, int device, int function) implemen
     public static PciAddress parse(String text) {
         PciAddress a = tryParse(text);
         if (a == null) {
-            throw new IllegalArgumentException("not a PCI address: '" + text + "' (expected dddd:bb:dd.f, e.g. 0000:1a:00.0)");
+            throw new IllegalArgumentException(
+                    "not a PCI address: '" + text + "' (expected dddd:bb:dd.f, e.g. 0000:1a:00.0)");
         }
         return a;
     }

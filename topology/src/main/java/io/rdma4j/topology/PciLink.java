@@ -4,8 +4,8 @@ package io.rdma4j.topology;
  * A PCIe link as the device reports it.
  *
  * @param gigaTransfersPerSecond per-lane rate (2.5, 5, 8, 16, 32, 64), 0 when unknown
- * @param width                  lanes, 0 when unknown
- * @param gbps                   usable bandwidth in Gbit/s after line encoding, 0 when unknown
+ * @param width lanes, 0 when unknown
+ * @param gbps usable bandwidth in Gbit/s after line encoding, 0 when unknown
  */
 public record PciLink(double gigaTransfersPerSecond, int width, double gbps) {
     /** A link whose speed and width are not known. */

@@ -15,29 +15,40 @@ import oshi.hardware.HardwareAbstractionLayer;
 /**
  * What the CPUs and memory of a machine are, for the {@code ./rdma4j topo} header.
  *
- * @param cpuModel      processor model name, empty when unknown
- * @param packages      sockets, 0 when unknown
+ * @param cpuModel processor model name, empty when unknown
+ * @param packages sockets, 0 when unknown
  * @param physicalCores cores, 0 when unknown
- * @param logicalCpus   hardware threads, 0 when unknown
- * @param memoryBytes   total memory, 0 when unknown
- * @param source        {@code oshi} for the live machine, else the captured tree it was read from
+ * @param logicalCpus hardware threads, 0 when unknown
+ * @param memoryBytes total memory, 0 when unknown
+ * @param source {@code oshi} for the live machine, else the captured tree it was read from
  */
-public record SystemSummary(String cpuModel, int packages, int physicalCores, int logicalCpus, long memoryBytes, String source) {
+public record SystemSummary(
+        String cpuModel, int packages, int physicalCores, int logicalCpus, long memoryBytes, String source) {
     private static final Pattern MEM_TOTAL = Pattern.compile("MemTotal:\\s+(\\d+)\\s*kB");
 
     /**
-     * Reads the running machine through OSHI; should OSHI fail (its JNA cannot load, say), falls back to
-     * {@code /proc} and says so in {@link #source()}.
+     * Reads the running machine through OSHI; should OSHI fail (its JNA cannot load, say), falls back to {@code /proc}
+     * and says so in {@link #source()}.
      */
     public static SystemSummary live() {
         try {
             HardwareAbstractionLayer hal = new SystemInfo().getHardware();
             CentralProcessor cpu = hal.getProcessor();
-            return new SystemSummary(cpu.getProcessorIdentifier().getName().trim(), cpu.getPhysicalPackageCount(),
-                    cpu.getPhysicalProcessorCount(), cpu.getLogicalProcessorCount(), hal.getMemory().getTotal(), "oshi");
+            return new SystemSummary(
+                    cpu.getProcessorIdentifier().getName().trim(),
+                    cpu.getPhysicalPackageCount(),
+                    cpu.getPhysicalProcessorCount(),
+                    cpu.getLogicalProcessorCount(),
+                    hal.getMemory().getTotal(),
+                    "oshi");
         } catch (RuntimeException | LinkageError e) {
             SystemSummary p = fromProc(Path.of("/"));
-            return new SystemSummary(p.cpuModel(), p.packages(), p.physicalCores(), p.logicalCpus(), p.memoryBytes(),
+            return new SystemSummary(
+                    p.cpuModel(),
+                    p.packages(),
+                    p.physicalCores(),
+                    p.logicalCpus(),
+                    p.memoryBytes(),
                     "/proc (OSHI failed: " + e + ")");
         }
     }
@@ -72,8 +83,7 @@ public record SystemSummary(String cpuModel, int packages, int physicalCores, in
                     packages.add(value);
                 }
                 case "core id" -> cores.add(physical + "/" + value);
-                default -> {
-                }
+                default -> {}
             }
         }
         long mem = 0;
@@ -81,8 +91,8 @@ public record SystemSummary(String cpuModel, int packages, int physicalCores, in
         if (m.find()) {
             mem = Long.parseLong(m.group(1)) * 1024;
         }
-        return new SystemSummary(model, packages.size(), cores.isEmpty() ? logical : cores.size(), logical, mem,
-                fsroot.toString());
+        return new SystemSummary(
+                model, packages.size(), cores.isEmpty() ? logical : cores.size(), logical, mem, fsroot.toString());
     }
 
     private static String read(Path p) {

@@ -26,8 +26,8 @@ import java.util.stream.Collectors;
  * }</pre>
  *
  * Sources: sysfs under a filesystem root ({@link #scan(Path)}), a vendor topology file in NCCL's or hwloc's XML format
- * ({@link #fromNcclXml(Path)}), or both, the file overriding the structure ({@link Builder#ncclXml(Path)}). Instances are
- * immutable and thread-safe.
+ * ({@link #fromNcclXml(Path)}), or both, the file overriding the structure ({@link Builder#ncclXml(Path)}). Instances
+ * are immutable and thread-safe.
  */
 public final class Topology {
     /**
@@ -86,8 +86,7 @@ public final class Topology {
         private String filter;
         private Map<String, String> env = System.getenv();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Scan the running machine's {@code /sys}. */
         public Builder live() {
@@ -112,13 +111,18 @@ public final class Topology {
             return this;
         }
 
-        /** An include/exclude list in {@code NCCL_IB_HCA} syntax; overrides the environment. Null: use the environment. */
+        /**
+         * An include/exclude list in {@code NCCL_IB_HCA} syntax; overrides the environment. Null: use the environment.
+         */
         public Builder nicFilter(String spec) {
             this.filter = spec;
             return this;
         }
 
-        /** The environment to read {@link NicFilter#ENV} and {@link #TOPO_FILE_ENV} from (default: the process environment). */
+        /**
+         * The environment to read {@link NicFilter#ENV} and {@link #TOPO_FILE_ENV} from (default: the process
+         * environment).
+         */
         public Builder environment(Map<String, String> env) {
             this.env = Map.copyOf(env);
             return this;
@@ -136,7 +140,10 @@ public final class Topology {
                 fsroot = Path.of("/");
                 live = true;
             }
-            if (live && xml == null && env.get(TOPO_FILE_ENV) != null && !env.get(TOPO_FILE_ENV).isBlank()) {
+            if (live
+                    && xml == null
+                    && env.get(TOPO_FILE_ENV) != null
+                    && !env.get(TOPO_FILE_ENV).isBlank()) {
                 xml = Path.of(env.get(TOPO_FILE_ENV));
             }
             if (fsroot != null) {
@@ -156,7 +163,10 @@ public final class Topology {
         return new Topology(model, Objects.requireNonNull(filter, "filter"));
     }
 
-    /** @return what was read: {@code sysfs}, {@code sysfs:/path}, {@code nccl-xml:/file}, {@code hwloc-xml:/file}, or a {@code +} of two */
+    /**
+     * @return what was read: {@code sysfs}, {@code sysfs:/path}, {@code nccl-xml:/file}, {@code hwloc-xml:/file}, or a
+     *     {@code +} of two
+     */
     public String source() {
         return model.source;
     }
@@ -173,7 +183,9 @@ public final class Topology {
 
     /** @return GPUs and accelerators: the devices {@link #affinity()} ranks for */
     public List<PciDevice> computeDevices() {
-        return devices.stream().filter(d -> d.kind() == DeviceKind.GPU || d.kind() == DeviceKind.ACCELERATOR).toList();
+        return devices.stream()
+                .filter(d -> d.kind() == DeviceKind.GPU || d.kind() == DeviceKind.ACCELERATOR)
+                .toList();
     }
 
     /** @return a device by address ({@code 0000:1b:00.0} or {@code 1b:00.0}); empty when absent or not an address */
@@ -189,7 +201,9 @@ public final class Topology {
 
     /** @return the NICs the filter lets through, by address */
     public List<PciDevice> nics() {
-        return devices.stream().filter(d -> d.kind() == DeviceKind.NIC && filter.allows(d)).toList();
+        return devices.stream()
+                .filter(d -> d.kind() == DeviceKind.NIC && filter.allows(d))
+                .toList();
     }
 
     /**
@@ -200,12 +214,15 @@ public final class Topology {
         List<PciDevice> nics = nics();
         if (nics.isEmpty()) {
             long all = devices(DeviceKind.NIC).size();
-            throw new TopologyException(all == 0
-                    ? "no RDMA NIC in this topology (" + source() + "): nothing to place transfers on; "
-                            + "check that the RDMA drivers are loaded (ls /sys/class/infiniband) or pass the machine's topology file"
-                    : "the NIC filter '" + filter.spec() + "' removed all " + all + " RDMA NICs ("
-                            + devices(DeviceKind.NIC).stream().flatMap(d -> d.names().stream()).collect(Collectors.joining(", "))
-                            + "); fix " + NicFilter.ENV + " or the builder's nicFilter");
+            throw new TopologyException(
+                    all == 0
+                            ? "no RDMA NIC in this topology (" + source() + "): nothing to place transfers on; "
+                                    + "check that the RDMA drivers are loaded (ls /sys/class/infiniband) or pass the machine's topology file"
+                            : "the NIC filter '" + filter.spec() + "' removed all " + all + " RDMA NICs ("
+                                    + devices(DeviceKind.NIC).stream()
+                                            .flatMap(d -> d.names().stream())
+                                            .collect(Collectors.joining(", "))
+                                    + "); fix " + NicFilter.ENV + " or the builder's nicFilter");
         }
         return nics;
     }
@@ -215,7 +232,10 @@ public final class Topology {
         return filter;
     }
 
-    /** @return the bridges the source lists (sysfs: /sys/bus/pci/devices; files: every bridge element), by address; a device's {@link PciDevice#path()} may also hold bridges missing from this list */
+    /**
+     * @return the bridges the source lists (sysfs: /sys/bus/pci/devices; files: every bridge element), by address; a
+     *     device's {@link PciDevice#path()} may also hold bridges missing from this list
+     */
     public List<PciBridge> bridges() {
         return List.copyOf(model.bridges.values());
     }
@@ -231,8 +251,8 @@ public final class Topology {
     }
 
     /**
-     * The NUMA node whose CPUs should drive transfers for a location: its own node when that has CPUs, else the
-     * nearest node that has (memory-only nodes are never a CPU home).
+     * The NUMA node whose CPUs should drive transfers for a location: its own node when that has CPUs, else the nearest
+     * node that has (memory-only nodes are never a CPU home).
      *
      * @return the node id, or -1 when the location's node is unknown
      */
@@ -269,19 +289,29 @@ public final class Topology {
      * or, failing that, a network interface ({@code eth0}); {@link NicAttributes#unknown} when neither is known}
      */
     public NicAttributes nicAttributes(String name) {
-        RdmaDevice rdma = model.rdmaDevices.stream().filter(d -> d.name().equals(name)).findFirst().orElse(null);
+        RdmaDevice rdma = model.rdmaDevices.stream()
+                .filter(d -> d.name().equals(name))
+                .findFirst()
+                .orElse(null);
         PciDevice fn = null;
         if (rdma != null && rdma.pci().isPresent()) {
             fn = device(rdma.pci().get()).orElse(null);
         } else if (rdma == null) {
-            fn = devices.stream().filter(d -> d.netdevs().contains(name)).findFirst().orElse(null);
+            fn = devices.stream()
+                    .filter(d -> d.netdevs().contains(name))
+                    .findFirst()
+                    .orElse(null);
         }
         double rate = 0;
         if (rdma != null) {
-            rate = rdma.ports().stream().filter(RdmaPort::active).mapToDouble(RdmaPort::rateGbps).max()
+            rate = rdma.ports().stream()
+                    .filter(RdmaPort::active)
+                    .mapToDouble(RdmaPort::rateGbps)
+                    .max()
                     .orElse(rdma.maxRateGbps());
         }
-        String pci = fn != null && fn.address().domain() <= 0xffff ? fn.address().toString() : null;
+        String pci =
+                fn != null && fn.address().domain() <= 0xffff ? fn.address().toString() : null;
         int numa = fn != null ? Math.max(-1, fn.numaNode()) : numaNodes().size() == 1 ? 0 : -1;
         return new NicAttributes(name, pci, numa, rate > 0 ? rate : NicAttributes.UNKNOWN_RATE_GBPS);
     }
@@ -309,9 +339,13 @@ public final class Topology {
     private PciDevice require(PciAddress a) {
         PciDevice d = byAddress.get(a);
         if (d == null) {
-            throw new TopologyException("no PCI device " + a + " in this topology (" + source() + "); GPUs and accelerators here: "
-                    + (computeDevices().isEmpty() ? "none" : computeDevices().stream().map(x -> x.address().toString())
-                            .collect(Collectors.joining(", "))));
+            throw new TopologyException(
+                    "no PCI device " + a + " in this topology (" + source() + "); GPUs and accelerators here: "
+                            + (computeDevices().isEmpty()
+                                    ? "none"
+                                    : computeDevices().stream()
+                                            .map(x -> x.address().toString())
+                                            .collect(Collectors.joining(", "))));
         }
         return d;
     }
@@ -339,7 +373,8 @@ public final class Topology {
         }
         List<Ranker.Candidate<PciDevice>> c = new ArrayList<>();
         for (PciDevice nic : nics()) {
-            c.add(new Ranker.Candidate<>(nic, nic.address(), relation(from, nic), nic.link().gbps()));
+            c.add(new Ranker.Candidate<>(
+                    nic, nic.address(), relation(from, nic), nic.link().gbps()));
         }
         return Ranker.rank(c);
     }
@@ -359,17 +394,25 @@ public final class Topology {
         }
         List<Ranker.Candidate<NvmeController>> c = new ArrayList<>();
         for (NvmeController n : model.nvmeControllers) {
-            Optional<PciDevice> at = n.fabrics() ? n.via().map(byAddress::get) : n.pci().map(byAddress::get);
+            Optional<PciDevice> at =
+                    n.fabrics() ? n.via().map(byAddress::get) : n.pci().map(byAddress::get);
             if (at.isPresent()) {
-                c.add(new Ranker.Candidate<>(n, at.get().address(), relation(from, at.get()), at.get().link().gbps()));
+                c.add(new Ranker.Candidate<>(
+                        n,
+                        at.get().address(),
+                        relation(from, at.get()),
+                        at.get().link().gbps()));
             } else {
                 int fromNode = switch (from) {
                     case Location.Numa x -> x.node();
                     case Location.Device d -> require(d.address()).numaNode();
                 };
                 Level level = n.numaNode() >= 0 && n.numaNode() == fromNode ? Level.NODE : Level.SYS;
-                c.add(new Ranker.Candidate<>(n, n.pci().orElse(null), new Ranker.Relation(level, Ranker.UNKNOWN_HOPS,
-                        Ranker.UNKNOWN_HOPS), 0));
+                c.add(new Ranker.Candidate<>(
+                        n,
+                        n.pci().orElse(null),
+                        new Ranker.Relation(level, Ranker.UNKNOWN_HOPS, Ranker.UNKNOWN_HOPS),
+                        0));
             }
         }
         return Ranker.rank(c);
@@ -392,7 +435,8 @@ public final class Topology {
 
     @Override
     public String toString() {
-        return "Topology[" + source() + ": " + devices.size() + " devices, " + devices(DeviceKind.GPU).size() + " GPUs, "
-                + nics().size() + " NICs, " + model.numaNodes.size() + " NUMA nodes]";
+        return "Topology[" + source() + ": " + devices.size() + " devices, "
+                + devices(DeviceKind.GPU).size() + " GPUs, " + nics().size() + " NICs, " + model.numaNodes.size()
+                + " NUMA nodes]";
     }
 }

@@ -18,13 +18,12 @@ import io.rdma4j.topology.internal.JsonWriter;
  * </pre>
  *
  * {@code bdf} is always {@code dddd:bb:dd.f}, lower case, at least 4 domain digits; {@code nics} and {@code nvme} are
- * sorted best first; {@code affinity} has one entry per GPU or accelerator; unknown ids and classes are {@code null}.
- * A fabrics drive whose NIC is not known has no {@code bdf} and is left out of {@code affinity} (it is still listed in
+ * sorted best first; {@code affinity} has one entry per GPU or accelerator; unknown ids and classes are {@code null}. A
+ * fabrics drive whose NIC is not known has no {@code bdf} and is left out of {@code affinity} (it is still listed in
  * {@code nvmeControllers}). Fields may be added; none is removed or renamed.
  */
 public final class TopologyJson {
-    private TopologyJson() {
-    }
+    private TopologyJson() {}
 
     private static void ranked(JsonWriter w, Ranked<?> r, java.util.List<String> names, NvmeController drive) {
         w.beginObject();

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Traps 1 and 2 of the fixtures README: class codes that mean GPU, accelerator, NVSwitch or RDMA NIC, and those that
- * do not.
+ * Traps 1 and 2 of the fixtures README: class codes that mean GPU, accelerator, NVSwitch or RDMA NIC, and those that do
+ * not.
  */
 class ClassCodeTrapsTest {
     private static DeviceKind kind(int vendor, int device, int cls, RdmaEvidence rdma) {
@@ -55,8 +55,8 @@ class ClassCodeTrapsTest {
     @Test
     void nvSwitchClass0680IsNeitherGpuNorNic() {
         assertEquals(DeviceKind.NVSWITCH, kind(0x10de, 0x1ac2, 0x068000, RdmaEvidence.NO));
-        assertEquals(DeviceKind.NVSWITCH, Classifier.kind(-1, -1, -1, RdmaEvidence.NO, "NVSwitch", false),
-                "hwloc subtype");
+        assertEquals(
+                DeviceKind.NVSWITCH, Classifier.kind(-1, -1, -1, RdmaEvidence.NO, "NVSwitch", false), "hwloc subtype");
         assertEquals(DeviceKind.OTHER, kind(0x8086, 0x1234, 0x068000, RdmaEvidence.NO));
     }
 
@@ -91,7 +91,9 @@ class ClassCodeTrapsTest {
     @Test
     void connectX7InternalSwitch1979IsABridge() {
         assertTrue(Classifier.isBridge(0x060400));
-        assertEquals(DeviceKind.OTHER, kind(0x15b3, 0x1979, 0x020000, RdmaEvidence.NO),
+        assertEquals(
+                DeviceKind.OTHER,
+                kind(0x15b3, 0x1979, 0x020000, RdmaEvidence.NO),
                 "even if it reported a network class");
     }
 
@@ -107,10 +109,28 @@ class ClassCodeTrapsTest {
     void nicWithoutAnInfinibandEntryIsStillANicButNotVerbs() {
         // the driver is not loaded (or the capture skipped /sys/class/infiniband): vendor ids still tell
         FakeSysfs fs = new FakeSysfs(tmp).node(0, "0-3", "10");
-        fs.pci("pci0000:00", List.of("0000:00:01.0"), "0000:01:00.0", 0x020000, 0x15b3, 0x101d,
-                0, "0-3", "32.0 GT/s PCIe", 16);
-        fs.pci("pci0000:00", List.of("0000:00:02.0"), "0000:02:00.0", 0x020000, 0x1d0f, 0xefa1,
-                0, "0-3", "32.0 GT/s PCIe", 16);
+        fs.pci(
+                "pci0000:00",
+                List.of("0000:00:01.0"),
+                "0000:01:00.0",
+                0x020000,
+                0x15b3,
+                0x101d,
+                0,
+                "0-3",
+                "32.0 GT/s PCIe",
+                16);
+        fs.pci(
+                "pci0000:00",
+                List.of("0000:00:02.0"),
+                "0000:02:00.0",
+                0x020000,
+                0x1d0f,
+                0xefa1,
+                0,
+                "0-3",
+                "32.0 GT/s PCIe",
+                16);
         Topology t = Topology.builder().fsroot(tmp).nicFilter("").build();
         assertEquals(2, t.nics().size());
         assertTrue(t.nics().stream().noneMatch(PciDevice::verbs));
@@ -121,8 +141,7 @@ class ClassCodeTrapsTest {
     void everyClassCodeTrapOnOneScannedMachineIsSortedIntoItsKind() {
         // one function of each trap class on a scanned tree, so the scanner's own class and id reading is covered too
         FakeSysfs fs = new FakeSysfs(tmp).node(0, "0-7", "10");
-        record Fn(String bdf, int cls, int vendor, int device, DeviceKind expected, String what) {
-        }
+        record Fn(String bdf, int cls, int vendor, int device, DeviceKind expected, String what) {}
         List<Fn> fns = List.of(
                 new Fn("0000:01:00.0", 0x030200, 0x10de, 0x2330, DeviceKind.GPU, "H100, 3D controller"),
                 new Fn("0000:02:00.0", 0x038000, 0x1002, 0x740c, DeviceKind.GPU, "MI250, display controller"),
@@ -139,13 +158,31 @@ class ClassCodeTrapsTest {
                 new Fn("0000:0d:00.0", 0x020000, 0x1d0f, 0xec20, DeviceKind.OTHER, "ENA, Ethernet only"));
         int port = 1;
         for (Fn f : fns) {
-            fs.pci("pci0000:00", List.of(String.format("0000:00:%02x.0", port++)), f.bdf, f.cls, f.vendor, f.device, 0,
-                    "0-7", "16.0 GT/s PCIe", 16);
+            fs.pci(
+                    "pci0000:00",
+                    List.of(String.format("0000:00:%02x.0", port++)),
+                    f.bdf,
+                    f.cls,
+                    f.vendor,
+                    f.device,
+                    0,
+                    "0-7",
+                    "16.0 GT/s PCIe",
+                    16);
         }
         // a ConnectX-7's internal switch (15b3:1979) is bridges above its NIC function, never a device of its own
         fs.bridge("pci0000:00", List.of("0000:00:1f.0"), "0000:0e:00.0", 0x15b3, 0x1979, 0, "0-7");
-        fs.pci("pci0000:00", List.of("0000:00:1f.0", "0000:0e:00.0"), "0000:0f:00.0", 0x020700, 0x15b3, 0x1021,
-                0, "0-7", "32.0 GT/s PCIe", 16);
+        fs.pci(
+                "pci0000:00",
+                List.of("0000:00:1f.0", "0000:0e:00.0"),
+                "0000:0f:00.0",
+                0x020700,
+                0x15b3,
+                0x1021,
+                0,
+                "0-7",
+                "32.0 GT/s PCIe",
+                16);
         Topology t = Topology.builder().fsroot(tmp).nicFilter("").build();
         for (Fn f : fns) {
             PciDevice d = t.device(f.bdf).orElseThrow();
@@ -156,6 +193,10 @@ class ClassCodeTrapsTest {
         PciDevice cx7 = t.device("0000:0f:00.0").orElseThrow();
         assertEquals(DeviceKind.NIC, cx7.kind());
         assertEquals(0x1979, cx7.path().get(1).device());
-        assertEquals(3, t.computeDevices().stream().filter(d -> d.kind() == DeviceKind.GPU).count());
+        assertEquals(
+                3,
+                t.computeDevices().stream()
+                        .filter(d -> d.kind() == DeviceKind.GPU)
+                        .count());
     }
 }

@@ -7,8 +7,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link CloudTopologyChecks} on files written here with the published files' facts (same addresses, classes, ids
- * and NUMA nodes, nothing else), and the traps they carry.
+ * {@link CloudTopologyChecks} on files written here with the published files' facts (same addresses, classes, ids and
+ * NUMA nodes, nothing else), and the traps they carry.
  */
 class CloudShapesTest extends CloudTopologyChecks {
     @Override
@@ -45,7 +45,8 @@ class CloudShapesTest extends CloudTopologyChecks {
     void ociNicsThatSayOnlyClass0200AreRdmaNicsAndNumaIdsNeedNotBeDense() {
         Topology t = Shapes.xml("oci-flattened.xml");
         assertTrue(t.nics().stream().allMatch(n -> n.classCode() == 0x020000 && n.vendor() < 0));
-        assertEquals(List.of(1, 3, 5, 7), t.numaNodes().stream().map(NumaNode::id).toList());
+        assertEquals(
+                List.of(1, 3, 5, 7), t.numaNodes().stream().map(NumaNode::id).toList());
         assertEquals(3, t.device("0000:0c:00.0").orElseThrow().numaNode());
     }
 
@@ -53,7 +54,9 @@ class CloudShapesTest extends CloudTopologyChecks {
     void vmsWithOneDomainPerDeviceAndNoBridgesPlaceByNumaAlone() {
         Topology t = Shapes.xml("ndv2.xml");
         assertTrue(t.devices().stream().allMatch(d -> d.path().isEmpty()));
-        assertEquals(9, t.devices().stream().map(d -> d.address().domain()).distinct().count());
+        assertEquals(
+                9,
+                t.devices().stream().map(d -> d.address().domain()).distinct().count());
         assertEquals(0x0101, t.nics().get(0).address().domain());
     }
 }

@@ -31,7 +31,10 @@ abstract class CloudTopologyChecks {
     abstract List<Topology> ociFlattened();
 
     private static Set<PciAddress> best(Topology t, String gpu) {
-        return t.rankNics(gpu).stream().filter(r -> r.tieGroup() == 0).map(Ranked::address).collect(Collectors.toSet());
+        return t.rankNics(gpu).stream()
+                .filter(r -> r.tieGroup() == 0)
+                .map(Ranked::address)
+                .collect(Collectors.toSet());
     }
 
     private static Set<PciAddress> set(String... bdfs) {
@@ -72,10 +75,16 @@ abstract class CloudTopologyChecks {
                 .collect(Collectors.groupingBy(d -> d.path().get(0).address()));
         assertEquals(8, bySwitch.size());
         bySwitch.values().forEach(v -> assertEquals(4, v.size()));
-        assertEquals(set("0000:4f:00.0", "0000:50:00.0", "0000:51:00.0", "0000:52:00.0"),
-                bySwitch.get(bdf("0000:45:00.0")).stream().map(PciDevice::address).collect(Collectors.toSet()));
-        assertEquals(set("0000:c6:00.0", "0000:c7:00.0", "0000:c8:00.0", "0000:c9:00.0"),
-                bySwitch.get(bdf("0000:bc:00.0")).stream().map(PciDevice::address).collect(Collectors.toSet()));
+        assertEquals(
+                set("0000:4f:00.0", "0000:50:00.0", "0000:51:00.0", "0000:52:00.0"),
+                bySwitch.get(bdf("0000:45:00.0")).stream()
+                        .map(PciDevice::address)
+                        .collect(Collectors.toSet()));
+        assertEquals(
+                set("0000:c6:00.0", "0000:c7:00.0", "0000:c8:00.0", "0000:c9:00.0"),
+                bySwitch.get(bdf("0000:bc:00.0")).stream()
+                        .map(PciDevice::address)
+                        .collect(Collectors.toSet()));
         for (String sw : List.of("45", "56", "67", "78")) {
             assertTrue(bySwitch.get(bdf("0000:" + sw + ":00.0")).stream().allMatch(d -> d.numaNode() == 0), sw);
         }
@@ -125,7 +134,9 @@ abstract class CloudTopologyChecks {
         assertTrue(t.affinity().stream().allMatch(a -> a.nics().isEmpty()));
         TopologyException e = assertThrows(TopologyException.class, t::requireNics);
         assertTrue(e.getMessage().contains("no RDMA NIC"), e.getMessage());
-        assertTrue(t.warnings().stream().anyMatch(w -> w.contains("eth0")), t.warnings().toString());
+        assertTrue(
+                t.warnings().stream().anyMatch(w -> w.contains("eth0")),
+                t.warnings().toString());
     }
 
     @Test
@@ -136,11 +147,16 @@ abstract class CloudTopologyChecks {
             assertEquals(8, t.nics().size(), f);
             for (PciDevice gpu : t.devices(DeviceKind.GPU)) {
                 Set<PciAddress> sameGroup = t.nics().stream()
-                        .filter(n -> n.path().get(0).address().equals(gpu.path().get(0).address()))
-                        .map(PciDevice::address).collect(Collectors.toSet());
+                        .filter(n -> n.path()
+                                .get(0)
+                                .address()
+                                .equals(gpu.path().get(0).address()))
+                        .map(PciDevice::address)
+                        .collect(Collectors.toSet());
                 assertEquals(2, sameGroup.size(), f + " " + gpu.address());
                 assertEquals(sameGroup, best(t, gpu.address().toString()), f + " " + gpu.address());
-                assertTrue(t.nics().stream().filter(n -> sameGroup.contains(n.address()))
+                assertTrue(t.nics().stream()
+                        .filter(n -> sameGroup.contains(n.address()))
                         .allMatch(n -> n.numaNode() == gpu.numaNode()));
             }
         }

@@ -7,8 +7,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * Writes a small sysfs tree in the kernel's layout (devices under {@code sys/devices/pciDDDD:BB/...}, relative links
- * in {@code sys/bus/pci/devices} and {@code sys/class/*}): the facts of the real-machine captures in ../shared that the
+ * Writes a small sysfs tree in the kernel's layout (devices under {@code sys/devices/pciDDDD:BB/...}, relative links in
+ * {@code sys/bus/pci/devices} and {@code sys/class/*}): the facts of the real-machine captures in ../shared that the
  * tests check ({@link #xeonPhiBox}, {@link #qemuGuestWithFiveDigitDomain}), written here so that a bare clone carries
  * its own test inputs, and shapes no capture covers (cloud VMs that the vendor files describe, NVMe over fabrics,
  * multipath). It is scanner input, not a stand-in for the scanner. The engine's and the command line's tests use it
@@ -66,8 +66,15 @@ public final class FakeSysfs {
         StringBuilder info = new StringBuilder();
         for (int p = 0, cpu = 0; p < packages; p++) {
             for (int c = 0; c < cpusPerPackage; c++, cpu++) {
-                info.append("processor\t: ").append(cpu).append("\nmodel name\t: ").append(model)
-                        .append("\nphysical id\t: ").append(p).append("\ncore id\t\t: ").append(c).append("\n\n");
+                info.append("processor\t: ")
+                        .append(cpu)
+                        .append("\nmodel name\t: ")
+                        .append(model)
+                        .append("\nphysical id\t: ")
+                        .append(p)
+                        .append("\ncore id\t\t: ")
+                        .append(c)
+                        .append("\n\n");
             }
         }
         write(root.resolve("proc/cpuinfo"), info.toString());
@@ -79,8 +86,8 @@ public final class FakeSysfs {
      * A bridge with its own ids at {@code hostBridge/chain.../bdf} (a BMC's bridge, a NIC's internal switch); the
      * bridges that {@link #pci} creates on its chains are Intel root or switch ports.
      */
-    public FakeSysfs bridge(String hostBridge, List<String> chain, String bdf, int vendor, int device, int numa,
-                            String localCpus) {
+    public FakeSysfs bridge(
+            String hostBridge, List<String> chain, String bdf, int vendor, int device, int numa, String localCpus) {
         StringBuilder rel = new StringBuilder(hostBridge);
         for (String b : chain) {
             rel.append('/').append(b);
@@ -92,11 +99,20 @@ public final class FakeSysfs {
     }
 
     /**
-     * A PCI function at {@code hostBridge/chain.../bdf}; bridges on the chain get attribute files (class 0x060400)
-     * and bus links of their own.
+     * A PCI function at {@code hostBridge/chain.../bdf}; bridges on the chain get attribute files (class 0x060400) and
+     * bus links of their own.
      */
-    public FakeSysfs pci(String hostBridge, List<String> chain, String bdf, int classCode, int vendor, int device,
-                         int numa, String localCpus, String speed, int width) {
+    public FakeSysfs pci(
+            String hostBridge,
+            List<String> chain,
+            String bdf,
+            int classCode,
+            int vendor,
+            int device,
+            int numa,
+            String localCpus,
+            String speed,
+            int width) {
         StringBuilder rel = new StringBuilder(hostBridge);
         for (String b : chain) {
             rel.append('/').append(b);
@@ -107,14 +123,21 @@ public final class FakeSysfs {
             }
         }
         rel.append('/').append(bdf);
-        attrs(root.resolve("sys/devices").resolve(rel.toString()), classCode, vendor, device, numa, localCpus, speed,
+        attrs(
+                root.resolve("sys/devices").resolve(rel.toString()),
+                classCode,
+                vendor,
+                device,
+                numa,
+                localCpus,
+                speed,
                 width);
         link(root.resolve("sys/bus/pci/devices").resolve(bdf), "../../../devices/" + rel);
         return this;
     }
 
-    private static void attrs(Path d, int classCode, int vendor, int device, int numa, String localCpus, String speed,
-                              int width) {
+    private static void attrs(
+            Path d, int classCode, int vendor, int device, int numa, String localCpus, String speed, int width) {
         write(d.resolve("class"), String.format("0x%06x", classCode));
         write(d.resolve("vendor"), String.format("0x%04x", vendor));
         write(d.resolve("device"), String.format("0x%04x", device));
@@ -140,7 +163,8 @@ public final class FakeSysfs {
             Files.createDirectories(link.getParent());
             Path from = link.getParent().toRealPath();
             Files.deleteIfExists(link);
-            Files.createSymbolicLink(link, from.relativize(target.toAbsolutePath().normalize()));
+            Files.createSymbolicLink(
+                    link, from.relativize(target.toAbsolutePath().normalize()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -160,11 +184,12 @@ public final class FakeSysfs {
     }
 
     /**
-     * A class link in {@code sys/class/infiniband} whose target the capture does not hold, as Xeon Phi's
-     * {@code scif0 -> ../../devices/scif_dma_0/infiniband/scif0}: a verbs device with no PCI parent.
+     * A class link in {@code sys/class/infiniband} whose target the capture does not hold, as Xeon Phi's {@code scif0
+     * -> ../../devices/scif_dma_0/infiniband/scif0}: a verbs device with no PCI parent.
      */
     public FakeSysfs danglingIb(String name, String parentDevice) {
-        link(root.resolve("sys/class/infiniband").resolve(name),
+        link(
+                root.resolve("sys/class/infiniband").resolve(name),
                 "../../devices/" + parentDevice + "/infiniband/" + name);
         return this;
     }
@@ -189,8 +214,8 @@ public final class FakeSysfs {
      * A verbs device with one port as kernels before {@code gid_attrs} list it: the port names no network interface,
      * and the scanner takes the function's only one (write it with {@link #netdev}).
      *
-     * @param state     the port's {@code state} file, e.g. {@code 4: ACTIVE}
-     * @param rate      the port's {@code rate} file, e.g. {@code 56 Gb/sec (4X FDR)}
+     * @param state the port's {@code state} file, e.g. {@code 4: ACTIVE}
+     * @param rate the port's {@code rate} file, e.g. {@code 56 Gb/sec (4X FDR)}
      * @param linkLayer {@code InfiniBand} or {@code Ethernet}
      */
     public FakeSysfs legacyVerbs(String name, String bdf, String state, String rate, String linkLayer) {
@@ -212,8 +237,8 @@ public final class FakeSysfs {
     }
 
     /**
-     * A file below a PCI function's folder that no other method writes, e.g. {@code misc/nvme0/dev} (old kernels'
-     * NVMe registration) or {@code virtio0/net/ens3/dev_id} (an interface under a virtio child, not the function).
+     * A file below a PCI function's folder that no other method writes, e.g. {@code misc/nvme0/dev} (old kernels' NVMe
+     * registration) or {@code virtio0/net/ens3/dev_id} (an interface under a virtio child, not the function).
      */
     public FakeSysfs file(String bdf, String rel, String content) {
         write(deviceDir(bdf).resolve(rel), content);
@@ -272,25 +297,30 @@ public final class FakeSysfs {
      * The 2-socket Xeon with a Xeon Phi of the capture {@code hwloc/linux/32em64t-2n8c+dax+nvme+mic+dimms}, with the
      * facts of ../shared/topology/README.md that the tests rank on, each as the capture has it (no link speed files,
      * verbs ports without {@code gid_attrs}):
+     *
      * <ul>
-     *   <li>NUMA 0 = CPUs 0-7, NUMA 1 = CPUs 8-15 (distance 21), two E5-2680 packages of 8 CPUs;</li>
-     *   <li>on pci0000:00: the Intel I350 (8086:1521, class 0x0200) {@code eth0} at 02:00.0 and {@code eth1} at
-     *       02:00.3 behind root port 00:01.1, without verbs devices: not RDMA NICs; an NVMe drive (8086:0953) at
-     *       00:02.0 with {@code numa_node=-1} but {@code local_cpulist=0-3}, registered only as {@code misc/nvme0}
-     *       (no {@code /sys/class/nvme}): NUMA 0; the SATA controller 00:1f.2; the ASPEED BMC video (1a03:2000,
-     *       class 0x0300) at 05:00.0 behind 00:1c.0 and its own bridge 04:00.0: not a GPU;</li>
-     *   <li>on pci0000:80 (NUMA 1): the ConnectX-3 (15b3:1003, class 0x0280, verbs device {@code mlx4_0}, one active
-     *       56 Gb/s InfiniBand port, interface {@code ib0}) at 82:00.0 behind root port 80:02.2, and the Xeon Phi
-     *       (8086:225c, class 0x0b40) at 83:00.0 behind root port 80:03.0: PHB;</li>
-     *   <li>{@code /sys/class/infiniband/scif0} pointing to {@code devices/scif_dma_0}, which the tree lacks.</li>
+     *   <li>NUMA 0 = CPUs 0-7, NUMA 1 = CPUs 8-15 (distance 21), two E5-2680 packages of 8 CPUs;
+     *   <li>on pci0000:00: the Intel I350 (8086:1521, class 0x0200) {@code eth0} at 02:00.0 and {@code eth1} at 02:00.3
+     *       behind root port 00:01.1, without verbs devices: not RDMA NICs; an NVMe drive (8086:0953) at 00:02.0 with
+     *       {@code numa_node=-1} but {@code local_cpulist=0-3}, registered only as {@code misc/nvme0} (no
+     *       {@code /sys/class/nvme}): NUMA 0; the SATA controller 00:1f.2; the ASPEED BMC video (1a03:2000, class
+     *       0x0300) at 05:00.0 behind 00:1c.0 and its own bridge 04:00.0: not a GPU;
+     *   <li>on pci0000:80 (NUMA 1): the ConnectX-3 (15b3:1003, class 0x0280, verbs device {@code mlx4_0}, one active 56
+     *       Gb/s InfiniBand port, interface {@code ib0}) at 82:00.0 behind root port 80:02.2, and the Xeon Phi
+     *       (8086:225c, class 0x0b40) at 83:00.0 behind root port 80:03.0: PHB;
+     *   <li>{@code /sys/class/infiniband/scif0} pointing to {@code devices/scif_dma_0}, which the tree lacks.
      * </ul>
+     *
      * It writes a few of the capture's 150 PCI functions; those read like the capture's.
      *
      * @param dir an empty folder
      * @return the filesystem root to scan
      */
     public static Path xeonPhiBox(Path dir) {
-        FakeSysfs fs = new FakeSysfs(dir).node(0, "0-7", "10 21").node(1, "8-15", "21 10").onlineCpus("0-15")
+        FakeSysfs fs = new FakeSysfs(dir)
+                .node(0, "0-7", "10 21")
+                .node(1, "8-15", "21 10")
+                .onlineCpus("0-15")
                 .proc("Intel(R) Xeon(R) CPU E5-2680 0 @ 2.70GHz", 2, 8, 32_836_008);
         List<String> rp = List.of("0000:00:01.1");
         fs.bridge("pci0000:00", List.of(), "0000:00:01.1", 0x8086, 0x3c03, 0, "0-7")
@@ -303,33 +333,62 @@ public final class FakeSysfs {
                 .pci("pci0000:00", List.of(), "0000:00:1f.2", 0x010601, 0x8086, 0x1d02, 0, "0-7", null, 0)
                 .bridge("pci0000:00", List.of(), "0000:00:1c.0", 0x8086, 0x1d10, 0, "0-7")
                 .bridge("pci0000:00", List.of("0000:00:1c.0"), "0000:04:00.0", 0x1a03, 0x1150, 0, "0-7")
-                .pci("pci0000:00", List.of("0000:00:1c.0", "0000:04:00.0"), "0000:05:00.0", 0x030000, 0x1a03,
-                        0x2000, 0, "0-7", null, 0)
+                .pci(
+                        "pci0000:00",
+                        List.of("0000:00:1c.0", "0000:04:00.0"),
+                        "0000:05:00.0",
+                        0x030000,
+                        0x1a03,
+                        0x2000,
+                        0,
+                        "0-7",
+                        null,
+                        0)
                 .bridge("pci0000:80", List.of(), "0000:80:02.2", 0x8086, 0x3c06, 1, "8-15")
-                .pci("pci0000:80", List.of("0000:80:02.2"), "0000:82:00.0", 0x028000, 0x15b3, 0x1003, 1, "8-15",
-                        null, 0)
+                .pci(
+                        "pci0000:80",
+                        List.of("0000:80:02.2"),
+                        "0000:82:00.0",
+                        0x028000,
+                        0x15b3,
+                        0x1003,
+                        1,
+                        "8-15",
+                        null,
+                        0)
                 .legacyVerbs("mlx4_0", "0000:82:00.0", "4: ACTIVE", "56 Gb/sec (4X FDR)", "InfiniBand")
                 .netdev("0000:82:00.0", "ib0")
                 .bridge("pci0000:80", List.of(), "0000:80:03.0", 0x8086, 0x3c08, 1, "8-15")
-                .pci("pci0000:80", List.of("0000:80:03.0"), "0000:83:00.0", 0x0b4000, 0x8086, 0x225c, 1, "8-15",
-                        null, 0)
+                .pci(
+                        "pci0000:80",
+                        List.of("0000:80:03.0"),
+                        "0000:83:00.0",
+                        0x0b4000,
+                        0x8086,
+                        0x225c,
+                        1,
+                        "8-15",
+                        null,
+                        0)
                 .danglingIb("scif0", "scif_dma_0");
         return fs.root();
     }
 
     /**
-     * The QEMU guest of the capture {@code hwloc/linux/2pa-pcidomain32bits}: one NUMA node (CPUs 0-1 in two
-     * packages, 2 GB), functions that report {@code numa_node=-1} with {@code local_cpulist=0-1} and no bridge above
-     * them; a Cirrus VGA (1013:00b8) and a virtio network function (1af4:1000) in domain 0 (its {@code ens3} sits
-     * under the {@code virtio0} child, not the function, and it has no verbs device); a second host bridge
-     * {@code pci10000:00} holding 10000:00:00.0 and the virtio SCSI disk 10000:00:04.0 (1af4:1001, class 0x0100), a
-     * PCI domain of 5 hex digits, whose bus links end in {@code /} as the capture's do.
+     * The QEMU guest of the capture {@code hwloc/linux/2pa-pcidomain32bits}: one NUMA node (CPUs 0-1 in two packages, 2
+     * GB), functions that report {@code numa_node=-1} with {@code local_cpulist=0-1} and no bridge above them; a Cirrus
+     * VGA (1013:00b8) and a virtio network function (1af4:1000) in domain 0 (its {@code ens3} sits under the
+     * {@code virtio0} child, not the function, and it has no verbs device); a second host bridge {@code pci10000:00}
+     * holding 10000:00:00.0 and the virtio SCSI disk 10000:00:04.0 (1af4:1001, class 0x0100), a PCI domain of 5 hex
+     * digits, whose bus links end in {@code /} as the capture's do.
      *
      * @param dir an empty folder
      * @return the filesystem root to scan
      */
     public static Path qemuGuestWithFiveDigitDomain(Path dir) {
-        FakeSysfs fs = new FakeSysfs(dir).node(0, "0-1", "10").onlineCpus("0-1")
+        FakeSysfs fs = new FakeSysfs(dir)
+                .node(0, "0-1", "10")
+                .onlineCpus("0-1")
                 .proc("Intel Core Processor (Skylake, IBRS)", 2, 1, 2_052_540);
         List<String> none = List.of();
         fs.pci("pci0000:00", none, "0000:00:02.0", 0x030000, 0x1013, 0x00b8, -1, "0-1", null, 0)

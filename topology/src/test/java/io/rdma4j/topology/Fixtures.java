@@ -37,14 +37,13 @@ public final class Fixtures {
 
     private static final Map<Path, Path> UNPACKED = new ConcurrentHashMap<>();
 
-    private Fixtures() {
-    }
+    private Fixtures() {}
 
     /** @return {@code ../shared/topology}; fails the test where it is missing */
     public static Path dir() {
         Path d = TestPaths.shared().resolve("topology");
-        assertTrue(Files.isDirectory(d),
-                "fixtures missing: " + d + " (the read-only ../shared beside the project root)");
+        assertTrue(
+                Files.isDirectory(d), "fixtures missing: " + d + " (the read-only ../shared beside the project root)");
         return d;
     }
 
@@ -65,28 +64,41 @@ public final class Fixtures {
     /**
      * Unpacks an hwloc sysfs capture with the system's tar (bzip2) into {@code into} and returns the folder that holds
      * {@code sys/} (the top folder inside a tarball can differ from its name). Captures may hold symbolic links and,
-     * from some machines, device nodes that an unprivileged user cannot create: those failures are tolerated, any
-     * other tar error fails the test.
+     * from some machines, device nodes that an unprivileged user cannot create: those failures are tolerated, any other
+     * tar error fails the test.
      */
     public static Path unpack(String tarball, Path into) throws IOException, InterruptedException {
         Path archive = file(tarball);
         // memory-block links and CPU cache descriptions are half of a capture's files and nothing the scanner reads
-        Process p = new ProcessBuilder("tar", "-xjf", archive.toString(), "-C", into.toString(), "--no-same-owner",
-                "--no-same-permissions", "--wildcards", "--exclude=*/sys/devices/system/node/node*/memory[0-9]*",
-                "--exclude=*/sys/devices/system/memory", "--exclude=*/sys/devices/system/cpu/cpu[0-9]*/cache")
-                .redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        "tar",
+                        "-xjf",
+                        archive.toString(),
+                        "-C",
+                        into.toString(),
+                        "--no-same-owner",
+                        "--no-same-permissions",
+                        "--wildcards",
+                        "--exclude=*/sys/devices/system/node/node*/memory[0-9]*",
+                        "--exclude=*/sys/devices/system/memory",
+                        "--exclude=*/sys/devices/system/cpu/cpu[0-9]*/cache")
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         int rc = p.waitFor();
         if (rc != 0) {
-            List<String> serious = out.lines().filter(l -> !l.isBlank())
-                    .filter(l -> !l.contains("Cannot mknod") && !l.contains("Cannot change ownership")
+            List<String> serious = out.lines()
+                    .filter(l -> !l.isBlank())
+                    .filter(l -> !l.contains("Cannot mknod")
+                            && !l.contains("Cannot change ownership")
                             && !l.contains("Cannot utime")
                             && !l.contains("Exiting with failure status due to previous errors"))
                     .toList();
             assertTrue(serious.isEmpty(), "tar -xjf " + archive + " failed (" + rc + "): " + out);
         }
         try (Stream<Path> s = Files.list(into)) {
-            List<Path> roots = s.filter(d -> Files.isDirectory(d.resolve("sys"))).toList();
+            List<Path> roots =
+                    s.filter(d -> Files.isDirectory(d.resolve("sys"))).toList();
             assertTrue(roots.size() == 1, "expected one folder with sys/ in " + archive + ", found " + roots);
             return roots.get(0);
         }
@@ -115,18 +127,22 @@ public final class Fixtures {
      */
     static void agreesWithHwloc(Topology scanned, String hwlocXml) {
         Topology hwloc = xml(hwlocXml);
-        List<PciDevice> placed = scanned.devices().stream().filter(d -> d.kind() != DeviceKind.OTHER).toList();
+        List<PciDevice> placed = scanned.devices().stream()
+                .filter(d -> d.kind() != DeviceKind.OTHER)
+                .toList();
         assertFalse(placed.isEmpty());
         for (PciDevice d : placed) {
             PciDevice h = hwloc.device(d.address()).orElseThrow(() -> new AssertionError("hwloc lacks " + d.address()));
             assertEquals(d.kind(), h.kind(), d.address().toString());
-            assertEquals(d.path().stream().map(PciBridge::address).toList(),
+            assertEquals(
+                    d.path().stream().map(PciBridge::address).toList(),
                     h.path().stream().map(PciBridge::address).toList());
             if (h.numaNode() >= 0) {
                 assertEquals(h.numaNode(), d.numaNode(), d.address().toString());
             }
         }
-        assertEquals(hwloc.numaNodes().stream().map(NumaNode::cpus).toList(),
+        assertEquals(
+                hwloc.numaNodes().stream().map(NumaNode::cpus).toList(),
                 scanned.numaNodes().stream().map(NumaNode::cpus).toList());
     }
 

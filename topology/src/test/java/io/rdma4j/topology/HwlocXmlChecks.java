@@ -43,7 +43,8 @@ abstract class HwlocXmlChecks {
 
     @Test
     void threeTeslaGpusAndOneConnectX2Class0c06() {
-        assertEquals(List.of(bdf("0000:06:00.0"), bdf("0000:11:00.0"), bdf("0000:14:00.0")),
+        assertEquals(
+                List.of(bdf("0000:06:00.0"), bdf("0000:11:00.0"), bdf("0000:14:00.0")),
                 sl390().devices(DeviceKind.GPU).stream().map(PciDevice::address).toList());
         PciDevice hca = sl390().device("0000:05:00.0").orElseThrow();
         assertEquals(DeviceKind.NIC, hca.kind());
@@ -62,7 +63,8 @@ abstract class HwlocXmlChecks {
 
     @Test
     void intel82576EthernetIsNotAnRdmaNic() {
-        assertEquals(DeviceKind.OTHER, sl390().device("0000:04:00.0").orElseThrow().kind());
+        assertEquals(
+                DeviceKind.OTHER, sl390().device("0000:04:00.0").orElseThrow().kind());
         assertEquals(1, sl390().nics().size());
     }
 
@@ -79,8 +81,10 @@ abstract class HwlocXmlChecks {
         List<PciDevice> gpus = dgx2().devices(DeviceKind.GPU);
         assertEquals(dgx2Gpus(), gpus.size());
         // a pair shares every bridge but its own downstream port
-        Map<List<PciAddress>, List<PciDevice>> byLeaf = gpus.stream().collect(Collectors.groupingBy(
-                g -> g.path().subList(0, g.path().size() - 1).stream().map(PciBridge::address).toList()));
+        Map<List<PciAddress>, List<PciDevice>> byLeaf = gpus.stream()
+                .collect(Collectors.groupingBy(g -> g.path().subList(0, g.path().size() - 1).stream()
+                        .map(PciBridge::address)
+                        .toList()));
         assertEquals(dgx2Gpus() / 2, byLeaf.size());
         byLeaf.values().forEach(pair -> assertEquals(2, pair.size()));
         assertEquals(Level.PXB, dgx2().level(bdf("0000:34:00.0"), bdf("0000:36:00.0")));
@@ -99,8 +103,8 @@ abstract class HwlocXmlChecks {
     void dgx2WithoutNicsRanksNothingAndSaysSo() {
         assertTrue(dgx2().affinity().stream().allMatch(a -> a.nics().isEmpty()));
         assertEquals(dgx2Gpus(), dgx2().affinity().size());
-        TopologyException e = org.junit.jupiter.api.Assertions.assertThrows(TopologyException.class,
-                dgx2()::requireNics);
+        TopologyException e =
+                org.junit.jupiter.api.Assertions.assertThrows(TopologyException.class, dgx2()::requireNics);
         assertTrue(e.getMessage().contains("no RDMA NIC"), e.getMessage());
     }
 }

@@ -21,7 +21,9 @@ class LiveMachineTest {
         if (t.devices(DeviceKind.NIC).isEmpty()) {
             assertTrue(t.rankNics(Location.numa(t.numaNodes().get(0).id())).isEmpty());
         }
-        t.devices().forEach(d -> assertEquals(d.address(), PciAddress.parse(d.address().toString())));
+        t.devices()
+                .forEach(d ->
+                        assertEquals(d.address(), PciAddress.parse(d.address().toString())));
     }
 
     @Test
@@ -37,15 +39,26 @@ class LiveMachineTest {
     @Test
     void vendorFileFromTheEnvironmentOverridesALiveScan() {
         java.nio.file.Path file = Shapes.file("ndv4.xml");
-        Topology t = Topology.builder().live().environment(java.util.Map.of(Topology.TOPO_FILE_ENV, file.toString()))
-                .nicFilter("").build();
+        Topology t = Topology.builder()
+                .live()
+                .environment(java.util.Map.of(Topology.TOPO_FILE_ENV, file.toString()))
+                .nicFilter("")
+                .build();
         assertEquals("sysfs+nccl-xml:" + file, t.source());
-        Topology plain = Topology.builder().live().environment(java.util.Map.of()).nicFilter("").build();
+        Topology plain = Topology.builder()
+                .live()
+                .environment(java.util.Map.of())
+                .nicFilter("")
+                .build();
         assertEquals("sysfs", plain.source());
         // the override never adds devices: on anything but an NDv4 the file's GPUs and NICs are not invented
-        assertEquals(plain.devices().stream().map(PciDevice::address).toList(), t.devices().stream().map(PciDevice::address).toList());
+        assertEquals(
+                plain.devices().stream().map(PciDevice::address).toList(),
+                t.devices().stream().map(PciDevice::address).toList());
         if (plain.device("0103:00:00.0").isEmpty()) {
-            assertTrue(t.warnings().stream().anyMatch(w -> w.contains("device(s) this machine does not have")), t.warnings().toString());
+            assertTrue(
+                    t.warnings().stream().anyMatch(w -> w.contains("device(s) this machine does not have")),
+                    t.warnings().toString());
         }
     }
 

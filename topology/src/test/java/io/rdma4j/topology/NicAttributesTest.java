@@ -17,8 +17,8 @@ class NicAttributesTest {
         Topology t = Topology.builder().fsroot(tmp).nicFilter("").build();
         assertEquals(new NicAttributes("mlx5_0", "0000:04:00.0", 0, 400), t.nicAttributes("mlx5_0"));
         assertEquals(new NicAttributes("mlx5_2", "0000:81:00.0", 1, 100), t.nicAttributes("mlx5_2"));
-        assertEquals(new NicAttributes("ens3", "0000:08:00.0", 0, NicAttributes.UNKNOWN_RATE_GBPS),
-                t.nicAttributes("ens3"));
+        assertEquals(
+                new NicAttributes("ens3", "0000:08:00.0", 0, NicAttributes.UNKNOWN_RATE_GBPS), t.nicAttributes("ens3"));
         assertEquals(NicAttributes.unknown("lo"), t.nicAttributes("lo"));
     }
 

@@ -13,10 +13,9 @@ public final class NicFilterCases {
 
     /**
      * @param filter the filter as a user writes it ({@code null}: none)
-     * @param kept   the devices of {@link #DEVICES} it lets through, in order
+     * @param kept the devices of {@link #DEVICES} it lets through, in order
      */
-    public record Case(String filter, List<String> kept) {
-    }
+    public record Case(String filter, List<String> kept) {}
 
     public static final List<Case> CASES = List.of(
             new Case(null, DEVICES),
@@ -32,6 +31,5 @@ public final class NicFilterCases {
             new Case(" mlx5_0 , rxe0 ", List.of("mlx5_0", "rxe0")),
             new Case("ib", List.of()));
 
-    private NicFilterCases() {
-    }
+    private NicFilterCases() {}
 }

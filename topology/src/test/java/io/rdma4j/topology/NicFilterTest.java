@@ -12,7 +12,11 @@ import org.junit.jupiter.api.Test;
 /** NCCL_IB_HCA semantics, through {@link NicFilter} and through {@link Topology.Builder} (on {@code mi300x.xml}). */
 class NicFilterTest {
     private static Topology mi300x(Map<String, String> env, String spec) {
-        return Topology.builder().ncclXml(Shapes.file("mi300x.xml")).environment(env).nicFilter(spec).build();
+        return Topology.builder()
+                .ncclXml(Shapes.file("mi300x.xml"))
+                .environment(env)
+                .nicFilter(spec)
+                .build();
     }
 
     private static List<String> names(Topology t) {

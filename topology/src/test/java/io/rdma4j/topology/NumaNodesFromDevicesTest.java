@@ -22,14 +22,50 @@ class NumaNodesFromDevicesTest {
      */
     private Topology twoSocketsWithoutNodeFolders() {
         FakeSysfs fs = new FakeSysfs(tmp).onlineCpus("0-15");
-        fs.pci("pci0000:00", List.of("0000:00:01.0"), "0000:01:00.0", 0x020700, 0x15b3, 0x101b,
-                0, "0-7", "16.0 GT/s PCIe", 16);
-        fs.pci("pci0000:80", List.of("0000:80:01.0"), "0000:81:00.0", 0x030200, 0x10de, 0x20b5,
-                1, "8-15", "16.0 GT/s PCIe", 16);
-        fs.pci("pci0000:80", List.of("0000:80:02.0"), "0000:82:00.0", 0x020700, 0x15b3, 0x101b,
-                1, "8-15", "16.0 GT/s PCIe", 16);
-        fs.pci("pci0000:80", List.of("0000:80:03.0"), "0000:83:00.0", 0x010802, 0x144d, 0xa80a,
-                -1, "8-15", "8.0 GT/s PCIe", 4);
+        fs.pci(
+                "pci0000:00",
+                List.of("0000:00:01.0"),
+                "0000:01:00.0",
+                0x020700,
+                0x15b3,
+                0x101b,
+                0,
+                "0-7",
+                "16.0 GT/s PCIe",
+                16);
+        fs.pci(
+                "pci0000:80",
+                List.of("0000:80:01.0"),
+                "0000:81:00.0",
+                0x030200,
+                0x10de,
+                0x20b5,
+                1,
+                "8-15",
+                "16.0 GT/s PCIe",
+                16);
+        fs.pci(
+                "pci0000:80",
+                List.of("0000:80:02.0"),
+                "0000:82:00.0",
+                0x020700,
+                0x15b3,
+                0x101b,
+                1,
+                "8-15",
+                "16.0 GT/s PCIe",
+                16);
+        fs.pci(
+                "pci0000:80",
+                List.of("0000:80:03.0"),
+                "0000:83:00.0",
+                0x010802,
+                0x144d,
+                0xa80a,
+                -1,
+                "8-15",
+                "8.0 GT/s PCIe",
+                4);
         return Topology.builder().fsroot(tmp).nicFilter("").build();
     }
 
@@ -37,10 +73,15 @@ class NumaNodesFromDevicesTest {
     void everyNodeThatADeviceNamesIsListedWithTheCpusItsDevicesReport() {
         Topology t = twoSocketsWithoutNodeFolders();
         assertEquals(List.of(0, 1), t.numaNodes().stream().map(NumaNode::id).toList());
-        assertEquals(List.of(8, 9, 10, 11, 12, 13, 14, 15), t.numaNode(1).orElseThrow().cpus());
-        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7), t.numaNode(0).orElseThrow().cpus(),
+        assertEquals(
+                List.of(8, 9, 10, 11, 12, 13, 14, 15),
+                t.numaNode(1).orElseThrow().cpus());
+        assertEquals(
+                List.of(0, 1, 2, 3, 4, 5, 6, 7),
+                t.numaNode(0).orElseThrow().cpus(),
                 "node 1's CPUs are no longer claimed by the single node a kernel without NUMA would have");
-        assertTrue(t.warnings().stream().anyMatch(w -> w.contains("NUMA node 1") && w.contains("numa_node")),
+        assertTrue(
+                t.warnings().stream().anyMatch(w -> w.contains("NUMA node 1") && w.contains("numa_node")),
                 t.warnings().toString());
     }
 
@@ -63,6 +104,7 @@ class NumaNodesFromDevicesTest {
         Topology t = Topology.builder().fsroot(tmp).nicFilter("").build();
         assertEquals(1, t.numaNodes().size());
         assertEquals(List.of(0, 1, 2, 3), t.numaNode(0).orElseThrow().cpus());
-        assertEquals(NumaSource.SINGLE_NODE, t.device("0000:00:03.0").orElseThrow().numaSource());
+        assertEquals(
+                NumaSource.SINGLE_NODE, t.device("0000:00:03.0").orElseThrow().numaSource());
     }
 }

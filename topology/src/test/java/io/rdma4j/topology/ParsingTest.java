@@ -29,8 +29,11 @@ class ParsingTest {
 
     @Test
     void pciAddressOrdersByDomainBusDeviceFunction() {
-        List<PciAddress> l = new java.util.ArrayList<>(List.of(PciAddress.parse("0001:00:00.0"), PciAddress.parse("0000:ff:1f.7"),
-                PciAddress.parse("0000:01:00.1"), PciAddress.parse("0000:01:00.0")));
+        List<PciAddress> l = new java.util.ArrayList<>(List.of(
+                PciAddress.parse("0001:00:00.0"),
+                PciAddress.parse("0000:ff:1f.7"),
+                PciAddress.parse("0000:01:00.1"),
+                PciAddress.parse("0000:01:00.0")));
         java.util.Collections.sort(l);
         assertEquals("[0000:01:00.0, 0000:01:00.1, 0000:ff:1f.7, 0001:00:00.0]", l.toString());
     }
@@ -93,7 +96,8 @@ class ParsingTest {
 
     @Test
     void malformedTopologyFilesAreRejectedWithTheExpectedFormat() throws Exception {
-        Path bad = Files.writeString(tmp.resolve("bad.xml"), "<system><cpu numaid=\"0\"><pci busid=\"zz\"/></cpu></system>");
+        Path bad = Files.writeString(
+                tmp.resolve("bad.xml"), "<system><cpu numaid=\"0\"><pci busid=\"zz\"/></cpu></system>");
         TopologyException e = assertThrows(TopologyException.class, () -> Topology.fromNcclXml(bad));
         assertTrue(e.getMessage().contains("zz") && e.getMessage().contains("dddd:bb:dd.f"), e.getMessage());
         Path notXml = Files.writeString(tmp.resolve("n.xml"), "<system><cpu>");
@@ -106,23 +110,33 @@ class ParsingTest {
     @Test
     void externalDtdOfATopologyFileIsNeverFetched() throws Exception {
         // hwloc files name hwloc2.dtd; a parser that fetched it would fail here (nothing listens on port 1)
-        Path f = Files.writeString(tmp.resolve("dtd.xml"), "<?xml version=\"1.0\"?><!DOCTYPE system SYSTEM \"http://127.0.0.1:1/x.dtd\">"
-                + "<system><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" class=\"0x030200\"/></cpu></system>");
-        assertEquals(DeviceKind.GPU, Topology.fromNcclXml(f).device("0000:01:00.0").orElseThrow().kind());
+        Path f = Files.writeString(
+                tmp.resolve("dtd.xml"),
+                "<?xml version=\"1.0\"?><!DOCTYPE system SYSTEM \"http://127.0.0.1:1/x.dtd\">"
+                        + "<system><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" class=\"0x030200\"/></cpu></system>");
+        assertEquals(
+                DeviceKind.GPU,
+                Topology.fromNcclXml(f).device("0000:01:00.0").orElseThrow().kind());
     }
 
     @Test
     void dualPortNicInAVendorFileIsOneVerbsDeviceWithTwoPorts() throws Exception {
         Path f = Files.writeString(tmp.resolve("dual.xml"), """
                 <system version="1"><cpu numaid="0" affinity="0000000f">
-                  <pci busid="0000:17:00.0" class="0x020700" vendor="0x15b3" device="0x101b" link_speed="16.0 GT/s PCIe" link_width="16">
-                    <nic><net name="mlx5_0" dev="0" speed="200000" port="1"/><net name="mlx5_0" dev="1" speed="200000" port="2"/></nic>
+                  <pci busid="0000:17:00.0" class="0x020700" vendor="0x15b3" device="0x101b"
+                       link_speed="16.0 GT/s PCIe" link_width="16">
+                    <nic>
+                      <net name="mlx5_0" dev="0" speed="200000" port="1"/>
+                      <net name="mlx5_0" dev="1" speed="200000" port="2"/>
+                    </nic>
                   </pci>
                 </cpu></system>""");
         PciDevice nic = Topology.fromNcclXml(f).device("0000:17:00.0").orElseThrow();
         assertEquals(1, nic.rdmaDevices().size());
         assertEquals(List.of(1, 2), nic.ports().stream().map(RdmaPort::number).toList());
         assertEquals(200.0, nic.lineRateGbps());
-        assertEquals(List.of(0, 1, 2, 3), Topology.fromNcclXml(f).numaNode(0).orElseThrow().cpus());
+        assertEquals(
+                List.of(0, 1, 2, 3),
+                Topology.fromNcclXml(f).numaNode(0).orElseThrow().cpus());
     }
 }

@@ -20,7 +20,8 @@ abstract class PciDomain32BitsChecks {
     abstract Path root();
 
     final Topology topo() {
-        return SCANNED.computeIfAbsent(root(), r -> Topology.builder().fsroot(r).nicFilter("").build());
+        return SCANNED.computeIfAbsent(
+                root(), r -> Topology.builder().fsroot(r).nicFilter("").build());
     }
 
     @Test
@@ -44,6 +45,7 @@ abstract class PciDomain32BitsChecks {
         assertTrue(topo().affinity().isEmpty());
         assertTrue(topo().nics().isEmpty());
         assertTrue(topo().rankNics("numa:0").isEmpty());
-        assertEquals(DeviceKind.OTHER, topo().device("0000:00:02.0").orElseThrow().kind()); // Cirrus VGA
+        assertEquals(
+                DeviceKind.OTHER, topo().device("0000:00:02.0").orElseThrow().kind()); // Cirrus VGA
     }
 }

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.io.TempDir;
 class PciDomain32BitsShapeTest extends PciDomain32BitsChecks {
     @TempDir
     static Path tmp;
+
     private static Path root;
 
     @Override

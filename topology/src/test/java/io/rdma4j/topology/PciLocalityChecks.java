@@ -21,7 +21,8 @@ abstract class PciLocalityChecks {
     abstract Path root();
 
     final Topology topo() {
-        return SCANNED.computeIfAbsent(root(), r -> Topology.builder().fsroot(r).nicFilter("").build());
+        return SCANNED.computeIfAbsent(
+                root(), r -> Topology.builder().fsroot(r).nicFilter("").build());
     }
 
     @Test
@@ -59,7 +60,8 @@ abstract class PciLocalityChecks {
 
     @Test
     void devicesWithNoContradictionCarryNone() {
-        assertTrue(topo().devices().stream().filter(d -> !d.address().equals(Shapes.bdf("0000:43:00.0")))
+        assertTrue(topo().devices().stream()
+                .filter(d -> !d.address().equals(Shapes.bdf("0000:43:00.0")))
                 .allMatch(d -> d.localityConflict().isEmpty()));
     }
 }

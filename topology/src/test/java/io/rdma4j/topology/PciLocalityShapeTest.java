@@ -15,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 class PciLocalityShapeTest extends PciLocalityChecks {
     @TempDir
     static Path tmp;
+
     private static Path root;
 
     @Override
@@ -31,10 +32,11 @@ class PciLocalityShapeTest extends PciLocalityChecks {
         FakeSysfs fs = new FakeSysfs(dir);
         for (int n = 0; n < 4; n++) {
             int node = n;
-            String cpus = IntStream.range(0, 10).mapToObj(i -> Integer.toString(node + 4 * i))
+            String cpus = IntStream.range(0, 10)
+                    .mapToObj(i -> Integer.toString(node + 4 * i))
                     .collect(Collectors.joining(","));
-            String distances = IntStream.range(0, 4).mapToObj(m -> m == node ? "10" : "20")
-                    .collect(Collectors.joining(" "));
+            String distances =
+                    IntStream.range(0, 4).mapToObj(m -> m == node ? "10" : "20").collect(Collectors.joining(" "));
             fs.node(n, cpus, distances);
         }
         String all = "0-39";

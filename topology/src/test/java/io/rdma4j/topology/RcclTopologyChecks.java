@@ -32,8 +32,8 @@ abstract class RcclTopologyChecks {
 
     @Test
     void eachMi300xOwnsOneConnectX7AtPxb() {
-        Map<String, String> pairs = Map.of("0c", "07", "15", "10", "1e", "19", "69", "64",
-                "9f", "9a", "af", "aa", "bf", "ba", "df", "da");
+        Map<String, String> pairs =
+                Map.of("0c", "07", "15", "10", "1e", "19", "69", "64", "9f", "9a", "af", "aa", "bf", "ba", "df", "da");
         pairs.forEach((gpu, nic) -> {
             List<Ranked<PciDevice>> r = mi300x().rankNics("0000:" + gpu + ":00.0");
             assertEquals(bdf("0000:" + nic + ":00.0"), r.get(0).address(), gpu);
@@ -67,15 +67,18 @@ abstract class RcclTopologyChecks {
 
     @Test
     void azureMi300xVmWithoutBridgesRanksNodeOnly() {
-        Set<PciAddress> numa0Nics = Set.of(bdf("0010:00:00.0"), bdf("0020:00:00.0"), bdf("0030:00:00.0"),
-                bdf("0040:00:00.0"));
+        Set<PciAddress> numa0Nics =
+                Set.of(bdf("0010:00:00.0"), bdf("0020:00:00.0"), bdf("0030:00:00.0"), bdf("0040:00:00.0"));
         for (String gpu : List.of("0011:00:00.0", "0021:00:00.0", "0031:00:00.0", "0041:00:00.0")) {
             List<Ranked<PciDevice>> r = mi300xVm().rankNics(gpu);
-            Set<PciAddress> best = r.stream().filter(x -> x.tieGroup() == 0).map(Ranked::address)
+            Set<PciAddress> best = r.stream()
+                    .filter(x -> x.tieGroup() == 0)
+                    .map(Ranked::address)
                     .collect(Collectors.toSet());
             assertEquals(numa0Nics, best, gpu);
             assertTrue(r.stream().filter(x -> x.tieGroup() == 0).allMatch(x -> x.level() == Level.NODE));
-            assertTrue(r.stream().noneMatch(x -> x.level().compareTo(Level.NODE) < 0),
+            assertTrue(
+                    r.stream().noneMatch(x -> x.level().compareTo(Level.NODE) < 0),
                     "no bridges: nothing better than NODE");
             assertEquals(0, mi300xVm().device(gpu).orElseThrow().numaNode());
         }

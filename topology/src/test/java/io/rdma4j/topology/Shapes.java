@@ -15,8 +15,8 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * The project's own test inputs: topology files under {@code src/test/resources/io/rdma4j/topology/shapes}, written
- * for these tests to reproduce the facts of the real-machine captures in ../shared (which only {@code @Extended} tests
+ * The project's own test inputs: topology files under {@code src/test/resources/io/rdma4j/topology/shapes}, written for
+ * these tests to reproduce the facts of the real-machine captures in ../shared (which only {@code @Extended} tests
  * read, through {@link Fixtures}) and shapes no capture has. The engine's and the command line's tests use them too,
  * from this module's test-jar, through {@link #copy}.
  */
@@ -30,15 +30,14 @@ public final class Shapes {
     /** AMD's 8 MI300X with 8 ConnectX-7, each GPU 1:1 with its NIC at PXB. */
     public static final String MI300X = "mi300x.xml";
 
-    private Shapes() {
-    }
+    private Shapes() {}
 
     /**
-     * Copies a shape file to {@code dir} under its own name (a test-jar's resources are no files), replacing an
-     * earlier copy.
+     * Copies a shape file to {@code dir} under its own name (a test-jar's resources are no files), replacing an earlier
+     * copy.
      *
      * @param name a file name such as {@link #P4D}
-     * @param dir  an existing folder, usually a test's {@code @TempDir}
+     * @param dir an existing folder, usually a test's {@code @TempDir}
      * @return the copy
      */
     public static Path copy(String name, Path dir) {
@@ -76,7 +75,9 @@ public final class Shapes {
 
     /** The addresses in tie group 0: the NICs the location should spread its traffic over. */
     static Set<PciAddress> best(Topology t, String location) {
-        return t.rankNics(location).stream().filter(r -> r.tieGroup() == 0).map(Ranked::address)
+        return t.rankNics(location).stream()
+                .filter(r -> r.tieGroup() == 0)
+                .map(Ranked::address)
                 .collect(Collectors.toSet());
     }
 }

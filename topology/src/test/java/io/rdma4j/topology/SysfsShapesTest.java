@@ -18,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 class SysfsShapesTest {
     @TempDir
     static Path shared;
+
     static Topology topo;
 
     @TempDir
@@ -43,30 +44,103 @@ class SysfsShapesTest {
     }
 
     static void machine(Path tmp) {
-        FakeSysfs fs = new FakeSysfs(tmp).node(0, "0-7", "10 20 40").node(1, "8-15", "20 10 40").node(2, "", "40 30 10");
+        FakeSysfs fs = new FakeSysfs(tmp)
+                .node(0, "0-7", "10 20 40")
+                .node(1, "8-15", "20 10 40")
+                .node(2, "", "40 30 10");
         List<String> sw = List.of("0000:00:01.0", "0000:01:00.0");
-        fs.pci("pci0000:00", append(sw, "0000:02:00.0"), "0000:03:00.0", 0x030200, 0x10de, 0x2330,
-                0, "0-7", "32.0 GT/s PCIe", 16);
-        fs.pci("pci0000:00", append(sw, "0000:02:01.0"), "0000:04:00.0", 0x020700, 0x15b3, 0x1021,
-                0, "0-7", "16.0 GT/s PCIe", 16);
-        fs.pci("pci0000:00", append(sw, "0000:02:02.0"), "0000:05:00.0", 0x020700, 0x15b3, 0x1021,
-                0, "0-7", "16.0 GT/s PCIe", 8);
-        fs.pci("pci0000:00", append(sw, "0000:02:03.0"), "0000:06:00.0", 0x010802, 0x144d, 0xa80a,
-                0, "0-7", "16.0 GT/s PCIe", 4);
-        fs.pci("pci0000:00", List.of("0000:00:02.0"), "0000:07:00.0", 0x030200, 0x10de, 0x2330,
-                0, "0-7", "32.0 GT/s PCIe", 16);
-        fs.pci("pci0000:00", List.of("0000:00:03.0"), "0000:08:00.0", 0x020000, 0x15b3, 0x101d,
-                0, "0-7", "16.0 GT/s PCIe", 16);
-        fs.pci("pci0000:80", List.of("0000:80:01.0"), "0000:81:00.0", 0x020000, 0x15b3, 0x1017,
-                1, "8-15", "8.0 GT/s PCIe", 16);
+        fs.pci(
+                "pci0000:00",
+                append(sw, "0000:02:00.0"),
+                "0000:03:00.0",
+                0x030200,
+                0x10de,
+                0x2330,
+                0,
+                "0-7",
+                "32.0 GT/s PCIe",
+                16);
+        fs.pci(
+                "pci0000:00",
+                append(sw, "0000:02:01.0"),
+                "0000:04:00.0",
+                0x020700,
+                0x15b3,
+                0x1021,
+                0,
+                "0-7",
+                "16.0 GT/s PCIe",
+                16);
+        fs.pci(
+                "pci0000:00",
+                append(sw, "0000:02:02.0"),
+                "0000:05:00.0",
+                0x020700,
+                0x15b3,
+                0x1021,
+                0,
+                "0-7",
+                "16.0 GT/s PCIe",
+                8);
+        fs.pci(
+                "pci0000:00",
+                append(sw, "0000:02:03.0"),
+                "0000:06:00.0",
+                0x010802,
+                0x144d,
+                0xa80a,
+                0,
+                "0-7",
+                "16.0 GT/s PCIe",
+                4);
+        fs.pci(
+                "pci0000:00",
+                List.of("0000:00:02.0"),
+                "0000:07:00.0",
+                0x030200,
+                0x10de,
+                0x2330,
+                0,
+                "0-7",
+                "32.0 GT/s PCIe",
+                16);
+        fs.pci(
+                "pci0000:00",
+                List.of("0000:00:03.0"),
+                "0000:08:00.0",
+                0x020000,
+                0x15b3,
+                0x101d,
+                0,
+                "0-7",
+                "16.0 GT/s PCIe",
+                16);
+        fs.pci(
+                "pci0000:80",
+                List.of("0000:80:01.0"),
+                "0000:81:00.0",
+                0x020000,
+                0x15b3,
+                0x1017,
+                1,
+                "8-15",
+                "8.0 GT/s PCIe",
+                16);
         fs.ib("mlx5_0", "0000:04:00.0", "400 Gb/sec (4X NDR)", "ib0");
         fs.ib("mlx5_1", "0000:05:00.0", "200 Gb/sec (4X HDR)", "ib1");
         fs.ib("mlx5_3", "0000:08:00.0", "200 Gb/sec (4X HDR)", "ens3");
         fs.ib("mlx5_2", "0000:81:00.0", "100 Gb/sec (4X EDR)", "ens81f0", "ens81f1");
         fs.nvmePcie("nvme0", "0000:06:00.0");
-        fs.nvmeFabrics("nvme1", "tcp", "traddr=192.0.2.10,trsvcid=4420,host_iface=ens81f0", "nqn.2024-01.io.rdma4j:remote", 1);
-        fs.nvmeFabrics("nvme2", "rdma", "traddr=192.0.2.11,trsvcid=4420,host_traddr=192.0.2.1", "nqn.2024-01.io.rdma4j:remote", -1);
-        fs.multipathNamespace("nvme-subsys1", "nvme1n1", List.of("nvme1c1n1", "nvme1c2n1"), List.of("optimized", "non-optimized"));
+        fs.nvmeFabrics(
+                "nvme1", "tcp", "traddr=192.0.2.10,trsvcid=4420,host_iface=ens81f0", "nqn.2024-01.io.rdma4j:remote", 1);
+        fs.nvmeFabrics(
+                "nvme2",
+                "rdma",
+                "traddr=192.0.2.11,trsvcid=4420,host_traddr=192.0.2.1",
+                "nqn.2024-01.io.rdma4j:remote",
+                -1);
+        fs.multipathNamespace(
+                "nvme-subsys1", "nvme1n1", List.of("nvme1c1n1", "nvme1c2n1"), List.of("optimized", "non-optimized"));
     }
 
     private static List<String> append(List<String> l, String s) {
@@ -127,7 +201,8 @@ class SysfsShapesTest {
 
     @Test
     void pcieNvmeRanksPxbBelowTheGpusSwitch() {
-        Ranked<NvmeController> best = topo.rankNvme(Location.parse("0000:03:00.0")).get(0);
+        Ranked<NvmeController> best =
+                topo.rankNvme(Location.parse("0000:03:00.0")).get(0);
         assertEquals("nvme0", best.target().name());
         assertEquals(Level.PXB, best.level());
         assertEquals(bdf("0000:06:00.0"), best.address());
@@ -135,7 +210,10 @@ class SysfsShapesTest {
 
     @Test
     void fabricsControllerIsLocatedThroughTheNicThatReachesIt() {
-        NvmeController tcp = topo.nvmeControllers().stream().filter(c -> c.name().equals("nvme1")).findFirst().orElseThrow();
+        NvmeController tcp = topo.nvmeControllers().stream()
+                .filter(c -> c.name().equals("nvme1"))
+                .findFirst()
+                .orElseThrow();
         assertTrue(tcp.fabrics());
         assertEquals("tcp", tcp.transport());
         assertEquals("nqn.2024-01.io.rdma4j:remote", tcp.subsysnqn());
@@ -149,7 +227,10 @@ class SysfsShapesTest {
 
     @Test
     void fabricsControllerWithUnknownNicRanksLastWithoutAnAddress() {
-        NvmeController rdma = topo.nvmeControllers().stream().filter(c -> c.name().equals("nvme2")).findFirst().orElseThrow();
+        NvmeController rdma = topo.nvmeControllers().stream()
+                .filter(c -> c.name().equals("nvme2"))
+                .findFirst()
+                .orElseThrow();
         assertTrue(rdma.via().isEmpty(), "a captured tree has no interface addresses: host_traddr cannot be matched");
         List<Ranked<NvmeController>> r = topo.rankNvme(Location.numa(0));
         assertEquals("nvme2", r.get(r.size() - 1).target().name());
@@ -158,7 +239,10 @@ class SysfsShapesTest {
 
     @Test
     void multipathNamespaceHasOnePathPerControllerWithAnaStateAndNuma() {
-        NvmeNamespace ns = topo.nvmeNamespaces().stream().filter(n -> n.name().equals("nvme1n1")).findFirst().orElseThrow();
+        NvmeNamespace ns = topo.nvmeNamespaces().stream()
+                .filter(n -> n.name().equals("nvme1n1"))
+                .findFirst()
+                .orElseThrow();
         assertEquals("nvme-subsys1", ns.subsystem());
         assertEquals(2, ns.paths().size());
         NvmeNamespace.Path p1 = ns.paths().get(0);
@@ -181,9 +265,13 @@ class SysfsShapesTest {
     @Test
     void affinityHasOneEntryPerGpuWithNicsAndNvmeBestFirst() {
         List<Affinity> a = topo.affinity();
-        assertEquals(List.of(bdf("0000:03:00.0"), bdf("0000:07:00.0")), a.stream().map(x -> x.device().address()).toList());
+        assertEquals(
+                List.of(bdf("0000:03:00.0"), bdf("0000:07:00.0")),
+                a.stream().map(x -> x.device().address()).toList());
         assertEquals(4, a.get(0).nics().size());
-        assertEquals(List.of(bdf("0000:04:00.0")), a.get(0).bestNics().stream().map(Ranked::address).toList());
+        assertEquals(
+                List.of(bdf("0000:04:00.0")),
+                a.get(0).bestNics().stream().map(Ranked::address).toList());
         for (Affinity x : a) {
             for (int i = 1; i < x.nics().size(); i++) {
                 assertTrue(x.nics().get(i - 1).level().compareTo(x.nics().get(i).level()) <= 0);
@@ -197,7 +285,8 @@ class SysfsShapesTest {
         java.nio.file.Files.delete(own.resolve("sys/bus/pci/devices/0000:01:00.0"));
         Topology t = Topology.builder().fsroot(own).nicFilter("").build();
         PciDevice gpu = t.device("0000:03:00.0").orElseThrow();
-        assertEquals(List.of(bdf("0000:00:01.0"), bdf("0000:01:00.0"), bdf("0000:02:00.0")),
+        assertEquals(
+                List.of(bdf("0000:00:01.0"), bdf("0000:01:00.0"), bdf("0000:02:00.0")),
                 gpu.path().stream().map(PciBridge::address).toList());
         assertEquals(0x8086, gpu.path().get(1).vendor());
         assertTrue(t.bridges().stream().noneMatch(b -> b.address().equals(bdf("0000:01:00.0"))));

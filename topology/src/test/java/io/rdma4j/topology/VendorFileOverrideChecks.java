@@ -33,8 +33,17 @@ abstract class VendorFileOverrideChecks {
     static FakeSysfs g5(Path root) {
         FakeSysfs fs = new FakeSysfs(root).node(0, "0-95", "10 20").node(1, "96-191", "20 10");
         for (String dev : List.of("16", "17", "18", "19", "1a", "1b", "1c", "1d")) {
-            fs.pci("pci0000:00", List.of(), "0000:00:" + dev + ".0", 0x030200, 0x10de, 0x2237,
-                    -1, ALL_CPUS, "16.0 GT/s PCIe", 16);
+            fs.pci(
+                    "pci0000:00",
+                    List.of(),
+                    "0000:00:" + dev + ".0",
+                    0x030200,
+                    0x10de,
+                    0x2237,
+                    -1,
+                    ALL_CPUS,
+                    "16.0 GT/s PCIe",
+                    16);
         }
         fs.pci("pci0000:00", List.of(), "0000:00:15.0", 0x020000, 0x1d0f, 0xefa0, -1, ALL_CPUS, "8.0 GT/s PCIe", 16);
         fs.ib("rdmap0s21", "0000:00:15.0", "100 Gb/sec (4X EDR)", "eth1");
@@ -47,7 +56,11 @@ abstract class VendorFileOverrideChecks {
     @Test
     void g5FilePutsGpus4To7AtNodeAndGpus0To3AtSysFromTheEfa() {
         Path file = g5File();
-        Topology t = Topology.builder().fsroot(g5(tmp).root).ncclXml(file).nicFilter("").build();
+        Topology t = Topology.builder()
+                .fsroot(g5(tmp).root)
+                .ncclXml(file)
+                .nicFilter("")
+                .build();
         List<String> gpus = List.of("16", "17", "18", "19", "1a", "1b", "1c", "1d");
         for (int i = 0; i < gpus.size(); i++) {
             String gpu = "0000:00:" + gpus.get(i) + ".0";
@@ -70,8 +83,7 @@ abstract class VendorFileOverrideChecks {
      */
     private static FakeSysfs p5(Path root) {
         FakeSysfs fs = new FakeSysfs(root).node(0, "0-95", "10 32").node(1, "96-191", "32 10");
-        record Sw(String rootBus, String sw, String dsp, List<String> efas, String gpu, int numa) {
-        }
+        record Sw(String rootBus, String sw, String dsp, List<String> efas, String gpu, int numa) {}
         List<Sw> switches = List.of(
                 new Sw("44", "45", "46", List.of("4f", "50", "51", "52"), "53", 0),
                 new Sw("55", "56", "57", List.of("60", "61", "62", "63"), "64", 0),
@@ -91,8 +103,17 @@ abstract class VendorFileOverrideChecks {
                 fs.ib("rdmap" + efaIndex++, bdf, "100 Gb/sec (4X EDR)", "eth" + efaIndex);
             }
             String dsp = String.format("0000:%s:%02x.0", s.dsp, port);
-            fs.pci(hb, List.of(rp, up, dsp), "0000:" + s.gpu + ":00.0", 0x030200, 0x10de, 0x2330,
-                    s.numa, cpus, "32.0 GT/s PCIe", 16);
+            fs.pci(
+                    hb,
+                    List.of(rp, up, dsp),
+                    "0000:" + s.gpu + ":00.0",
+                    0x030200,
+                    0x10de,
+                    0x2330,
+                    s.numa,
+                    cpus,
+                    "32.0 GT/s PCIe",
+                    16);
         }
         return fs;
     }
@@ -100,14 +121,21 @@ abstract class VendorFileOverrideChecks {
     @Test
     void p5FileGivesEachH100ItsFourEfaLanesAsOneTie() {
         Path file = p5File();
-        Topology t = Topology.builder().fsroot(p5(tmp).root).ncclXml(file).nicFilter("").build();
-        record Expect(String gpu, List<String> efas) {
-        }
-        for (Expect e : List.of(new Expect("53", List.of("4f", "50", "51", "52")),
-                new Expect("64", List.of("60", "61", "62", "63")), new Expect("b9", List.of("b5", "b6", "b7", "b8")),
+        Topology t = Topology.builder()
+                .fsroot(p5(tmp).root)
+                .ncclXml(file)
+                .nicFilter("")
+                .build();
+        record Expect(String gpu, List<String> efas) {}
+        for (Expect e : List.of(
+                new Expect("53", List.of("4f", "50", "51", "52")),
+                new Expect("64", List.of("60", "61", "62", "63")),
+                new Expect("b9", List.of("b5", "b6", "b7", "b8")),
                 new Expect("ca", List.of("c6", "c7", "c8", "c9")))) {
             List<Ranked<PciDevice>> r = t.rankNics("0000:" + e.gpu + ":00.0");
-            Set<PciAddress> best = r.stream().filter(x -> x.tieGroup() == 0).map(Ranked::address)
+            Set<PciAddress> best = r.stream()
+                    .filter(x -> x.tieGroup() == 0)
+                    .map(Ranked::address)
                     .collect(Collectors.toSet());
             assertEquals(e.efas.stream().map(b -> bdf("0000:" + b + ":00.0")).collect(Collectors.toSet()), best, e.gpu);
             assertTrue(r.subList(0, 4).stream().allMatch(x -> x.level() == Level.PXB), e.gpu);
@@ -124,11 +152,17 @@ abstract class VendorFileOverrideChecks {
 
     @Test
     void fileForAnotherMachineTypeInventsNoNic() {
-        Topology t = Topology.builder().fsroot(g5(tmp).root).ncclXml(p4dFile())
-                .nicFilter("").build();
-        assertEquals(List.of(bdf("0000:00:15.0")), t.nics().stream().map(PciDevice::address).toList());
+        Topology t = Topology.builder()
+                .fsroot(g5(tmp).root)
+                .ncclXml(p4dFile())
+                .nicFilter("")
+                .build();
+        assertEquals(
+                List.of(bdf("0000:00:15.0")),
+                t.nics().stream().map(PciDevice::address).toList());
         assertTrue(t.device("0000:10:1b.0").isEmpty());
-        assertTrue(t.warnings().stream().anyMatch(w -> w.contains("12 device(s) this machine does not have")),
+        assertTrue(
+                t.warnings().stream().anyMatch(w -> w.contains("12 device(s) this machine does not have")),
                 t.warnings().toString());
     }
 
@@ -140,10 +174,14 @@ abstract class VendorFileOverrideChecks {
     void fileNumaNodeOverridesAContradictingSysfsOneWithAWarning() {
         FakeSysfs fs = new FakeSysfs(tmp).node(0, "0-95", "10 20").node(1, "96-191", "20 10");
         fs.pci("pci0000:00", List.of(), "0000:00:15.0", 0x020000, 0x1d0f, 0xefa0, 0, "0-95", null, 0);
-        Topology t = Topology.builder().fsroot(fs.root).ncclXml(g5File())
-                .nicFilter("").build();
+        Topology t = Topology.builder()
+                .fsroot(fs.root)
+                .ncclXml(g5File())
+                .nicFilter("")
+                .build();
         assertEquals(1, t.device("0000:00:15.0").orElseThrow().numaNode());
-        assertTrue(t.warnings().stream().anyMatch(w -> w.contains("0000:00:15.0") && w.contains("using the file")),
+        assertTrue(
+                t.warnings().stream().anyMatch(w -> w.contains("0000:00:15.0") && w.contains("using the file")),
                 t.warnings().toString());
     }
 }

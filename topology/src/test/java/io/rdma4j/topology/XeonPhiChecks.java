@@ -23,7 +23,8 @@ abstract class XeonPhiChecks {
     abstract Path root();
 
     final Topology topo() {
-        return SCANNED.computeIfAbsent(root(), r -> Topology.builder().fsroot(r).nicFilter("").build());
+        return SCANNED.computeIfAbsent(
+                root(), r -> Topology.builder().fsroot(r).nicFilter("").build());
     }
 
     @Test
@@ -77,7 +78,8 @@ abstract class XeonPhiChecks {
         assertEquals(List.of(0, 1, 2, 3), nvme.localCpus());
         NvmeController c = topo().nvmeControllers().stream()
                 .filter(x -> x.pci().equals(java.util.Optional.of(nvme.address())))
-                .findFirst().orElseThrow();
+                .findFirst()
+                .orElseThrow();
         assertEquals("nvme0", c.name());
         assertEquals("pcie", c.transport());
         assertEquals(0, c.numaNode());
@@ -88,7 +90,9 @@ abstract class XeonPhiChecks {
         Ranked<NvmeController> fromNode0 = topo().rankNvme(Location.numa(0)).get(0);
         assertEquals(Level.NODE, fromNode0.level());
         assertEquals(bdf("0000:00:02.0"), fromNode0.address());
-        assertEquals(Level.SYS, topo().rankNvme(Location.parse("0000:83:00.0")).get(0).level());
+        assertEquals(
+                Level.SYS,
+                topo().rankNvme(Location.parse("0000:83:00.0")).get(0).level());
     }
 
     @Test
@@ -103,16 +107,23 @@ abstract class XeonPhiChecks {
     @Test
     void bridgeChainComesFromTheResolvedSysfsPath() {
         PciDevice vga = topo().device("0000:05:00.0").orElseThrow();
-        assertEquals(List.of(bdf("0000:00:1c.0"), bdf("0000:04:00.0")),
+        assertEquals(
+                List.of(bdf("0000:00:1c.0"), bdf("0000:04:00.0")),
                 vga.path().stream().map(PciBridge::address).toList());
         assertEquals(0x1a03, vga.path().get(1).vendor());
     }
 
     @Test
     void scif0WithoutPciParentIsListedAndDoesNotBreakTheScan() {
-        RdmaDevice scif = topo().rdmaDevices().stream().filter(r -> r.name().equals("scif0")).findFirst().orElseThrow();
+        RdmaDevice scif = topo().rdmaDevices().stream()
+                .filter(r -> r.name().equals("scif0"))
+                .findFirst()
+                .orElseThrow();
         assertTrue(scif.pci().isEmpty());
-        RdmaDevice mlx = topo().rdmaDevices().stream().filter(r -> r.name().equals("mlx4_0")).findFirst().orElseThrow();
+        RdmaDevice mlx = topo().rdmaDevices().stream()
+                .filter(r -> r.name().equals("mlx4_0"))
+                .findFirst()
+                .orElseThrow();
         assertEquals(bdf("0000:82:00.0"), mlx.pci().orElseThrow());
         assertEquals(1, topo().nics().size());
     }

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 class XeonPhiShapeTest extends XeonPhiChecks {
     @TempDir
     static Path tmp;
+
     private static Path root;
 
     @Override

@@ -14,28 +14,37 @@ public final class Libc {
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
 
     /** {@code int setenv(const char *name, const char *value, int overwrite);} */
-    private static final MethodHandle SETENV = bind("setenv",
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+    private static final MethodHandle SETENV = bind(
+            "setenv",
+            FunctionDescriptor.of(
+                    ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
     /** {@code char *getenv(const char *name);} */
-    private static final MethodHandle GETENV = bind("getenv", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+    private static final MethodHandle GETENV =
+            bind("getenv", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
     /** {@code int sigaction(int signum, const struct sigaction *act, struct sigaction *oldact);} */
-    private static final MethodHandle SIGACTION = bind("sigaction",
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
-    /** XSI {@code int strerror_r(int errnum, char *buf, size_t buflen);} (glibc exports it as {@code __xpg_strerror_r}). */
-    private static final MethodHandle STRERROR_R = bind("__xpg_strerror_r",
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle SIGACTION = bind(
+            "sigaction",
+            FunctionDescriptor.of(
+                    ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+    /**
+     * XSI {@code int strerror_r(int errnum, char *buf, size_t buflen);} (glibc exports it as {@code __xpg_strerror_r}).
+     */
+    private static final MethodHandle STRERROR_R = bind(
+            "__xpg_strerror_r",
+            FunctionDescriptor.of(
+                    ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     /** {@code pid_t getpid(void);} */
     private static final MethodHandle GETPID = bind("getpid", FunctionDescriptor.of(ValueLayout.JAVA_INT));
 
     /**
-     * {@code sizeof(struct sigaction)} on LP64 glibc (x86_64 and aarch64): handler 8, sa_mask 128, sa_flags 4 + 4 padding,
-     * sa_restorer 8. The handler (a union of sa_handler and sa_sigaction) is at offset 0, sa_flags at 136.
+     * {@code sizeof(struct sigaction)} on LP64 glibc (x86_64 and aarch64): handler 8, sa_mask 128, sa_flags 4 + 4
+     * padding, sa_restorer 8. The handler (a union of sa_handler and sa_sigaction) is at offset 0, sa_flags at 136.
      */
     public static final long SIGACTION_SIZE = 152;
+
     public static final long SIGACTION_FLAGS_OFFSET = 136;
 
-    private Libc() {
-    }
+    private Libc() {}
 
     private static MethodHandle bind(String name, FunctionDescriptor fd) {
         MemorySegment addr = LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));

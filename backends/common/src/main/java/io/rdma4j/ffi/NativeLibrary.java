@@ -15,11 +15,11 @@ import java.util.Optional;
 
 /**
  * A shared library loaded by explicit soname. Loading is a probe: it never throws; {@link #isAvailable()} and
- * {@link #unavailabilityCause()} say how it went, and {@link #ensureAvailable()} turns an absent library into one
- * clear error that names what to install. Functions bind lazily ({@link #function}): a missing symbol fails when first
+ * {@link #unavailabilityCause()} say how it went, and {@link #ensureAvailable()} turns an absent library into one clear
+ * error that names what to install. Functions bind lazily ({@link #function}): a missing symbol fails when first
  * called, naming the function and the library.
- * <p>
- * Before the library loads, the environment variables given to {@link Builder#environment} are set in the process
+ *
+ * <p>Before the library loads, the environment variables given to {@link Builder#environment} are set in the process
  * environment through libc {@code setenv} (unless already set), and the load runs inside {@link SignalGuard}.
  */
 public final class NativeLibrary {
@@ -82,12 +82,18 @@ public final class NativeLibrary {
             Throwable last = null;
             for (String soname : sonames) {
                 try {
-                    SymbolLookup lookup = SignalGuard.around("loading " + soname,
-                            () -> SymbolLookup.libraryLookup(soname, Arena.global()));
+                    SymbolLookup lookup = SignalGuard.around(
+                            "loading " + soname, () -> SymbolLookup.libraryLookup(soname, Arena.global()));
                     return new NativeLibrary(name, installHint, soname, lookup, null);
                 } catch (IllegalCallerException e) {
-                    return new NativeLibrary(name, installHint, null, null, new IllegalCallerException(
-                            "native access is not enabled: run java with --enable-native-access=ALL-UNNAMED", e));
+                    return new NativeLibrary(
+                            name,
+                            installHint,
+                            null,
+                            null,
+                            new IllegalCallerException(
+                                    "native access is not enabled: run java with --enable-native-access=ALL-UNNAMED",
+                                    e));
                 } catch (Throwable t) {
                     last = t;
                 }
@@ -120,8 +126,10 @@ public final class NativeLibrary {
     /** Throws one clear error, naming what to install, if the library is not available. */
     public void ensureAvailable() {
         if (lookup == null) {
-            throw new BackendUnavailableException(name + " is not available: " + (cause == null ? "not loaded" : cause.getMessage())
-                    + (installHint.isEmpty() ? "" : ". Install it: " + installHint), cause);
+            throw new BackendUnavailableException(
+                    name + " is not available: " + (cause == null ? "not loaded" : cause.getMessage())
+                            + (installHint.isEmpty() ? "" : ". Install it: " + installHint),
+                    cause);
         }
     }
 
@@ -137,14 +145,18 @@ public final class NativeLibrary {
 
     MethodHandle bind(String cName, FunctionDescriptor descriptor, Linker.Option... options) {
         ensureAvailable();
-        MemorySegment address = lookup.find(cName).orElseThrow(() -> new Rdma4jException(
-                cName + " is not exported by " + soname + " (" + name + "): the installed version is too old for this binding"
+        MemorySegment address = lookup.find(cName)
+                .orElseThrow(() -> new Rdma4jException(cName + " is not exported by " + soname + " (" + name
+                        + "): the installed version is too old for this binding"
                         + (installHint.isEmpty() ? "" : "; install a newer one: " + installHint)));
         return LINKER.downcallHandle(address, descriptor, options);
     }
 
     @Override
     public String toString() {
-        return name + (isAvailable() ? " (" + soname + ")" : " (unavailable: " + (cause == null ? "?" : cause.getMessage()) + ")");
+        return name
+                + (isAvailable()
+                        ? " (" + soname + ")"
+                        : " (unavailable: " + (cause == null ? "?" : cause.getMessage()) + ")");
     }
 }

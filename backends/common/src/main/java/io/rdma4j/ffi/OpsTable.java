@@ -16,8 +16,7 @@ import java.lang.invoke.MethodHandle;
 public final class OpsTable {
     private static final Linker LINKER = Linker.nativeLinker();
 
-    private OpsTable() {
-    }
+    private OpsTable() {}
 
     /** A downcall handle whose first parameter is the target function's address. */
     public static MethodHandle indirect(FunctionDescriptor descriptor, Linker.Option... options) {
@@ -25,14 +24,16 @@ public final class OpsTable {
     }
 
     /**
-     * Reads the function pointer at {@code offset} in the ops struct at {@code ops}; a NULL entry means the provider does
-     * not implement the operation and fails with a message naming it.
+     * Reads the function pointer at {@code offset} in the ops struct at {@code ops}; a NULL entry means the provider
+     * does not implement the operation and fails with a message naming it.
      */
     public static MemorySegment function(MemorySegment ops, long offset, String cName) {
         if (ops == null || ops.equals(MemorySegment.NULL)) {
             throw new Rdma4jException("cannot call " + cName + ": its ops table is NULL");
         }
-        MemorySegment table = ops.byteSize() >= offset + ValueLayout.ADDRESS.byteSize() ? ops : ops.reinterpret(offset + ValueLayout.ADDRESS.byteSize());
+        MemorySegment table = ops.byteSize() >= offset + ValueLayout.ADDRESS.byteSize()
+                ? ops
+                : ops.reinterpret(offset + ValueLayout.ADDRESS.byteSize());
         MemorySegment fn = table.get(ValueLayout.ADDRESS, offset);
         if (fn.equals(MemorySegment.NULL)) {
             throw new Rdma4jException(cName + " is not implemented by this provider (its ops entry is NULL)");

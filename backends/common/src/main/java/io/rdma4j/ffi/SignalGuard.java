@@ -10,17 +10,17 @@ import java.util.function.Supplier;
 /**
  * Keeps the JVM's signal handlers in place across native code that may replace them. HotSpot relies on its own
  * SIGSEGV/SIGBUS/SIGFPE/SIGILL handlers for implicit null checks and safepoints; a library constructor that installs
- * its own (Debian's libinfinipath, loaded by libfabric's psm provider, does) makes the JVM crash at random later.
- * The guard snapshots every disposition the JVM owns, runs the action (typically a dlopen), and puts back any that
- * changed, recording which ones so the info command can report it.
+ * its own (Debian's libinfinipath, loaded by libfabric's psm provider, does) makes the JVM crash at random later. The
+ * guard snapshots every disposition the JVM owns, runs the action (typically a dlopen), and puts back any that changed,
+ * recording which ones so the info command can report it.
  */
 public final class SignalGuard {
     /** SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGBUS, SIGFPE, SIGSEGV, SIGUSR2, SIGPIPE, SIGTERM, SIGXFSZ (Linux numbers). */
     static final int[] GUARDED = {1, 2, 3, 4, 7, 8, 11, 12, 13, 15, 25};
+
     private static final List<String> RESTORED = new ArrayList<>();
 
-    private SignalGuard() {
-    }
+    private SignalGuard() {}
 
     /** Runs {@code action}; any guarded signal disposition it changed is restored before this returns or throws. */
     public static <T> T around(String what, Supplier<T> action) {
@@ -39,7 +39,8 @@ public final class SignalGuard {
                         Libc.sigactionGet(GUARDED[i], now);
                         if (changed(before, now)) {
                             Libc.sigactionSet(GUARDED[i], before);
-                            RESTORED.add(what + " replaced the handler of signal " + GUARDED[i] + "; the JVM's was put back");
+                            RESTORED.add(what + " replaced the handler of signal " + GUARDED[i]
+                                    + "; the JVM's was put back");
                         }
                     }
                 }
@@ -49,7 +50,8 @@ public final class SignalGuard {
 
     private static boolean changed(MemorySegment before, MemorySegment now) {
         return before.get(ValueLayout.JAVA_LONG, 0) != now.get(ValueLayout.JAVA_LONG, 0)
-                || before.get(ValueLayout.JAVA_INT, Libc.SIGACTION_FLAGS_OFFSET) != now.get(ValueLayout.JAVA_INT, Libc.SIGACTION_FLAGS_OFFSET);
+                || before.get(ValueLayout.JAVA_INT, Libc.SIGACTION_FLAGS_OFFSET)
+                        != now.get(ValueLayout.JAVA_INT, Libc.SIGACTION_FLAGS_OFFSET);
     }
 
     /** What the guard had to put back so far in this process, for diagnostics. */

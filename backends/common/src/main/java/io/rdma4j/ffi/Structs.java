@@ -11,13 +11,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds struct layouts the way a C compiler on LP64 Linux lays them out (each member at its natural alignment,
- * tail padded to the largest alignment), so a binding can quote the C declaration member for member and leave the
- * padding arithmetic to this class. Every offset is then checked against the real header by the gcc layout test.
+ * Builds struct layouts the way a C compiler on LP64 Linux lays them out (each member at its natural alignment, tail
+ * padded to the largest alignment), so a binding can quote the C declaration member for member and leave the padding
+ * arithmetic to this class. Every offset is then checked against the real header by the gcc layout test.
  */
 public final class Structs {
     /** {@code void *}, with no target size: use {@link #view} before dereferencing. */
     public static final AddressLayout POINTER = ValueLayout.ADDRESS;
+
     public static final ValueLayout.OfLong SIZE_T = ValueLayout.JAVA_LONG;
     public static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG;
     public static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT;
@@ -25,8 +26,7 @@ public final class Structs {
     public static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
     public static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
 
-    private Structs() {
-    }
+    private Structs() {}
 
     /** A C struct named {@code name} with the given members in declaration order; padding is inserted as gcc would. */
     public static StructLayout struct(String name, MemoryLayout... members) {
@@ -87,8 +87,8 @@ public final class Structs {
             long[] found = new long[1];
             MemoryLayout member = find(current, parts[i], 0, found);
             if (member == null) {
-                throw new IllegalArgumentException("no member '" + parts[i] + "' in " + current.name().orElse("<anonymous>")
-                        + " (path " + path + ")");
+                throw new IllegalArgumentException("no member '" + parts[i] + "' in "
+                        + current.name().orElse("<anonymous>") + " (path " + path + ")");
             }
             off += found[0];
             if (i < parts.length - 1) {

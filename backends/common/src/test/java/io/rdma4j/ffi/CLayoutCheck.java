@@ -17,10 +17,10 @@ import org.junit.jupiter.api.Assumptions;
 /**
  * Compiles a small C program with {@code sizeof}/{@code offsetof} for every struct member a binding declares, against
  * the installed headers, runs it, and compares with the Java layouts. Members are every named, non-padding member of
- * the Java layout, walked recursively (anonymous groups are transparent, as in C). Constants (enum values, macros)
- * are compared too.
- * <p>
- * Skips (JUnit assumption) when gcc or a header is missing, unless the system property
+ * the Java layout, walked recursively (anonymous groups are transparent, as in C). Constants (enum values, macros) are
+ * compared too.
+ *
+ * <p>Skips (JUnit assumption) when gcc or a header is missing, unless the system property
  * {@code rdma4j.require.toolchain=true} is set, as CI does, where it fails instead.
  */
 public final class CLayoutCheck {
@@ -35,7 +35,10 @@ public final class CLayoutCheck {
         return this;
     }
 
-    /** Checks {@code cType} (e.g. {@code struct fi_info}) against {@code layout}; {@code notInC} lists Java-only member paths. */
+    /**
+     * Checks {@code cType} (e.g. {@code struct fi_info}) against {@code layout}; {@code notInC} lists Java-only member
+     * paths.
+     */
     public CLayoutCheck struct(String cType, GroupLayout layout, String... notInC) {
         structs.put(cType, layout);
         skipped.put(cType, List.of(notInC));
@@ -60,14 +63,16 @@ public final class CLayoutCheck {
         Path gcc = which("gcc");
         if (gcc == null) {
             if (required) {
-                throw new AssertionError("gcc is required for the layout check (rdma4j.require.toolchain=true): apt-get install gcc");
+                throw new AssertionError(
+                        "gcc is required for the layout check (rdma4j.require.toolchain=true): apt-get install gcc");
             }
             Assumptions.abort("gcc not found: layout check skipped (apt-get install gcc)");
         }
         for (String h : includes) {
             if (!headerExists(h)) {
                 if (required) {
-                    throw new AssertionError("header " + h + " is required for the layout check: install its -dev package");
+                    throw new AssertionError(
+                            "header " + h + " is required for the layout check: install its -dev package");
                 }
                 Assumptions.abort("header " + h + " not installed: layout check skipped");
             }
@@ -80,7 +85,11 @@ public final class CLayoutCheck {
         List<String> expected = new ArrayList<>();
         for (var e : structs.entrySet()) {
             String t = e.getKey();
-            c.append("  printf(\"S|").append(t).append("|%zu\\n\", sizeof(").append(t).append("));\n");
+            c.append("  printf(\"S|")
+                    .append(t)
+                    .append("|%zu\\n\", sizeof(")
+                    .append(t)
+                    .append("));\n");
             expected.add("S|" + t + "|" + e.getValue().byteSize());
             List<String[]> members = new ArrayList<>();
             collect(e.getValue(), "", 0, members);
@@ -88,13 +97,24 @@ public final class CLayoutCheck {
                 if (skipped.get(t).contains(m[0])) {
                     continue;
                 }
-                c.append("  printf(\"O|").append(t).append('|').append(m[0]).append("|%zu\\n\", offsetof(").append(t).append(", ")
-                        .append(m[0]).append("));\n");
+                c.append("  printf(\"O|")
+                        .append(t)
+                        .append('|')
+                        .append(m[0])
+                        .append("|%zu\\n\", offsetof(")
+                        .append(t)
+                        .append(", ")
+                        .append(m[0])
+                        .append("));\n");
                 expected.add("O|" + t + "|" + m[0] + "|" + m[1]);
             }
         }
         for (var e : constants.entrySet()) {
-            c.append("  printf(\"C|").append(e.getKey()).append("|%lld\\n\", (long long)(").append(e.getKey()).append("));\n");
+            c.append("  printf(\"C|")
+                    .append(e.getKey())
+                    .append("|%lld\\n\", (long long)(")
+                    .append(e.getKey())
+                    .append("));\n");
             expected.add("C|" + e.getKey() + "|" + e.getValue());
         }
         c.append("  return 0;\n}\n");
@@ -130,7 +150,9 @@ public final class CLayoutCheck {
             long at = base + (union ? 0 : off);
             if (!(m instanceof PaddingLayout)) {
                 if (m.name().isPresent()) {
-                    String path = prefix.isEmpty() ? m.name().get() : prefix + "." + m.name().get();
+                    String path = prefix.isEmpty()
+                            ? m.name().get()
+                            : prefix + "." + m.name().get();
                     out.add(new String[] {path, Long.toString(at)});
                     if (m instanceof GroupLayout inner) {
                         collect(inner, path, at, out);
@@ -153,7 +175,11 @@ public final class CLayoutCheck {
     }
 
     private static boolean headerExists(String h) {
-        for (String dir : List.of("/usr/include", "/usr/local/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu",
+        for (String dir : List.of(
+                "/usr/include",
+                "/usr/local/include",
+                "/usr/include/x86_64-linux-gnu",
+                "/usr/include/aarch64-linux-gnu",
                 "/usr/local/cuda/include")) {
             if (Files.exists(Path.of(dir, h))) {
                 return true;

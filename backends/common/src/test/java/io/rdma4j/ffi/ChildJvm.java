@@ -7,8 +7,7 @@ import java.util.List;
 
 /** Starts another JVM on this test's classpath, with native access enabled, for tests that cross process boundaries. */
 public final class ChildJvm {
-    private ChildJvm() {
-    }
+    private ChildJvm() {}
 
     public static ProcessBuilder builder(Class<?> main, String... args) {
         List<String> cmd = new ArrayList<>();
@@ -25,6 +24,8 @@ public final class ChildJvm {
     }
 
     public static Process start(Class<?> main, String... args) throws IOException {
-        return builder(main, args).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return builder(main, args)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
     }
 }

@@ -18,5 +18,4 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Retention(RetentionPolicy.RUNTIME)
 @Tag("extended")
 @ExtendWith(ExtendedSuite.class)
-public @interface Extended {
-}
+public @interface Extended {}

@@ -19,8 +19,11 @@ import org.opentest4j.TestAbortedException;
  * The rule of {@link Extended} tests: skipped per test where {@code ../shared} is absent, and never skipped where it is
  * present (an assumption that aborts such a test fails it instead).
  */
-public final class ExtendedSuite implements ExecutionCondition, TestExecutionExceptionHandler,
-        LifecycleMethodExecutionExceptionHandler, AfterTestExecutionCallback {
+public final class ExtendedSuite
+        implements ExecutionCondition,
+                TestExecutionExceptionHandler,
+                LifecycleMethodExecutionExceptionHandler,
+                AfterTestExecutionCallback {
     /** The start of every skip reason; {@code ./rdma4j test} counts the skipped tests whose reason starts with it. */
     public static final String SKIP_MARK = "extended suite skipped:";
 
@@ -78,15 +81,19 @@ public final class ExtendedSuite implements ExecutionCondition, TestExecutionExc
 
     @Override
     public void afterTestExecution(ExtensionContext context) {
-        if (context.getConfigurationParameter(RECORD_PARAMETER).map("false"::equals).orElse(false)) {
+        if (context.getConfigurationParameter(RECORD_PARAMETER)
+                .map("false"::equals)
+                .orElse(false)) {
             return;
         }
-        String line = (context.getExecutionException().isPresent() ? "failed " : "passed ") + context.getUniqueId() + "\n";
+        String line =
+                (context.getExecutionException().isPresent() ? "failed " : "passed ") + context.getUniqueId() + "\n";
         synchronized (ExtendedSuite.class) {
             try {
                 Path log = Path.of(RAN_LOG);
                 Files.createDirectories(log.toAbsolutePath().getParent());
-                Files.writeString(log, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+                Files.writeString(
+                        log, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot record the extended test in " + RAN_LOG, e);
             }

@@ -32,8 +32,11 @@ class ExtendedSuiteTest {
         String old = System.getProperty("rdma4j.shared");
         System.setProperty("rdma4j.shared", shared.toString());
         try {
-            return EngineTestKit.engine("junit-jupiter").selectors(selectClass(Sample.class))
-                    .configurationParameter(ExtendedSuite.RECORD_PARAMETER, "false").execute().testEvents();
+            return EngineTestKit.engine("junit-jupiter")
+                    .selectors(selectClass(Sample.class))
+                    .configurationParameter(ExtendedSuite.RECORD_PARAMETER, "false")
+                    .execute()
+                    .testEvents();
         } finally {
             if (old == null) {
                 System.clearProperty("rdma4j.shared");
@@ -49,8 +52,10 @@ class ExtendedSuiteTest {
         assertEquals(2, events.skipped().count(), "each test of the suite is skipped on its own");
         assertEquals(0, events.started().count());
         List<String> reasons = events.skipped().stream()
-                .map(e -> e.getPayload(String.class).orElse("")).toList();
-        assertTrue(reasons.stream().allMatch(r -> r.startsWith(ExtendedSuite.SKIP_MARK) && r.contains("no-such-shared")),
+                .map(e -> e.getPayload(String.class).orElse(""))
+                .toList();
+        assertTrue(
+                reasons.stream().allMatch(r -> r.startsWith(ExtendedSuite.SKIP_MARK) && r.contains("no-such-shared")),
                 reasons::toString);
     }
 
@@ -60,8 +65,13 @@ class ExtendedSuiteTest {
         assertEquals(1, events.succeeded().count());
         assertEquals(1, events.failed().count(), "an aborted extended test fails while ../shared is present");
         assertEquals(0, events.aborted().count());
-        String message = events.failed().stream().findFirst().orElseThrow().getRequiredPayload(
-                org.junit.platform.engine.TestExecutionResult.class).getThrowable().orElseThrow().getMessage();
+        String message = events.failed().stream()
+                .findFirst()
+                .orElseThrow()
+                .getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class)
+                .getThrowable()
+                .orElseThrow()
+                .getMessage();
         assertTrue(message.contains("must not skip") && message.contains("a capture tool is missing"), message);
     }
 }

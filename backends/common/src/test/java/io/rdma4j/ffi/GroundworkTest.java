@@ -18,7 +18,10 @@ import org.junit.jupiter.api.Test;
 class GroundworkTest {
     @Test
     void probeOfMissingLibraryNeverThrowsAndNamesTheFix() {
-        NativeLibrary lib = NativeLibrary.builder("libnope").sonames("libnope-rdma4j.so.7").installHint("apt-get install libnope7").load();
+        NativeLibrary lib = NativeLibrary.builder("libnope")
+                .sonames("libnope-rdma4j.so.7")
+                .installHint("apt-get install libnope7")
+                .load();
         assertFalse(lib.isAvailable());
         assertNotNull(lib.unavailabilityCause());
         var e = assertThrows(BackendUnavailableException.class, lib::ensureAvailable);
@@ -34,15 +37,24 @@ class GroundworkTest {
         assertTrue(libc.isAvailable());
         var f = libc.function("rdma4j_no_such_function", FunctionDescriptor.ofVoid());
         var e = assertThrows(Rdma4jException.class, f::handle);
-        assertTrue(e.getMessage().contains("rdma4j_no_such_function") && e.getMessage().contains("libc.so.6"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("rdma4j_no_such_function")
+                        && e.getMessage().contains("libc.so.6"),
+                e.getMessage());
     }
 
     @Test
     void environmentIsSetInTheProcessBeforeLoading() {
-        NativeLibrary.builder("libc").sonames("libc.so.6").environment("RDMA4J_TEST_VAR", "42").load();
+        NativeLibrary.builder("libc")
+                .sonames("libc.so.6")
+                .environment("RDMA4J_TEST_VAR", "42")
+                .load();
         assertEquals("42", Libc.getenv("RDMA4J_TEST_VAR"));
         // a value the user set is kept
-        NativeLibrary.builder("libc").sonames("libc.so.6").environment("RDMA4J_TEST_VAR", "43").load();
+        NativeLibrary.builder("libc")
+                .sonames("libc.so.6")
+                .environment("RDMA4J_TEST_VAR", "43")
+                .load();
         assertEquals("42", Libc.getenv("RDMA4J_TEST_VAR"));
     }
 
@@ -50,7 +62,8 @@ class GroundworkTest {
     void errnoIsCapturedPerCall() throws Throwable {
         NativeLibrary libc = NativeLibrary.builder("libc").sonames("libc.so.6").load();
         // int close(int fd); close(-1) fails with EBADF (9)
-        var close = libc.function("close", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), Errno.OPTION);
+        var close =
+                libc.function("close", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), Errno.OPTION);
         try (Arena a = Arena.ofConfined()) {
             MemorySegment cap = Errno.newCapture(a);
             int rc = (int) close.handle().invokeExact(cap, -1);
@@ -89,7 +102,9 @@ class GroundworkTest {
             return null;
         });
         assertEquals(before, Libc.signalHandler(sigxfsz));
-        assertTrue(SignalGuard.restored().stream().anyMatch(s -> s.contains("signal 25")), SignalGuard.restored().toString());
+        assertTrue(
+                SignalGuard.restored().stream().anyMatch(s -> s.contains("signal 25")),
+                SignalGuard.restored().toString());
     }
 
     @Test
@@ -109,12 +124,16 @@ class GroundworkTest {
         arena.close();
         var e = assertThrows(IllegalStateException.class, () -> Segments.checkRange(s, 0, 1, "buffer"));
         assertTrue(e.getMessage().contains("freed"));
-        assertThrows(IllegalArgumentException.class, () -> Segments.requireNative(MemorySegment.ofArray(new byte[4]), "heap"));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> Segments.requireNative(MemorySegment.ofArray(new byte[4]), "heap"));
     }
 
     @Test
     void nativeErrorMessageNamesFunctionCodeAndText() {
-        var e = new io.rdma4j.NativeCallException("ibv_reg_mr", "len=1048576", 12, Libc.strerror(12), "raise ulimit -l");
-        assertEquals("ibv_reg_mr(len=1048576) failed: error 12 (Cannot allocate memory). raise ulimit -l", e.getMessage());
+        var e = new io.rdma4j.NativeCallException(
+                "ibv_reg_mr", "len=1048576", 12, Libc.strerror(12), "raise ulimit -l");
+        assertEquals(
+                "ibv_reg_mr(len=1048576) failed: error 12 (Cannot allocate memory). raise ulimit -l", e.getMessage());
     }
 }

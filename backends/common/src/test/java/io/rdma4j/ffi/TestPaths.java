@@ -5,8 +5,7 @@ import java.nio.file.Path;
 
 /** Where tests find the project root and the read-only fixtures in {@code ../shared} beside it. */
 public final class TestPaths {
-    private TestPaths() {
-    }
+    private TestPaths() {}
 
     /** The project root (set by Surefire as {@code rdma4j.project.root}; else found by walking up to the root pom). */
     public static Path projectRoot() {
@@ -19,7 +18,8 @@ public final class TestPaths {
             dir = dir.getParent();
         }
         if (dir == null) {
-            throw new IllegalStateException("cannot find the rdma4j project root from " + Path.of("").toAbsolutePath());
+            throw new IllegalStateException(
+                    "cannot find the rdma4j project root from " + Path.of("").toAbsolutePath());
         }
         return dir;
     }
@@ -34,6 +34,8 @@ public final class TestPaths {
             return Path.of(prop);
         }
         String env = System.getenv("RDMA4J_SHARED");
-        return env != null && !env.isBlank() ? Path.of(env) : projectRoot().resolve("../shared").normalize();
+        return env != null && !env.isBlank()
+                ? Path.of(env)
+                : projectRoot().resolve("../shared").normalize();
     }
 }

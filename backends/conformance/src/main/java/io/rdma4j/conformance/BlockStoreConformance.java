@@ -38,8 +38,7 @@ public abstract class BlockStoreConformance {
     protected abstract BlockTarget startTarget() throws Exception;
 
     /** Stops what {@link #startTarget} started. */
-    protected void stopTarget() throws Exception {
-    }
+    protected void stopTarget() throws Exception {}
 
     /** @return the namespace the tests write to; its contents are overwritten */
     protected long nsid() {
@@ -58,7 +57,8 @@ public abstract class BlockStoreConformance {
     @BeforeEach
     void connect() throws Exception {
         target = startTarget();
-        assumeTrue(provider().isAvailable(target.transport()),
+        assumeTrue(
+                provider().isAvailable(target.transport()),
                 () -> provider().name() + " cannot use " + target.transport() + " here: "
                         + provider().unavailabilityCause(target.transport()));
         arena = Arena.ofShared();

@@ -30,13 +30,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What every engine backend must do, tested through the SPI alone (gRPC's AbstractTransportTest style). A backend
- * module's test class extends this one, names its provider and a configuration, and runs it unchanged;
- * hardware-bound backends skip when {@link EngineBackendProvider#isAvailable()} is false.
+ * module's test class extends this one, names its provider and a configuration, and runs it unchanged; hardware-bound
+ * backends skip when {@link EngineBackendProvider#isAvailable()} is false.
  *
  * <p>Beyond moving bytes, the kit checks the data-path contract of {@link EngineBackend}: posting never throws and a
  * {@link EngineBackend#FAILED} post leaves a reason and never completes; polling hands back every completion exactly
- * once whatever the caller's capacity; connections made and dropped by a control thread do not disturb traffic on
- * the same lane; close is safe with operations in flight and idempotent.
+ * once whatever the caller's capacity; connections made and dropped by a control thread do not disturb traffic on the
+ * same lane; close is safe with operations in flight and idempotent.
  */
 public abstract class EngineBackendConformance {
     private static final long TIMEOUT_NANOS = 10_000_000_000L;
@@ -54,8 +54,10 @@ public abstract class EngineBackendConformance {
 
     @BeforeEach
     void open() {
-        assumeTrue(provider().isAvailable(),
-                () -> provider().name() + " is not available here: " + provider().unavailabilityCause());
+        assumeTrue(
+                provider().isAvailable(),
+                () -> provider().name() + " is not available here: "
+                        + provider().unavailabilityCause());
         arena = Arena.ofShared();
         initiator = provider().open(config());
         target = provider().open(config());
@@ -155,18 +157,41 @@ public abstract class EngineBackendConformance {
         MemorySegment src = arena.allocate(1 << 20, 4096);
         MemorySegment dst = arena.allocate(1 << 20, 4096);
         fill(src, 7);
-        try (BackendRegistration s = initiator.register(src); BackendRegistration d = target.register(dst)) {
+        try (BackendRegistration s = initiator.register(src);
+                BackendRegistration d = target.register(dst)) {
             for (int lane = 0; lane < initiator.lanes().size(); lane++) {
                 int c = connect(lane);
                 long off = lane * 1000L;
                 int l = lane;
-                assertEquals(EngineBackend.OK, post(lane, () -> initiator.postWrite(l, c, s.handle(), src.address(),
-                        300_000, d.remoteAddress(l) + off, d.remoteKey(l), 11)));
+                assertEquals(
+                        EngineBackend.OK,
+                        post(
+                                lane,
+                                () -> initiator.postWrite(
+                                        l,
+                                        c,
+                                        s.handle(),
+                                        src.address(),
+                                        300_000,
+                                        d.remoteAddress(l) + off,
+                                        d.remoteKey(l),
+                                        11)));
                 assertEquals(0, await(lane, 11, null));
                 int[] imm = new int[2];
-                assertEquals(EngineBackend.OK, post(lane, () -> initiator.postWriteImmediate(l, c, s.handle(),
-                        src.address() + 300_000, 4096, d.remoteAddress(l) + off + 300_000, d.remoteKey(l), 0x12345678,
-                        12)));
+                assertEquals(
+                        EngineBackend.OK,
+                        post(
+                                lane,
+                                () -> initiator.postWriteImmediate(
+                                        l,
+                                        c,
+                                        s.handle(),
+                                        src.address() + 300_000,
+                                        4096,
+                                        d.remoteAddress(l) + off + 300_000,
+                                        d.remoteKey(l),
+                                        0x12345678,
+                                        12)));
                 assertEquals(0, await(lane, 12, imm));
                 assertEquals(0x12345678, imm[1]);
                 assertEquals(-1, mismatch(src, 0, dst, off, 304_096), "lane " + lane);
@@ -179,10 +204,22 @@ public abstract class EngineBackendConformance {
         MemorySegment remote = arena.allocate(1 << 20, 4096);
         MemorySegment local = arena.allocate(1 << 20, 4096);
         fill(remote, 9);
-        try (BackendRegistration l = initiator.register(local); BackendRegistration r = target.register(remote)) {
+        try (BackendRegistration l = initiator.register(local);
+                BackendRegistration r = target.register(remote)) {
             int c = connect(0);
-            assertEquals(EngineBackend.OK, post(0, () -> initiator.postRead(0, c, l.handle(), local.address() + 8,
-                    65536, r.remoteAddress(0) + 4096, r.remoteKey(0), 21)));
+            assertEquals(
+                    EngineBackend.OK,
+                    post(
+                            0,
+                            () -> initiator.postRead(
+                                    0,
+                                    c,
+                                    l.handle(),
+                                    local.address() + 8,
+                                    65536,
+                                    r.remoteAddress(0) + 4096,
+                                    r.remoteKey(0),
+                                    21)));
             assertEquals(0, await(0, 21, null));
             assertEquals(-1, mismatch(remote, 4096, local, 8, 65536));
         }
@@ -193,10 +230,13 @@ public abstract class EngineBackendConformance {
         MemorySegment src = arena.allocate(4096, 4096);
         MemorySegment dst = arena.allocate(4096, 4096);
         fill(src, 3);
-        try (BackendRegistration s = initiator.register(src); BackendRegistration d = target.register(dst)) {
+        try (BackendRegistration s = initiator.register(src);
+                BackendRegistration d = target.register(dst)) {
             int c = connect(0);
-            int rc = post(0, () -> initiator.postWrite(0, c, s.handle(), src.address(), 64, d.remoteAddress(0),
-                    d.remoteKey(0) ^ 0x5A5A5A, 31));
+            int rc = post(
+                    0,
+                    () -> initiator.postWrite(
+                            0, c, s.handle(), src.address(), 64, d.remoteAddress(0), d.remoteKey(0) ^ 0x5A5A5A, 31));
             if (rc == EngineBackend.OK) {
                 // the initiator may see success (transmit complete) or an error; either way nothing may land
                 await(0, 31, null);
@@ -211,8 +251,10 @@ public abstract class EngineBackendConformance {
             }
             // the connection either carries on or fails its next operation with an error; it never hangs or crashes
             int[] imm = new int[2];
-            int rc2 = post(0, () -> initiator.postWriteImmediate(0, c, s.handle(), src.address(), 4096,
-                    d.remoteAddress(0), d.remoteKey(0), 99, 32));
+            int rc2 = post(
+                    0,
+                    () -> initiator.postWriteImmediate(
+                            0, c, s.handle(), src.address(), 4096, d.remoteAddress(0), d.remoteKey(0), 99, 32));
             if (rc2 == EngineBackend.OK) {
                 int status = await(0, 32, imm);
                 if (status == 0) {
@@ -228,7 +270,8 @@ public abstract class EngineBackendConformance {
     void rejectsMalformedEndpointBytesAndUnknownConnections() {
         int c = initiator.prepareConnection(0);
         assertThrows(RuntimeException.class, () -> initiator.connect(0, c, new byte[0]));
-        assertThrows(RuntimeException.class,
+        assertThrows(
+                RuntimeException.class,
                 () -> initiator.connect(0, c + 1000, target.endpointInfo(0, target.prepareConnection(0))));
         MemorySegment src = arena.allocate(4096, 4096);
         try (BackendRegistration s = initiator.register(src)) {
@@ -249,15 +292,15 @@ public abstract class EngineBackendConformance {
     }
 
     /** One way to get a post wrong, and the lane it was aimed at (-1 when the lane itself is the mistake). */
-    private record BadPost(String what, int lane, IntSupplier post) {
-    }
+    private record BadPost(String what, int lane, IntSupplier post) {}
 
     @Test
     void postWithBadArgumentsReturnsFailedWithAReasonAndNeverThrows() {
         MemorySegment src = arena.allocate(8192, 4096);
         MemorySegment dst = arena.allocate(8192, 4096);
         MemorySegment gone = arena.allocate(4096, 4096);
-        try (BackendRegistration s = initiator.register(src); BackendRegistration d = target.register(dst)) {
+        try (BackendRegistration s = initiator.register(src);
+                BackendRegistration d = target.register(dst)) {
             int c = connect(0);
             int dropped = connect(0);
             initiator.disconnect(0, dropped);
@@ -272,18 +315,30 @@ public abstract class EngineBackendConformance {
             List<BadPost> cases = List.of(
                     new BadPost("unknown registration", 0, () -> initiator.postWrite(0, c, 1 << 20, a, 64, ra, rk, 1)),
                     new BadPost("negative registration", 0, () -> initiator.postWrite(0, c, -1, a, 64, ra, rk, 1)),
-                    new BadPost("closed registration", 0,
+                    new BadPost(
+                            "closed registration",
+                            0,
                             () -> initiator.postWrite(0, c, closedHandle, gone.address(), 64, ra, rk, 1)),
-                    new BadPost("connection never prepared", 0,
+                    new BadPost(
+                            "connection never prepared",
+                            0,
                             () -> initiator.postWrite(0, c + 1000, h, a, 64, ra, rk, 1)),
                     new BadPost("negative connection", 0, () -> initiator.postRead(0, -1, h, a, 64, ra, rk, 1)),
-                    new BadPost("disconnected connection", 0,
+                    new BadPost(
+                            "disconnected connection",
+                            0,
                             () -> initiator.postWriteImmediate(0, dropped, h, a, 64, ra, rk, 5, 1)),
-                    new BadPost("length beyond the registration", 0,
+                    new BadPost(
+                            "length beyond the registration",
+                            0,
                             () -> initiator.postWrite(0, c, h, a, 8193, ra, rk, 1)),
-                    new BadPost("range starting past the registration", 0,
+                    new BadPost(
+                            "range starting past the registration",
+                            0,
                             () -> initiator.postRead(0, c, h, a + 8192, 64, ra, rk, 1)),
-                    new BadPost("address before the registration", 0,
+                    new BadPost(
+                            "address before the registration",
+                            0,
                             () -> initiator.postWriteImmediate(0, c, h, a - 4096, 64, ra, rk, 5, 1)),
                     new BadPost("negative length", 0, () -> initiator.postWrite(0, c, h, a, -64, ra, rk, 1)),
                     new BadPost("negative lane", -1, () -> initiator.postWrite(-1, c, h, a, 64, ra, rk, 1)),
@@ -314,10 +369,13 @@ public abstract class EngineBackendConformance {
     void zeroLengthPostCompletesOrFailsWithAReason() {
         MemorySegment src = arena.allocate(4096, 4096);
         MemorySegment dst = arena.allocate(4096, 4096);
-        try (BackendRegistration s = initiator.register(src); BackendRegistration d = target.register(dst)) {
+        try (BackendRegistration s = initiator.register(src);
+                BackendRegistration d = target.register(dst)) {
             int c = connect(0);
-            int rc = post(0, () -> initiator.postWrite(0, c, s.handle(), src.address(), 0, d.remoteAddress(0),
-                    d.remoteKey(0), 41));
+            int rc = post(
+                    0,
+                    () -> initiator.postWrite(
+                            0, c, s.handle(), src.address(), 0, d.remoteAddress(0), d.remoteKey(0), 41));
             if (rc == EngineBackend.OK) {
                 assertEquals(0, await(0, 41, null));
             } else {
@@ -338,8 +396,8 @@ public abstract class EngineBackendConformance {
             int h = s.handle();
             // far more failed posts than the lane has room for: had any taken a slot, the good ones below would block
             for (int i = 0; i < 50 * depth; i++) {
-                int rc = initiator.postWrite(0, c, h, src.address(), 4097, d.remoteAddress(0), d.remoteKey(0),
-                        100_000 + i);
+                int rc = initiator.postWrite(
+                        0, c, h, src.address(), 4097, d.remoteAddress(0), d.remoteKey(0), 100_000 + i);
                 assertTrue(rc < 0, "status " + rc);
                 initiator.recover(0);
             }
@@ -362,11 +420,12 @@ public abstract class EngineBackendConformance {
     void pollHandsBackEveryCompletionExactlyOnceAtAnyCapacity() {
         MemorySegment src = arena.allocate(1 << 16, 4096);
         MemorySegment dst = arena.allocate(1 << 16, 4096);
-        try (BackendRegistration s = initiator.register(src); BackendRegistration d = target.register(dst)) {
+        try (BackendRegistration s = initiator.register(src);
+                BackendRegistration d = target.register(dst)) {
             int c = connect(0);
             for (int capacity : new int[] {1, 2, 3, 5, 8}) {
-                postAndAwaitAll(0, c, s.handle(), src.address(), d, 4 * config().queueDepth(), capacity,
-                        capacity * 1000);
+                postAndAwaitAll(
+                        0, c, s.handle(), src.address(), d, 4 * config().queueDepth(), capacity, capacity * 1000);
             }
         }
     }
@@ -375,24 +434,27 @@ public abstract class EngineBackendConformance {
     void peersConnectingAndDisconnectingDuringTrafficLoseNothing() throws InterruptedException {
         MemorySegment src = arena.allocate(1 << 16, 4096);
         MemorySegment dst = arena.allocate(1 << 16, 4096);
-        try (BackendRegistration s = initiator.register(src); BackendRegistration d = target.register(dst)) {
+        try (BackendRegistration s = initiator.register(src);
+                BackendRegistration d = target.register(dst)) {
             int c = connect(0);
             AtomicBoolean stop = new AtomicBoolean();
             AtomicReference<Throwable> controlFailure = new AtomicReference<>();
-            Thread control = new Thread(() -> {
-                try {
-                    List<Integer> made = new ArrayList<>();
-                    while (!stop.get() && made.size() < maxExtraConnections()) {
-                        int ic = connect(0);
-                        made.add(ic);
-                        if (made.size() % 3 == 0) {
-                            initiator.disconnect(0, made.get(made.size() - 2));
+            Thread control = new Thread(
+                    () -> {
+                        try {
+                            List<Integer> made = new ArrayList<>();
+                            while (!stop.get() && made.size() < maxExtraConnections()) {
+                                int ic = connect(0);
+                                made.add(ic);
+                                if (made.size() % 3 == 0) {
+                                    initiator.disconnect(0, made.get(made.size() - 2));
+                                }
+                            }
+                        } catch (Throwable t) {
+                            controlFailure.set(t);
                         }
-                    }
-                } catch (Throwable t) {
-                    controlFailure.set(t);
-                }
-            }, "conformance-control");
+                    },
+                    "conformance-control");
             control.start();
             try {
                 postAndAwaitAll(0, c, s.handle(), src.address(), d, 400, 4, 1);
@@ -415,12 +477,16 @@ public abstract class EngineBackendConformance {
         BackendRegistration d = target.register(dst);
         int c = connect(0);
         // the first post waits out connection setup (BACK_PRESSURED meanwhile); the rest stay in flight
-        assertEquals(EngineBackend.OK, post(0, () -> initiator.postWrite(0, c, s.handle(), src.address(), 1 << 18,
-                d.remoteAddress(0), d.remoteKey(0), 1)));
+        assertEquals(
+                EngineBackend.OK,
+                post(
+                        0,
+                        () -> initiator.postWrite(
+                                0, c, s.handle(), src.address(), 1 << 18, d.remoteAddress(0), d.remoteKey(0), 1)));
         int posted = 1;
         for (int i = 1; i < config().queueDepth(); i++) {
-            int rc = initiator.postWrite(0, c, s.handle(), src.address(), 1 << 18, d.remoteAddress(0),
-                    d.remoteKey(0), i + 1);
+            int rc = initiator.postWrite(
+                    0, c, s.handle(), src.address(), 1 << 18, d.remoteAddress(0), d.remoteKey(0), i + 1);
             if (rc != EngineBackend.OK) {
                 break;
             }
@@ -432,7 +498,8 @@ public abstract class EngineBackendConformance {
         // a progress thread still running after close gets failures, not exceptions or crashes
         Completions out = new Completions(4);
         assertEquals(0, initiator.poll(0, out));
-        assertTrue(initiator.postWrite(0, c, s.handle(), src.address(), 64, d.remoteAddress(0), d.remoteKey(0), 1) < 0,
+        assertTrue(
+                initiator.postWrite(0, c, s.handle(), src.address(), 64, d.remoteAddress(0), d.remoteKey(0), 1) < 0,
                 "a post after close did not fail");
         // the peer sees nothing crash either, and closes twice
         target.poll(0, out);
@@ -449,8 +516,12 @@ public abstract class EngineBackendConformance {
         BackendRegistration s = initiator.register(src);
         BackendRegistration d = target.register(dst);
         int c = connect(0);
-        assertEquals(EngineBackend.OK, post(0, () -> initiator.postWrite(0, c, s.handle(), src.address(), 64,
-                d.remoteAddress(0), d.remoteKey(0), 1)));
+        assertEquals(
+                EngineBackend.OK,
+                post(
+                        0,
+                        () -> initiator.postWrite(
+                                0, c, s.handle(), src.address(), 64, d.remoteAddress(0), d.remoteKey(0), 1)));
         assertEquals(0, await(0, 1, null));
         long ra = d.remoteAddress(0);
         long rk = d.remoteKey(0);
@@ -493,10 +564,13 @@ public abstract class EngineBackendConformance {
         assumeTrue(enforcesKeys(), "this transport does not check remote keys");
         MemorySegment local = arena.allocate(4096, 4096);
         MemorySegment remote = arena.allocate(4096, 4096);
-        try (BackendRegistration l = initiator.register(local); BackendRegistration r = target.register(remote)) {
+        try (BackendRegistration l = initiator.register(local);
+                BackendRegistration r = target.register(remote)) {
             int c = connect(0);
-            int rc = post(0, () -> initiator.postRead(0, c, l.handle(), local.address(), 64, r.remoteAddress(0),
-                    r.remoteKey(0) ^ 0x5A5A5A, 51));
+            int rc = post(
+                    0,
+                    () -> initiator.postRead(
+                            0, c, l.handle(), local.address(), 64, r.remoteAddress(0), r.remoteKey(0) ^ 0x5A5A5A, 51));
             String reason;
             if (rc == EngineBackend.OK) {
                 long deadline = System.nanoTime() + TIMEOUT_NANOS;
@@ -530,8 +604,15 @@ public abstract class EngineBackendConformance {
     }
 
     /** Posts {@code count} writes (every fourth with immediate data), polling with a batch of {@code capacity}. */
-    private void postAndAwaitAll(int lane, int connection, int handle, long address, BackendRegistration d, int count,
-                                 int capacity, long firstContext) {
+    private void postAndAwaitAll(
+            int lane,
+            int connection,
+            int handle,
+            long address,
+            BackendRegistration d,
+            int count,
+            int capacity,
+            long firstContext) {
         Completions mine = new Completions(capacity);
         Completions theirs = new Completions(capacity);
         int[] seen = new int[count];
@@ -550,10 +631,25 @@ public abstract class EngineBackendConformance {
                 long ctx = firstContext + posted;
                 long off = (posted % 64) * 64L;
                 int rc = posted % 4 == 3
-                        ? initiator.postWriteImmediate(lane, connection, handle, address + off, 64,
-                                d.remoteAddress(lane) + off, d.remoteKey(lane), posted, ctx)
-                        : initiator.postWrite(lane, connection, handle, address + off, 64, d.remoteAddress(lane) + off,
-                                d.remoteKey(lane), ctx);
+                        ? initiator.postWriteImmediate(
+                                lane,
+                                connection,
+                                handle,
+                                address + off,
+                                64,
+                                d.remoteAddress(lane) + off,
+                                d.remoteKey(lane),
+                                posted,
+                                ctx)
+                        : initiator.postWrite(
+                                lane,
+                                connection,
+                                handle,
+                                address + off,
+                                64,
+                                d.remoteAddress(lane) + off,
+                                d.remoteKey(lane),
+                                ctx);
                 if (rc == EngineBackend.BACK_PRESSURED) {
                     break;
                 }

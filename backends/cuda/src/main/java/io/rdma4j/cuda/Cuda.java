@@ -15,12 +15,12 @@ import java.util.List;
  * {@link #isAvailable()} is false and {@link #unavailabilityCause()} says why (library missing, the toolkit's stub,
  * {@code CUDA_ERROR_NO_DEVICE}, ...); every other method then throws {@link BackendUnavailableException} with that
  * reason.
- * <p>
- * Ordinals are those the driver reports after applying {@code CUDA_VISIBLE_DEVICES} (see {@link CudaVisibleDevices}).
+ *
+ * <p>Ordinals are those the driver reports after applying {@code CUDA_VISIBLE_DEVICES} (see
+ * {@link CudaVisibleDevices}).
  */
 public final class Cuda {
-    private Cuda() {
-    }
+    private Cuda() {}
 
     private static final class Probe {
         static final Throwable CAUSE;
@@ -45,8 +45,10 @@ public final class Cuda {
                     count = out.get(ValueLayout.JAVA_INT, 0);
                 }
                 if (count <= 0) {
-                    throw new BackendUnavailableException("the CUDA driver reports no GPU: "
-                            + CudaVisibleDevices.describe(System.getenv(CudaVisibleDevices.VARIABLE)), null);
+                    throw new BackendUnavailableException(
+                            "the CUDA driver reports no GPU: "
+                                    + CudaVisibleDevices.describe(System.getenv(CudaVisibleDevices.VARIABLE)),
+                            null);
                 }
             } catch (Throwable t) {
                 cause = t;
@@ -91,8 +93,9 @@ public final class Cuda {
     public static CudaDevice device(int ordinal) {
         ensureAvailable();
         if (ordinal < 0 || ordinal >= Probe.DEVICE_COUNT) {
-            throw new IllegalArgumentException("GPU ordinal " + ordinal + " is out of range: " + Probe.DEVICE_COUNT
-                    + " GPU(s) visible (" + CudaVisibleDevices.describe(System.getenv(CudaVisibleDevices.VARIABLE)) + ")");
+            throw new IllegalArgumentException(
+                    "GPU ordinal " + ordinal + " is out of range: " + Probe.DEVICE_COUNT + " GPU(s) visible ("
+                            + CudaVisibleDevices.describe(System.getenv(CudaVisibleDevices.VARIABLE)) + ")");
         }
         return CudaDevice.open(ordinal);
     }

@@ -13,9 +13,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A retained primary context of one GPU, and the buffers allocated or adopted through it. CUDA contexts are current
- * per thread, so every call here first makes this context current on the calling thread ({@code cuCtxSetCurrent},
- * a cheap call). {@link #close()} closes the buffers first (freeing those it allocated), then releases the context.
+ * A retained primary context of one GPU, and the buffers allocated or adopted through it. CUDA contexts are current per
+ * thread, so every call here first makes this context current on the calling thread ({@code cuCtxSetCurrent}, a cheap
+ * call). {@link #close()} closes the buffers first (freeing those it allocated), then releases the context.
  */
 public final class CudaContext implements AutoCloseable {
     /**
@@ -38,7 +38,9 @@ public final class CudaContext implements AutoCloseable {
     static CudaContext retain(CudaDevice device) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(CudaDriver.CUcontext);
-            CudaException.check(CudaDriver.call(CudaDriver.cuDevicePrimaryCtxRetain, out, device.handle()), "cuDevicePrimaryCtxRetain",
+            CudaException.check(
+                    CudaDriver.call(CudaDriver.cuDevicePrimaryCtxRetain, out, device.handle()),
+                    "cuDevicePrimaryCtxRetain",
                     "dev=" + device.handle());
             return new CudaContext(device, out.get(CudaDriver.CUcontext, 0));
         }
@@ -63,8 +65,8 @@ public final class CudaContext implements AutoCloseable {
 
     /**
      * Allocates device memory ({@code cuMemAlloc}), rounded up to {@link #ALLOCATION_GRANULE}, with
-     * {@code CU_POINTER_ATTRIBUTE_SYNC_MEMOPS} set so synchronous copies are complete when they return, as GPUDirect RDMA
-     * requires. The buffer frees it on close.
+     * {@code CU_POINTER_ATTRIBUTE_SYNC_MEMOPS} set so synchronous copies are complete when they return, as GPUDirect
+     * RDMA requires. The buffer frees it on close.
      *
      * @param length bytes, at least 1
      */
@@ -86,11 +88,23 @@ public final class CudaContext implements AutoCloseable {
             try {
                 MemorySegment one = arena.allocate(ValueLayout.JAVA_INT);
                 one.set(ValueLayout.JAVA_INT, 0, 1);
-                CudaException.check(CudaDriver.call(CudaDriver.cuPointerSetAttribute, one, CudaDriver.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, address),
-                        "cuPointerSetAttribute", "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, ptr=0x" + Long.toHexString(address));
+                CudaException.check(
+                        CudaDriver.call(
+                                CudaDriver.cuPointerSetAttribute,
+                                one,
+                                CudaDriver.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+                                address),
+                        "cuPointerSetAttribute",
+                        "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, ptr=0x" + Long.toHexString(address));
                 MemorySegment id = arena.allocate(ValueLayout.JAVA_LONG);
-                CudaException.check(CudaDriver.call(CudaDriver.cuPointerGetAttribute, id, CudaDriver.CU_POINTER_ATTRIBUTE_BUFFER_ID, address),
-                        "cuPointerGetAttribute", "CU_POINTER_ATTRIBUTE_BUFFER_ID, ptr=0x" + Long.toHexString(address));
+                CudaException.check(
+                        CudaDriver.call(
+                                CudaDriver.cuPointerGetAttribute,
+                                id,
+                                CudaDriver.CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                address),
+                        "cuPointerGetAttribute",
+                        "CU_POINTER_ATTRIBUTE_BUFFER_ID, ptr=0x" + Long.toHexString(address));
                 bufferId = id.get(ValueLayout.JAVA_LONG, 0);
             } catch (RuntimeException e) {
                 int rc = CudaDriver.call(CudaDriver.cuMemFree, address);
@@ -108,7 +122,7 @@ public final class CudaContext implements AutoCloseable {
      * {@code cuMemGetAddressRange} and its identity with {@code cuPointerGetAttributes}. The buffer never frees it.
      *
      * @param address a device pointer of this context's GPU
-     * @param length  bytes from {@code address}, which must stay inside the allocation
+     * @param length bytes from {@code address}, which must stay inside the allocation
      */
     public GpuBuffer adopt(long address, long length) {
         if (length <= 0) {
@@ -117,8 +131,11 @@ public final class CudaContext implements AutoCloseable {
         makeCurrent();
         String ptr = "ptr=0x" + Long.toHexString(address);
         try (Arena arena = Arena.ofConfined()) {
-            int[] attributes = {CudaDriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CudaDriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                    CudaDriver.CU_POINTER_ATTRIBUTE_BUFFER_ID};
+            int[] attributes = {
+                CudaDriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                CudaDriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                CudaDriver.CU_POINTER_ATTRIBUTE_BUFFER_ID
+            };
             MemorySegment attrs = arena.allocateFrom(ValueLayout.JAVA_INT, attributes);
             MemorySegment memoryType = arena.allocate(ValueLayout.JAVA_INT);
             MemorySegment ordinal = arena.allocate(ValueLayout.JAVA_INT);
@@ -127,26 +144,34 @@ public final class CudaContext implements AutoCloseable {
             data.setAtIndex(ValueLayout.ADDRESS, 0, memoryType);
             data.setAtIndex(ValueLayout.ADDRESS, 1, ordinal);
             data.setAtIndex(ValueLayout.ADDRESS, 2, bufferId);
-            CudaException.check(CudaDriver.call(CudaDriver.cuPointerGetAttributes, attributes.length, attrs, data, address),
-                    "cuPointerGetAttributes", "MEMORY_TYPE|DEVICE_ORDINAL|BUFFER_ID, " + ptr);
+            CudaException.check(
+                    CudaDriver.call(CudaDriver.cuPointerGetAttributes, attributes.length, attrs, data, address),
+                    "cuPointerGetAttributes",
+                    "MEMORY_TYPE|DEVICE_ORDINAL|BUFFER_ID, " + ptr);
             int type = memoryType.get(ValueLayout.JAVA_INT, 0);
             if (type != CudaDriver.CU_MEMORYTYPE_DEVICE) {
-                throw new IllegalArgumentException("0x" + Long.toHexString(address) + " is not CUDA device memory (CUmemorytype " + type
-                        + (type == 0 ? ", unknown to CUDA: a host pointer?" : "") + "): register host memory as a host segment instead");
+                throw new IllegalArgumentException(
+                        "0x" + Long.toHexString(address) + " is not CUDA device memory (CUmemorytype " + type
+                                + (type == 0 ? ", unknown to CUDA: a host pointer?" : "")
+                                + "): register host memory as a host segment instead");
             }
             int owner = ordinal.get(ValueLayout.JAVA_INT, 0);
             if (owner != device.ordinal()) {
-                throw new IllegalArgumentException("0x" + Long.toHexString(address) + " lives on GPU " + owner + ", not on " + device
-                        + ": adopt it through GPU " + owner + "'s context");
+                throw new IllegalArgumentException("0x" + Long.toHexString(address) + " lives on GPU " + owner
+                        + ", not on " + device + ": adopt it through GPU " + owner + "'s context");
             }
             MemorySegment base = arena.allocate(CudaDriver.CUdeviceptr);
             MemorySegment size = arena.allocate(ValueLayout.JAVA_LONG);
-            CudaException.check(CudaDriver.call(CudaDriver.cuMemGetAddressRange, base, size, address), "cuMemGetAddressRange_v2", ptr);
+            CudaException.check(
+                    CudaDriver.call(CudaDriver.cuMemGetAddressRange, base, size, address),
+                    "cuMemGetAddressRange_v2",
+                    ptr);
             long b = base.get(CudaDriver.CUdeviceptr, 0);
             long s = size.get(ValueLayout.JAVA_LONG, 0);
             if (Long.compareUnsigned(address - b, s) > 0 || length > s - (address - b)) {
-                throw new IndexOutOfBoundsException("adopting [0x" + Long.toHexString(address) + ", +" + length + ") leaves its allocation [0x"
-                        + Long.toHexString(b) + ", +" + s + "): pass a length that ends inside it");
+                throw new IndexOutOfBoundsException(
+                        "adopting [0x" + Long.toHexString(address) + ", +" + length + ") leaves its allocation [0x"
+                                + Long.toHexString(b) + ", +" + s + "): pass a length that ends inside it");
             }
             return track(new GpuBuffer(this, address, length, b, s, bufferId.get(ValueLayout.JAVA_LONG, 0), false));
         }
@@ -159,24 +184,33 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * Waits for one stream ({@code cuStreamSynchronize}): call it on the stream that produced GPU data before a NIC reads it.
+     * Waits for one stream ({@code cuStreamSynchronize}): call it on the stream that produced GPU data before a NIC
+     * reads it.
      *
      * @param stream a {@code CUstream} handle from the producing library (0 is the legacy default stream)
      */
     public void synchronizeStream(long stream) {
         makeCurrent();
-        CudaException.check(CudaDriver.call(CudaDriver.cuStreamSynchronize, MemorySegment.ofAddress(stream)), "cuStreamSynchronize",
+        CudaException.check(
+                CudaDriver.call(CudaDriver.cuStreamSynchronize, MemorySegment.ofAddress(stream)),
+                "cuStreamSynchronize",
                 "hStream=0x" + Long.toHexString(stream));
     }
 
     /**
-     * Makes inbound GPUDirect RDMA writes visible before CUDA reads them ({@code cuFlushGPUDirectRDMAWrites} with target
-     * {@code CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX}): call it after a transfer into this GPU completes.
+     * Makes inbound GPUDirect RDMA writes visible before CUDA reads them ({@code cuFlushGPUDirectRDMAWrites} with
+     * target {@code CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX}): call it after a transfer into this GPU
+     * completes.
      */
     public void flushGpuDirectRdmaWrites(FlushScope scope) {
         makeCurrent();
-        CudaException.check(CudaDriver.call(CudaDriver.cuFlushGPUDirectRDMAWrites, CudaDriver.CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
-                scope.value()), "cuFlushGPUDirectRDMAWrites", "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX, " + scope);
+        CudaException.check(
+                CudaDriver.call(
+                        CudaDriver.cuFlushGPUDirectRDMAWrites,
+                        CudaDriver.CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                        scope.value()),
+                "cuFlushGPUDirectRDMAWrites",
+                "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX, " + scope);
     }
 
     private GpuBuffer track(GpuBuffer buffer) {
@@ -200,11 +234,13 @@ public final class CudaContext implements AutoCloseable {
         }
         List<AutoCloseable> steps = new ArrayList<>();
         // buffers free through this context: it must still be current while they close
-        steps.add(() -> CudaException.check(CudaDriver.call(CudaDriver.cuCtxSetCurrent, context), "cuCtxSetCurrent",
-                "ctx=" + context));
+        steps.add(() -> CudaException.check(
+                CudaDriver.call(CudaDriver.cuCtxSetCurrent, context), "cuCtxSetCurrent", "ctx=" + context));
         steps.addAll(List.copyOf(buffers));
-        steps.add(() -> CudaException.check(CudaDriver.call(CudaDriver.cuDevicePrimaryCtxRelease, device.handle()),
-                "cuDevicePrimaryCtxRelease_v2", "dev=" + device.handle()));
+        steps.add(() -> CudaException.check(
+                CudaDriver.call(CudaDriver.cuDevicePrimaryCtxRelease, device.handle()),
+                "cuDevicePrimaryCtxRelease_v2",
+                "dev=" + device.handle()));
         Closeables.closeAll(steps);
     }
 

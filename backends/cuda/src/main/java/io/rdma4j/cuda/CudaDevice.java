@@ -6,8 +6,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * A visible GPU: its ordinal, driver handle, name and PCI address (normalized to {@code dddd:bb:dd.f}, so topology
- * can rank the NICs near it). Holds no native resource; {@link #retainPrimaryContext()} does.
+ * A visible GPU: its ordinal, driver handle, name and PCI address (normalized to {@code dddd:bb:dd.f}, so topology can
+ * rank the NICs near it). Holds no native resource; {@link #retainPrimaryContext()} does.
  */
 public final class CudaDevice {
     private static final int NAME_LENGTH = 256;
@@ -29,12 +29,18 @@ public final class CudaDevice {
     static CudaDevice open(int ordinal) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dev = arena.allocate(CudaDriver.CUdevice);
-            CudaException.check(CudaDriver.call(CudaDriver.cuDeviceGet, dev, ordinal), "cuDeviceGet", "ordinal=" + ordinal);
+            CudaException.check(
+                    CudaDriver.call(CudaDriver.cuDeviceGet, dev, ordinal), "cuDeviceGet", "ordinal=" + ordinal);
             int handle = dev.get(CudaDriver.CUdevice, 0);
             MemorySegment name = arena.allocate(NAME_LENGTH);
-            CudaException.check(CudaDriver.call(CudaDriver.cuDeviceGetName, name, NAME_LENGTH, handle), "cuDeviceGetName", "dev=" + handle);
+            CudaException.check(
+                    CudaDriver.call(CudaDriver.cuDeviceGetName, name, NAME_LENGTH, handle),
+                    "cuDeviceGetName",
+                    "dev=" + handle);
             MemorySegment pci = arena.allocate(PCI_ID_LENGTH);
-            CudaException.check(CudaDriver.call(CudaDriver.cuDeviceGetPCIBusId, pci, PCI_ID_LENGTH, handle), "cuDeviceGetPCIBusId",
+            CudaException.check(
+                    CudaDriver.call(CudaDriver.cuDeviceGetPCIBusId, pci, PCI_ID_LENGTH, handle),
+                    "cuDeviceGetPCIBusId",
                     "dev=" + handle);
             return new CudaDevice(ordinal, handle, name.getString(0), PciAddress.normalize(pci.getString(0)));
         }
@@ -64,7 +70,9 @@ public final class CudaDevice {
     public int attribute(int attribute) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
-            CudaException.check(CudaDriver.call(CudaDriver.cuDeviceGetAttribute, out, attribute, handle), "cuDeviceGetAttribute",
+            CudaException.check(
+                    CudaDriver.call(CudaDriver.cuDeviceGetAttribute, out, attribute, handle),
+                    "cuDeviceGetAttribute",
                     "attrib=" + attribute + ", dev=" + handle);
             return out.get(ValueLayout.JAVA_INT, 0);
         }
@@ -83,10 +91,13 @@ public final class CudaDevice {
     /** @return whether {@link CudaContext#flushGpuDirectRdmaWrites} is supported on this GPU */
     public boolean flushGpuDirectRdmaWritesSupported() {
         return (attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS)
-                & CudaDriver.CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST) != 0;
+                        & CudaDriver.CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST)
+                != 0;
     }
 
-    /** Retains this GPU's primary context (the one CUDA runtimes and frameworks share); close the result to release it. */
+    /**
+     * Retains this GPU's primary context (the one CUDA runtimes and frameworks share); close the result to release it.
+     */
     public CudaContext retainPrimaryContext() {
         return CudaContext.retain(this);
     }

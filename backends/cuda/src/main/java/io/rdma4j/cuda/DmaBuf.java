@@ -6,8 +6,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A dma-buf file descriptor exported from GPU memory, with what {@code ibv_reg_dmabuf_mr(pd, offset, length, iova, fd,
- * access)} needs: {@link #offset()} is the buffer's start inside the fd ({@code pointer - aligned base}), {@link #iova()}
- * the buffer's device address. Closing closes the fd; a memory region registered from it stays valid until deregistered.
+ * access)} needs: {@link #offset()} is the buffer's start inside the fd ({@code pointer - aligned base}),
+ * {@link #iova()} the buffer's device address. Closing closes the fd; a memory region registered from it stays valid
+ * until deregistered.
  */
 public final class DmaBuf implements DeviceMemory.DmaBufHandle {
     private final int fd;
@@ -71,6 +72,7 @@ public final class DmaBuf implements DeviceMemory.DmaBufHandle {
 
     @Override
     public String toString() {
-        return "DmaBuf[fd=" + fd + ", base=0x" + Long.toHexString(base) + ", exported=" + exportedLength + ", offset=" + offset + ", length=" + length + "]";
+        return "DmaBuf[fd=" + fd + ", base=0x" + Long.toHexString(base) + ", exported=" + exportedLength + ", offset="
+                + offset + ", length=" + length + "]";
     }
 }

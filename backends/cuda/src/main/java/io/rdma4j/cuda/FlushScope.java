@@ -2,7 +2,10 @@ package io.rdma4j.cuda;
 
 import io.rdma4j.cuda.ffi.CudaDriver;
 
-/** {@code CUflushGPUDirectRDMAWritesScope}: whose view of inbound NIC writes {@link CudaContext#flushGpuDirectRdmaWrites} settles. */
+/**
+ * {@code CUflushGPUDirectRDMAWritesScope}: whose view of inbound NIC writes
+ * {@link CudaContext#flushGpuDirectRdmaWrites} settles.
+ */
 public enum FlushScope {
     /** {@code CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER}: visible to the context that owns the memory. */
     TO_OWNER(CudaDriver.CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER),

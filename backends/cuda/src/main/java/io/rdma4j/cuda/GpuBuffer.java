@@ -13,11 +13,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A range of GPU device memory: the device ordinal, the device address and length, and the GPU's PCI address (which the
- * planner uses to pick nearby NICs). Either owned ({@link CudaContext#allocate}, freed on close) or adopted from another
- * library ({@link CudaContext#adopt}, never freed here). Copies check their bounds in Java before calling the driver.
- * As {@link DeviceMemory} the transfer engine registers it directly or stages it through host memory; before a NIC
- * reads it the producing stream ({@link #producedOn}) or else the whole context is synchronized, and after a NIC wrote
- * it GPUDirect RDMA writes are flushed to the owning context.
+ * planner uses to pick nearby NICs). Either owned ({@link CudaContext#allocate}, freed on close) or adopted from
+ * another library ({@link CudaContext#adopt}, never freed here). Copies check their bounds in Java before calling the
+ * driver. As {@link DeviceMemory} the transfer engine registers it directly or stages it through host memory; before a
+ * NIC reads it the producing stream ({@link #producedOn}) or else the whole context is synchronized, and after a NIC
+ * wrote it GPUDirect RDMA writes are flushed to the owning context.
  */
 public final class GpuBuffer implements AutoCloseable, DeviceMemory {
     private final CudaContext context;
@@ -31,7 +31,14 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
     /** The CUstream whose work produces this memory, or -1: synchronize the whole context. */
     private volatile long producerStream = -1;
 
-    GpuBuffer(CudaContext context, long address, long length, long allocationBase, long allocationSize, long bufferId, boolean owned) {
+    GpuBuffer(
+            CudaContext context,
+            long address,
+            long length,
+            long allocationBase,
+            long allocationSize,
+            long bufferId,
+            boolean owned) {
         this.context = context;
         this.address = address;
         this.length = length;
@@ -48,8 +55,8 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
     }
 
     /**
-     * Names the stream whose kernels or copies write this memory, so {@link #beforeNicRead()} waits for that stream only
-     * ({@code cuStreamSynchronize}) instead of the whole context ({@code cuCtxSynchronize}).
+     * Names the stream whose kernels or copies write this memory, so {@link #beforeNicRead()} waits for that stream
+     * only ({@code cuStreamSynchronize}) instead of the whole context ({@code cuCtxSynchronize}).
      *
      * @param stream a {@code CUstream} handle from the producing library (0 is the legacy default stream)
      * @return this buffer
@@ -73,7 +80,8 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
 
     /**
      * Flushes inbound GPUDirect RDMA writes to the owning context ({@code cuFlushGPUDirectRDMAWrites}) where the device
-     * offers the flush; a device without it (attribute {@code GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS} 0) has nothing to flush.
+     * offers the flush; a device without it (attribute {@code GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS} 0) has nothing to
+     * flush.
      */
     @Override
     public void afterNicWrite() {
@@ -147,13 +155,18 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
         return closed.get();
     }
 
-    /** Copies {@code length} bytes from host memory into this buffer at {@code offset} ({@code cuMemcpyHtoD}, synchronous). */
+    /**
+     * Copies {@code length} bytes from host memory into this buffer at {@code offset} ({@code cuMemcpyHtoD},
+     * synchronous).
+     */
     public void copyFromHost(MemorySegment source, long sourceOffset, long offset, long length) {
         checkCopy(source, sourceOffset, offset, length, "source host segment");
         context.makeCurrent();
-        int rc = CudaDriver.call(CudaDriver.cuMemcpyHtoD, address + offset, source.asSlice(sourceOffset, length), length);
+        int rc = CudaDriver.call(
+                CudaDriver.cuMemcpyHtoD, address + offset, source.asSlice(sourceOffset, length), length);
         Reference.reachabilityFence(source);
-        CudaException.check(rc, "cuMemcpyHtoD_v2", "dstDevice=0x" + Long.toHexString(address + offset) + ", ByteCount=" + length);
+        CudaException.check(
+                rc, "cuMemcpyHtoD_v2", "dstDevice=0x" + Long.toHexString(address + offset) + ", ByteCount=" + length);
     }
 
     /** Copies all of {@code source} into the start of this buffer. */
@@ -161,16 +174,21 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
         copyFromHost(source, 0, 0, source.byteSize());
     }
 
-    /** Copies {@code length} bytes at {@code offset} of this buffer into host memory ({@code cuMemcpyDtoH}, synchronous). */
+    /**
+     * Copies {@code length} bytes at {@code offset} of this buffer into host memory ({@code cuMemcpyDtoH},
+     * synchronous).
+     */
     public void copyToHost(long offset, MemorySegment target, long targetOffset, long length) {
         checkCopy(target, targetOffset, offset, length, "target host segment");
         if (target.isReadOnly()) {
             throw new IllegalArgumentException("target host segment is read-only");
         }
         context.makeCurrent();
-        int rc = CudaDriver.call(CudaDriver.cuMemcpyDtoH, target.asSlice(targetOffset, length), address + offset, length);
+        int rc = CudaDriver.call(
+                CudaDriver.cuMemcpyDtoH, target.asSlice(targetOffset, length), address + offset, length);
         Reference.reachabilityFence(target);
-        CudaException.check(rc, "cuMemcpyDtoH_v2", "srcDevice=0x" + Long.toHexString(address + offset) + ", ByteCount=" + length);
+        CudaException.check(
+                rc, "cuMemcpyDtoH_v2", "srcDevice=0x" + Long.toHexString(address + offset) + ", ByteCount=" + length);
     }
 
     /** Copies the start of this buffer into all of {@code target}. */
@@ -186,8 +204,7 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
     }
 
     /** The page-aligned range a dma-buf export of this buffer covers: {@code [base, base + length)}. */
-    public record ExportRange(long base, long length, long offset) {
-    }
+    public record ExportRange(long base, long length, long offset) {}
 
     /**
      * The host-page-aligned range around this buffer that {@link #exportDmaBuf()} exports, checked to lie inside the
@@ -200,10 +217,13 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
     static ExportRange exportRange(long address, long length, long allocationBase, long allocationSize, long pageSize) {
         long base = address & -pageSize;
         long end = (address + length + pageSize - 1) & -pageSize;
-        if (Long.compareUnsigned(base, allocationBase) < 0 || Long.compareUnsigned(end - allocationBase, allocationSize) > 0) {
-            throw new IllegalStateException("the dma-buf export of [0x" + Long.toHexString(address) + ", +" + length + ") must cover whole "
+        if (Long.compareUnsigned(base, allocationBase) < 0
+                || Long.compareUnsigned(end - allocationBase, allocationSize) > 0) {
+            throw new IllegalStateException("the dma-buf export of [0x" + Long.toHexString(address) + ", +" + length
+                    + ") must cover whole "
                     + pageSize + "-byte host pages, [0x" + Long.toHexString(base) + ", 0x" + Long.toHexString(end)
-                    + "), which leaves its CUDA allocation [0x" + Long.toHexString(allocationBase) + ", +" + allocationSize
+                    + "), which leaves its CUDA allocation [0x" + Long.toHexString(allocationBase) + ", +"
+                    + allocationSize
                     + "): allocate with CudaContext.allocate (whole 2 MiB pages) or adopt a page-aligned allocation");
         }
         return new ExportRange(base, end - base, address - base);
@@ -211,8 +231,9 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
 
     /**
      * Exports the pages under this buffer as a dma-buf file descriptor ({@code cuMemGetHandleForAddressRange} with
-     * {@code CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD}) for {@code ibv_reg_dmabuf_mr(pd, offset, length, iova = address, fd)}.
-     * Start and length are page-aligned and checked against the allocation in Java first. Close the result to close the fd.
+     * {@code CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD}) for {@code ibv_reg_dmabuf_mr(pd, offset, length, iova = address,
+     * fd)}. Start and length are page-aligned and checked against the allocation in Java first. Close the result to
+     * close the fd.
      */
     @Override
     public DmaBuf exportDmaBuf() {
@@ -222,10 +243,19 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment fd = arena.allocate(ValueLayout.JAVA_INT);
             fd.set(ValueLayout.JAVA_INT, 0, -1);
-            CudaException.check(CudaDriver.call(CudaDriver.cuMemGetHandleForAddressRange, fd, range.base(), range.length(),
-                    CudaDriver.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0L), "cuMemGetHandleForAddressRange",
-                    "dptr=0x" + Long.toHexString(range.base()) + ", size=" + range.length() + ", CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, flags=0");
-            return new DmaBuf(fd.get(ValueLayout.JAVA_INT, 0), range.base(), range.length(), range.offset(), address, length);
+            CudaException.check(
+                    CudaDriver.call(
+                            CudaDriver.cuMemGetHandleForAddressRange,
+                            fd,
+                            range.base(),
+                            range.length(),
+                            CudaDriver.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                            0L),
+                    "cuMemGetHandleForAddressRange",
+                    "dptr=0x" + Long.toHexString(range.base()) + ", size=" + range.length()
+                            + ", CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, flags=0");
+            return new DmaBuf(
+                    fd.get(ValueLayout.JAVA_INT, 0), range.base(), range.length(), range.offset(), address, length);
         }
     }
 
@@ -244,14 +274,20 @@ public final class GpuBuffer implements AutoCloseable, DeviceMemory {
         context.untrack(this);
         if (owned) {
             // not makeCurrent(): the context may be closing, and closes its buffers before releasing itself
-            CudaException.check(CudaDriver.call(CudaDriver.cuCtxSetCurrent, context.handle()), "cuCtxSetCurrent", "ctx=" + context.handle());
-            CudaException.check(CudaDriver.call(CudaDriver.cuMemFree, address), "cuMemFree_v2", "dptr=0x" + Long.toHexString(address));
+            CudaException.check(
+                    CudaDriver.call(CudaDriver.cuCtxSetCurrent, context.handle()),
+                    "cuCtxSetCurrent",
+                    "ctx=" + context.handle());
+            CudaException.check(
+                    CudaDriver.call(CudaDriver.cuMemFree, address),
+                    "cuMemFree_v2",
+                    "dptr=0x" + Long.toHexString(address));
         }
     }
 
     @Override
     public String toString() {
-        return "GpuBuffer[" + (owned ? "owned" : "adopted") + ", GPU " + deviceOrdinal() + " " + pciAddress() + ", 0x" + Long.toHexString(address)
-                + ", " + length + " bytes" + (closed.get() ? ", closed]" : "]");
+        return "GpuBuffer[" + (owned ? "owned" : "adopted") + ", GPU " + deviceOrdinal() + " " + pciAddress() + ", 0x"
+                + Long.toHexString(address) + ", " + length + " bytes" + (closed.get() ? ", closed]" : "]");
     }
 }

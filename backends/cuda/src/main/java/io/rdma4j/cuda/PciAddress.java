@@ -9,11 +9,10 @@ import java.util.regex.Pattern;
  * ({@code cuDeviceGetPCIBusId}) prints {@code 0000:3B:00.0}; {@code nvidia-smi} prints {@code 00000000:3B:00.0}.
  */
 public final class PciAddress {
-    private static final Pattern BDF = Pattern.compile(
-            "\\s*(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\\.([0-7])\\s*");
+    private static final Pattern BDF =
+            Pattern.compile("\\s*(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\\.([0-7])\\s*");
 
-    private PciAddress() {
-    }
+    private PciAddress() {}
 
     /**
      * @param address a PCI address with or without its domain ({@code 3B:00.0} means domain 0), any case
@@ -26,13 +25,15 @@ public final class PciAddress {
         }
         Matcher m = BDF.matcher(address);
         if (!m.matches()) {
-            throw new IllegalArgumentException("not a PCI address: '" + address + "' (expected domain:bus:device.function, e.g. 0000:3b:00.0)");
+            throw new IllegalArgumentException(
+                    "not a PCI address: '" + address + "' (expected domain:bus:device.function, e.g. 0000:3b:00.0)");
         }
         long domain = m.group(1) == null ? 0 : Long.parseLong(m.group(1), 16);
         int bus = Integer.parseInt(m.group(2), 16);
         int device = Integer.parseInt(m.group(3), 16);
         if (device > 0x1f) {
-            throw new IllegalArgumentException("not a PCI address: '" + address + "' (device number " + device + " is above 31)");
+            throw new IllegalArgumentException(
+                    "not a PCI address: '" + address + "' (device number " + device + " is above 31)");
         }
         return String.format(Locale.ROOT, "%04x:%02x:%02x.%s", domain, bus, device, m.group(4));
     }

@@ -32,7 +32,8 @@ class CudaAvailabilityTest {
             int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
             int cuDeviceGetCount(int *n) { *n = env("FAULT_DEVICE_COUNT", 0); return 0; }
             int cuGetErrorName(int e, const char **s) {
-              switch (e) { case 100: *s = "CUDA_ERROR_NO_DEVICE"; return 0; case 34: *s = "CUDA_ERROR_STUB_LIBRARY"; return 0;
+              switch (e) { case 100: *s = "CUDA_ERROR_NO_DEVICE"; return 0;
+                           case 34: *s = "CUDA_ERROR_STUB_LIBRARY"; return 0;
                            case 4242: *s = "CUDA_ERROR_FROM_THE_FUTURE"; return 0; default: return 1; }
             }
             int cuGetErrorString(int e, const char **s) {
@@ -59,7 +60,9 @@ class CudaAvailabilityTest {
         assertThrows(BackendUnavailableException.class, Cuda::devices);
         if (!CudaDriver.LIBRARY.isAvailable()) {
             // no driver at all (this build host): the reason names the library and how to get it
-            assertTrue(e.getMessage().contains("libcuda.so.1") && e.getMessage().contains("NVIDIA driver"), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("libcuda.so.1") && e.getMessage().contains("NVIDIA driver"),
+                    e.getMessage());
         }
     }
 
@@ -67,8 +70,9 @@ class CudaAvailabilityTest {
     void driverWithoutGpuReportsNoDeviceWithCodeNameTextAndHint(@TempDir Path dir) throws Exception {
         List<String> out = probeWithFaultyDriver(dir, "100", "0", null);
         assertEquals("available=false", out.get(0));
-        assertEquals("cause=cuInit(Flags=0) failed: error 100 (CUDA_ERROR_NO_DEVICE: fault: no CUDA-capable device is detected)."
-                + " No GPU is visible to this process: check nvidia-smi, /dev/nvidia*, and CUDA_VISIBLE_DEVICES is unset (every GPU is visible)",
+        assertEquals(
+                "cause=cuInit(Flags=0) failed: error 100 (CUDA_ERROR_NO_DEVICE: fault: no CUDA-capable device is detected)."
+                        + " No GPU is visible to this process: check nvidia-smi, /dev/nvidia*, and CUDA_VISIBLE_DEVICES is unset (every GPU is visible)",
                 out.get(1));
         assertEquals("device(0)=BackendUnavailableException", out.get(2));
     }
@@ -77,8 +81,12 @@ class CudaAvailabilityTest {
     void toolkitStubIsRecognizedAsNotADriver(@TempDir Path dir) throws Exception {
         List<String> out = probeWithFaultyDriver(dir, "34", "0", null);
         assertEquals("available=false", out.get(0));
-        assertTrue(out.get(1).startsWith("cause=cuInit(Flags=0) failed: error 34 (CUDA_ERROR_STUB_LIBRARY: fault: CUDA driver is a stub library)")
-                && out.get(1).contains("toolkit's stub"), out.get(1));
+        assertTrue(
+                out.get(1)
+                                .startsWith(
+                                        "cause=cuInit(Flags=0) failed: error 34 (CUDA_ERROR_STUB_LIBRARY: fault: CUDA driver is a stub library)")
+                        && out.get(1).contains("toolkit's stub"),
+                out.get(1));
     }
 
     @Test
@@ -93,26 +101,37 @@ class CudaAvailabilityTest {
     void emptyCudaVisibleDevicesIsNamedAsTheReasonNoGpuIsSeen(@TempDir Path dir) throws Exception {
         List<String> out = probeWithFaultyDriver(dir, "0", "0", "");
         assertEquals("available=false", out.get(0));
-        assertEquals("cause=the CUDA driver reports no GPU: CUDA_VISIBLE_DEVICES='' hides every GPU: unset it or list the GPUs to use",
+        assertEquals(
+                "cause=the CUDA driver reports no GPU: CUDA_VISIBLE_DEVICES='' hides every GPU: unset it or list the GPUs to use",
                 out.get(1));
     }
 
     /** Runs {@link ProbeMain} in a child JVM whose {@code libcuda.so.1} is the fault library. */
-    private static List<String> probeWithFaultyDriver(Path dir, String cuInit, String deviceCount, String visibleDevices)
+    private static List<String> probeWithFaultyDriver(
+            Path dir, String cuInit, String deviceCount, String visibleDevices)
             throws IOException, InterruptedException {
         Path lib = dir.resolve("libcuda.so.1");
         if (!Files.exists(lib)) {
             Path gcc = Path.of("/usr/bin/gcc");
             if (!Files.isExecutable(gcc)) {
                 if (Boolean.getBoolean("rdma4j.require.toolchain")) {
-                    throw new AssertionError("gcc is required to build the fault-injection libcuda (apt-get install gcc)");
+                    throw new AssertionError(
+                            "gcc is required to build the fault-injection libcuda (apt-get install gcc)");
                 }
                 Assumptions.abort("gcc not found: the fault-injection libcuda cannot be built (apt-get install gcc)");
             }
             Path src = dir.resolve("faulty-libcuda.c");
             Files.writeString(src, FAULTY_LIBCUDA);
-            Process cc = new ProcessBuilder(gcc.toString(), "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", lib.toString(), src.toString())
-                    .redirectErrorStream(true).start();
+            Process cc = new ProcessBuilder(
+                            gcc.toString(),
+                            "-shared",
+                            "-fPIC",
+                            "-Wl,-soname,libcuda.so.1",
+                            "-o",
+                            lib.toString(),
+                            src.toString())
+                    .redirectErrorStream(true)
+                    .start();
             String log = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(cc.waitFor(60, TimeUnit.SECONDS) && cc.exitValue() == 0, "gcc failed: " + log);
         }
@@ -138,7 +157,10 @@ class CudaAvailabilityTest {
     public static final class ProbeMain {
         public static void main(String[] args) {
             System.out.println("available=" + Cuda.isAvailable());
-            System.out.println("cause=" + (Cuda.unavailabilityCause() == null ? "" : Cuda.unavailabilityCause().getMessage()));
+            System.out.println("cause="
+                    + (Cuda.unavailabilityCause() == null
+                            ? ""
+                            : Cuda.unavailabilityCause().getMessage()));
             try {
                 Cuda.device(0);
                 System.out.println("device(0)=ok");

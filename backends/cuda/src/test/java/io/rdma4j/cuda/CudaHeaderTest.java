@@ -24,9 +24,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Checks the bindings against the installed {@code cuda.h}: enum values and type sizes through a compiled C program,
  * and the exported symbol each binding uses against the header's {@code #define cuX cuX_v2} versioning.
- * <p>
- * The CUDA toolkit is not a Debian package the project installs, so a host without {@code cuda.h} (a fresh Debian 12)
- * skips this test with that reason even under {@code -Drdma4j.require.toolchain=true}; where the header exists, the
+ *
+ * <p>The CUDA toolkit is not a Debian package the project installs, so a host without {@code cuda.h} (a fresh Debian
+ * 12) skips this test with that reason even under {@code -Drdma4j.require.toolchain=true}; where the header exists, the
  * checks run and must pass (and gcc is then required as for every other layout test).
  */
 class CudaHeaderTest {
@@ -34,11 +34,14 @@ class CudaHeaderTest {
 
     @BeforeEach
     void findHeader() {
-        // the directory CLayoutCheck searches for toolkit headers; the toolkit's installers link it to /usr/local/cuda-X.Y
+        // the directory CLayoutCheck searches for toolkit headers; the toolkit's installers link it to
+        // /usr/local/cuda-X.Y
         Path h = Path.of("/usr/local/cuda/include/cuda.h");
-        Assumptions.assumeTrue(Files.isRegularFile(h), "no CUDA toolkit headers at " + h
-                + " (the CUDA toolkit is not a Debian package rdma4j installs, so this check is skipped even when"
-                + " rdma4j.require.toolchain=true)");
+        Assumptions.assumeTrue(
+                Files.isRegularFile(h),
+                "no CUDA toolkit headers at " + h
+                        + " (the CUDA toolkit is not a Debian package rdma4j installs, so this check is skipped even when"
+                        + " rdma4j.require.toolchain=true)");
         header = h;
     }
 
@@ -74,7 +77,8 @@ class CudaHeaderTest {
     void everyBindingUsesTheSymbolCudaHMapsItsNameTo() throws Exception {
         String text = Files.readString(header);
         // #define cuMemcpyHtoD __CUDA_API_PTDS(cuMemcpyHtoD_v2) -> cuMemcpyHtoD_v2 (without per-thread default streams)
-        Matcher m = Pattern.compile("(?m)^#define\\s+(cu\\w+)\\s+(?:__CUDA_API_PT[DS][SZ]\\((\\w+)\\)|(cu\\w+))\\s*$").matcher(text);
+        Matcher m = Pattern.compile("(?m)^#define\\s+(cu\\w+)\\s+(?:__CUDA_API_PT[DS][SZ]\\((\\w+)\\)|(cu\\w+))\\s*$")
+                .matcher(text);
         Map<String, String> versioned = new HashMap<>();
         while (m.find()) {
             versioned.putIfAbsent(m.group(1), m.group(2) != null ? m.group(2) : m.group(3));
@@ -93,7 +97,9 @@ class CudaHeaderTest {
             if (!symbol.equals(expected)) {
                 wrong.add(api + " binds " + symbol + " but cuda.h maps it to " + expected);
             }
-            if (!Pattern.compile("CUresult CUDAAPI " + Pattern.quote(api) + "\\(").matcher(text).find()) {
+            if (!Pattern.compile("CUresult CUDAAPI " + Pattern.quote(api) + "\\(")
+                    .matcher(text)
+                    .find()) {
                 wrong.add(api + " is not declared in cuda.h");
             }
         }

@@ -18,7 +18,9 @@ class CudaVisibleDevicesTest {
     void listsOrdinalsAndUuidsInTheGivenOrder() {
         assertEquals(List.of("2", "1"), CudaVisibleDevices.parse("2,1"));
         assertEquals(List.of("GPU-8e6a2c3f", "0"), CudaVisibleDevices.parse("GPU-8e6a2c3f, 0"));
-        assertEquals(List.of("MIG-4f5b1c2a-0c2e-5b7e-8a4e-1c6c2a2b9b1d"), CudaVisibleDevices.parse("MIG-4f5b1c2a-0c2e-5b7e-8a4e-1c6c2a2b9b1d"));
+        assertEquals(
+                List.of("MIG-4f5b1c2a-0c2e-5b7e-8a4e-1c6c2a2b9b1d"),
+                CudaVisibleDevices.parse("MIG-4f5b1c2a-0c2e-5b7e-8a4e-1c6c2a2b9b1d"));
         assertTrue(CudaVisibleDevices.describe("2,1").contains("ordinals 0..1: 2, 1"));
     }
 

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  */
 class GpuBufferChecksTest {
     private static final long PAGE = 4096;
-    private final GpuBuffer buffer = new GpuBuffer(null, 0x7f00_0000_1000L, 8192, 0x7f00_0000_0000L, 2L << 20, 1, false);
+    private final GpuBuffer buffer =
+            new GpuBuffer(null, 0x7f00_0000_1000L, 8192, 0x7f00_0000_0000L, 2L << 20, 1, false);
 
     @Test
     void rejectsCopiesOutsideEitherSideBeforeCallingTheDriver() {
@@ -33,7 +34,8 @@ class GpuBufferChecksTest {
 
     @Test
     void rejectsHeapReadOnlyAndFreedHostMemory() {
-        var e = assertThrows(IllegalArgumentException.class, () -> buffer.copyFromHost(MemorySegment.ofArray(new byte[16])));
+        var e = assertThrows(
+                IllegalArgumentException.class, () -> buffer.copyFromHost(MemorySegment.ofArray(new byte[16])));
         assertTrue(e.getMessage().contains("heap segment"), e.getMessage());
         MemorySegment freed;
         try (Arena arena = Arena.ofConfined()) {
@@ -62,14 +64,20 @@ class GpuBufferChecksTest {
     @Test
     void dmaBufRangeLeavingTheAllocationIsRejectedWithTheFix() {
         // a 256-byte allocation inside a page another allocation shares
-        var e = assertThrows(IllegalStateException.class, () -> GpuBuffer.exportRange(0x10_0000_0100L, 256, 0x10_0000_0100L, 256, PAGE));
+        var e = assertThrows(
+                IllegalStateException.class,
+                () -> GpuBuffer.exportRange(0x10_0000_0100L, 256, 0x10_0000_0100L, 256, PAGE));
         assertTrue(e.getMessage().contains("CudaContext.allocate"), e.getMessage());
-        assertThrows(IllegalStateException.class, () -> GpuBuffer.exportRange(0x10_0000_0000L, (2L << 20) + 1, 0x10_0000_0000L, 2L << 20, PAGE));
+        assertThrows(
+                IllegalStateException.class,
+                () -> GpuBuffer.exportRange(0x10_0000_0000L, (2L << 20) + 1, 0x10_0000_0000L, 2L << 20, PAGE));
     }
 
     @Test
     void pageSizeIsTheHostsAndCloseReportsABadFd() throws Exception {
-        Process p = new ProcessBuilder("getconf", "PAGESIZE").redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("getconf", "PAGESIZE")
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
         assertEquals(0, p.waitFor());
         assertEquals(Long.parseLong(out), Posix.pageSize());

@@ -31,13 +31,28 @@ class GpuEngineTransferTest {
 
     @Test
     void gpuToGpuThroughTheEngineStagingPath() throws Exception {
-        assumeTrue(Cuda.isAvailable(), () -> "no usable GPU: " + Cuda.unavailabilityCause().getMessage());
+        assumeTrue(
+                Cuda.isAvailable(),
+                () -> "no usable GPU: " + Cuda.unavailabilityCause().getMessage());
         CudaDevice srcGpu = Cuda.device(0);
         CudaDevice dstGpu = Cuda.device(Cuda.deviceCount() > 1 ? 1 : 0);
-        try (CudaContext srcCtx = srcGpu.retainPrimaryContext(); CudaContext dstCtx = dstGpu.retainPrimaryContext();
-             Arena arena = Arena.ofConfined();
-             TransferEngine a = TransferEngine.builder().name("gpu-a").backend("libfabric").provider("tcp").nicFilter("lo").lanesPerNic(2).build();
-             TransferEngine b = TransferEngine.builder().name("gpu-b").backend("libfabric").provider("tcp").nicFilter("lo").lanesPerNic(2).build()) {
+        try (CudaContext srcCtx = srcGpu.retainPrimaryContext();
+                CudaContext dstCtx = dstGpu.retainPrimaryContext();
+                Arena arena = Arena.ofConfined();
+                TransferEngine a = TransferEngine.builder()
+                        .name("gpu-a")
+                        .backend("libfabric")
+                        .provider("tcp")
+                        .nicFilter("lo")
+                        .lanesPerNic(2)
+                        .build();
+                TransferEngine b = TransferEngine.builder()
+                        .name("gpu-b")
+                        .backend("libfabric")
+                        .provider("tcp")
+                        .nicFilter("lo")
+                        .lanesPerNic(2)
+                        .build()) {
             GpuBuffer src = srcCtx.allocate(BYTES);
             GpuBuffer dst = dstCtx.allocate(BYTES);
             GpuBuffer back = srcCtx.allocate(BYTES);
@@ -62,7 +77,10 @@ class GpuEngineTransferTest {
             long writeNanos = System.nanoTime() - t0;
             MemorySegment landed = arena.allocate(BYTES, 8);
             dst.copyToHost(landed);
-            assertEquals(-1, landed.mismatch(pattern), "GPU " + dstGpu.ordinal() + " lacks the bytes GPU " + srcGpu.ordinal() + " wrote");
+            assertEquals(
+                    -1,
+                    landed.mismatch(pattern),
+                    "GPU " + dstGpu.ordinal() + " lacks the bytes GPU " + srcGpu.ordinal() + " wrote");
 
             long t1 = System.nanoTime();
             a.read(r, remote).join();
@@ -71,8 +89,15 @@ class GpuEngineTransferTest {
             back.copyToHost(readBack);
             assertEquals(-1, readBack.mismatch(pattern), "the read back into GPU " + srcGpu.ordinal() + " differs");
             assertTrue(s.toString().contains("staged") || s.toString().contains("directly"), s.toString());
-            System.out.printf("engine transfer verified: %d MiB GPU %d (%s) -> GPU %d (%s) written in %.1f ms, read back in %.1f ms%n",
-                    BYTES >> 20, srcGpu.ordinal(), srcGpu.pciAddress(), dstGpu.ordinal(), dstGpu.pciAddress(), writeNanos / 1e6, readNanos / 1e6);
+            System.out.printf(
+                    "engine transfer verified: %d MiB GPU %d (%s) -> GPU %d (%s) written in %.1f ms, read back in %.1f ms%n",
+                    BYTES >> 20,
+                    srcGpu.ordinal(),
+                    srcGpu.pciAddress(),
+                    dstGpu.ordinal(),
+                    dstGpu.pciAddress(),
+                    writeNanos / 1e6,
+                    readNanos / 1e6);
             s.close();
             d.close();
             r.close();

@@ -1,6 +1,5 @@
 package io.rdma4j.cuda;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -41,7 +40,9 @@ class GpuMemoryTest {
 
     @BeforeEach
     void requireGpu() {
-        assumeTrue(Cuda.isAvailable(), () -> "no usable GPU: " + Cuda.unavailabilityCause().getMessage());
+        assumeTrue(
+                Cuda.isAvailable(),
+                () -> "no usable GPU: " + Cuda.unavailabilityCause().getMessage());
     }
 
     @AfterAll
@@ -62,7 +63,8 @@ class GpuMemoryTest {
     @Test
     void copiesKnownDataInAndOut() {
         long length = (1 << 20) + 3;
-        try (Arena arena = Arena.ofConfined(); GpuBuffer gpu = context.allocate(length)) {
+        try (Arena arena = Arena.ofConfined();
+                GpuBuffer gpu = context.allocate(length)) {
             assertTrue(gpu.isOwned());
             assertEquals(length, gpu.length());
             assertEquals(0, Long.remainderUnsigned(gpu.allocationSize(), CudaContext.ALLOCATION_GRANULE));
@@ -84,7 +86,8 @@ class GpuMemoryTest {
 
     @Test
     void adoptsAForeignPointerAndFindsItsAllocation() {
-        try (Arena arena = Arena.ofConfined(); GpuBuffer owner = context.allocate(4 << 20)) {
+        try (Arena arena = Arena.ofConfined();
+                GpuBuffer owner = context.allocate(4 << 20)) {
             owner.copyFromHost(pattern(arena, 4 << 20, 3));
             try (GpuBuffer adopted = context.adopt(owner.address() + 65536, 8192)) {
                 assertTrue(!adopted.isOwned());
@@ -100,7 +103,9 @@ class GpuMemoryTest {
             }
             // closing the adopted view did not free the memory
             owner.copyToHost(0, arena.allocate(16), 0, 16);
-            var e = assertThrows(IndexOutOfBoundsException.class, () -> context.adopt(owner.address() + 4096, owner.allocationSize()));
+            var e = assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> context.adopt(owner.address() + 4096, owner.allocationSize()));
             assertTrue(e.getMessage().contains("leaves its allocation"), e.getMessage());
             MemorySegment host = arena.allocate(64);
             var notGpu = assertThrows(IllegalArgumentException.class, () -> context.adopt(host.address(), 64));
@@ -110,13 +115,17 @@ class GpuMemoryTest {
 
     @Test
     void exportsADmaBufOfWholePages() throws IOException {
-        assumeTrue(context.device().dmaBufSupported(), "this GPU/driver does not support dma-buf export (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=0)");
-        try (GpuBuffer gpu = context.allocate(3 << 20); DmaBuf buf = gpu.exportDmaBuf()) {
+        assumeTrue(
+                context.device().dmaBufSupported(),
+                "this GPU/driver does not support dma-buf export (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=0)");
+        try (GpuBuffer gpu = context.allocate(3 << 20);
+                DmaBuf buf = gpu.exportDmaBuf()) {
             assertTrue(buf.fd() >= 0, buf.toString());
             assertEquals(gpu.address(), buf.iova());
             assertEquals(gpu.address(), buf.base() + buf.offset());
             assertEquals(0, buf.exportedLength() % io.rdma4j.cuda.ffi.Posix.pageSize());
-            String target = Files.readSymbolicLink(Path.of("/proc/self/fd/" + buf.fd())).toString();
+            String target =
+                    Files.readSymbolicLink(Path.of("/proc/self/fd/" + buf.fd())).toString();
             assertTrue(target.contains("dmabuf"), "fd " + buf.fd() + " is " + target + ", not a dma-buf");
             System.out.println("dma-buf: " + buf + " -> " + target);
         }
@@ -126,7 +135,9 @@ class GpuMemoryTest {
     void mapsEveryGpuToThePciAddressNvidiaSmiReports() throws Exception {
         Process p;
         try {
-            p = new ProcessBuilder("nvidia-smi", "--query-gpu=pci.bus_id", "--format=csv,noheader").redirectErrorStream(true).start();
+            p = new ProcessBuilder("nvidia-smi", "--query-gpu=pci.bus_id", "--format=csv,noheader")
+                    .redirectErrorStream(true)
+                    .start();
         } catch (IOException e) {
             assumeTrue(false, "nvidia-smi is not installed: " + e.getMessage());
             return;
@@ -157,7 +168,9 @@ class GpuMemoryTest {
             context.flushGpuDirectRdmaWrites(FlushScope.TO_OWNER);
             context.flushGpuDirectRdmaWrites(FlushScope.TO_ALL_DEVICES);
         }
-        assertTrue(Cuda.driverVersion() >= 11030, "cuFlushGPUDirectRDMAWrites needs CUDA 11.3+, driver is " + Cuda.driverVersion());
+        assertTrue(
+                Cuda.driverVersion() >= 11030,
+                "cuFlushGPUDirectRDMAWrites needs CUDA 11.3+, driver is " + Cuda.driverVersion());
     }
 
     @Test
@@ -176,7 +189,8 @@ class GpuMemoryTest {
             GpuBuffer b = own.adopt(a.address(), 4096);
             own.close();
             assertTrue(a.isClosed() && b.isClosed());
-            assertThrows(ClosedException.class, () -> a.copyToHost(Arena.ofAuto().allocate(16)));
+            assertThrows(
+                    ClosedException.class, () -> a.copyToHost(Arena.ofAuto().allocate(16)));
             assertThrows(ClosedException.class, () -> own.allocate(16));
         } finally {
             own.close(); // idempotent

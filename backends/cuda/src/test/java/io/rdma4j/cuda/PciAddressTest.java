@@ -18,7 +18,9 @@ class PciAddressTest {
 
     @Test
     void rejectsWhatIsNotAPciAddressNamingTheExpectedForm() {
-        for (String bad : new String[] {"", "GPU-1234", "0000:3b:00", "0000:3b:00.8", "0000:3b:20.0", "0000:3b0:00.0", "g000:3b:00.0"}) {
+        for (String bad : new String[] {
+            "", "GPU-1234", "0000:3b:00", "0000:3b:00.8", "0000:3b:20.0", "0000:3b0:00.0", "g000:3b:00.0"
+        }) {
             var e = assertThrows(IllegalArgumentException.class, () -> PciAddress.normalize(bad), bad);
             assertTrue(e.getMessage().contains("not a PCI address"), e.getMessage());
         }

@@ -7,7 +7,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.HexFormat;
 
-/** Address vector ({@code struct ibv_ah_attr} with its {@code ibv_global_route}): for RTR transitions and UD address handles. */
+/**
+ * Address vector ({@code struct ibv_ah_attr} with its {@code ibv_global_route}): for RTR transitions and UD address
+ * handles.
+ */
 public final class AhAttr {
     private static final long DLID = offset(VerbsH.IBV_AH_ATTR, "dlid");
     private static final long SL = offset(VerbsH.IBV_AH_ATTR, "sl");
@@ -58,7 +61,10 @@ public final class AhAttr {
         return this;
     }
 
-    /** Adds a global route header (needed on RoCE): destination GID, local GID index, hop limit, traffic class, flow label. */
+    /**
+     * Adds a global route header (needed on RoCE): destination GID, local GID index, hop limit, traffic class, flow
+     * label.
+     */
     public AhAttr global(byte[] dgid, int sgidIndex, int hopLimit, int trafficClass, int flowLabel) {
         if (dgid == null || dgid.length != 16) {
             throw new IllegalArgumentException("a GID is 16 bytes, got " + (dgid == null ? "null" : dgid.length));
@@ -130,7 +136,11 @@ public final class AhAttr {
 
     @Override
     public String toString() {
-        return "ah_attr{dlid=" + dlid + ", port=" + port + (global ? ", dgid=" + HexFormat.of().formatHex(dgid) + ", sgid_index=" + sgidIndex
-                + ", hop_limit=" + hopLimit : "") + "}";
+        return "ah_attr{dlid=" + dlid + ", port=" + port
+                + (global
+                        ? ", dgid=" + HexFormat.of().formatHex(dgid) + ", sgid_index=" + sgidIndex + ", hop_limit="
+                                + hopLimit
+                        : "")
+                + "}";
     }
 }

@@ -11,6 +11,8 @@ import io.rdma4j.ibverbs.ffi.VerbsH;
 public record AsyncEvent(int eventType, long element) {
     /** @return the C name, e.g. {@code IBV_EVENT_QP_FATAL} */
     public String name() {
-        return eventType >= 0 && eventType < VerbsH.EVENT_TYPE_NAMES.size() ? VerbsH.EVENT_TYPE_NAMES.get(eventType) : "IBV_EVENT_" + eventType;
+        return eventType >= 0 && eventType < VerbsH.EVENT_TYPE_NAMES.size()
+                ? VerbsH.EVENT_TYPE_NAMES.get(eventType)
+                : "IBV_EVENT_" + eventType;
     }
 }

@@ -10,20 +10,25 @@ import java.lang.foreign.ValueLayout;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** A completion event channel ({@code struct ibv_comp_channel}): sleep until a CQ that asked for notification gets a completion. */
+/**
+ * A completion event channel ({@code struct ibv_comp_channel}): sleep until a CQ that asked for notification gets a
+ * completion.
+ */
 public final class CompletionChannel extends NativeObject {
     private final Context context;
     private final int fd;
     private final Map<Long, CompletionQueue> cqs = new ConcurrentHashMap<>();
     /** getEvent's out-parameters (the CQ, then its context) and errno capture, reused under the buffer's lock. */
     private final Arena eventArena = Arena.ofShared();
+
     private final MemorySegment eventBuf = eventArena.allocate(16, 8);
     private final MemorySegment eventCapture = Errno.newCapture(eventArena);
 
     CompletionChannel(Context context, MemorySegment channel) {
         super("CompletionChannel(" + context.deviceName() + ")", channel, context);
         this.context = context;
-        this.fd = channel.reinterpret(VerbsH.IBV_COMP_CHANNEL.byteSize()).get(ValueLayout.JAVA_INT, VerbsH.COMP_CHANNEL_FD);
+        this.fd = channel.reinterpret(VerbsH.IBV_COMP_CHANNEL.byteSize())
+                .get(ValueLayout.JAVA_INT, VerbsH.COMP_CHANNEL_FD);
     }
 
     public Context context() {
@@ -74,11 +79,11 @@ public final class CompletionChannel extends NativeObject {
 
     /**
      * Takes one completion event ({@code ibv_get_cq_event}) without acknowledging it, waiting up to {@code timeoutMs}
-     * (0: only one already pending). The event counts against its CQ until {@link CompletionQueue#ackEvents()}: an event
-     * loop acknowledges in batches, since {@code ibv_ack_cq_events} takes a lock, and closing the CQ acknowledges the rest
-     * ({@code ibv_destroy_cq} would wait for them forever). Allocates nothing; one thread at a time takes events.
-     * The standard loop: poll the CQ empty, {@link CompletionQueue#requestNotify}, poll again (a completion may have
-     * landed before the arming), then wait here.
+     * (0: only one already pending). The event counts against its CQ until {@link CompletionQueue#ackEvents()}: an
+     * event loop acknowledges in batches, since {@code ibv_ack_cq_events} takes a lock, and closing the CQ acknowledges
+     * the rest ({@code ibv_destroy_cq} would wait for them forever). Allocates nothing; one thread at a time takes
+     * events. The standard loop: poll the CQ empty, {@link CompletionQueue#requestNotify}, poll again (a completion may
+     * have landed before the arming), then wait here.
      *
      * @return the CQ that has completions, or null on timeout
      */
@@ -89,7 +94,9 @@ public final class CompletionChannel extends NativeObject {
         }
         synchronized (eventBuf) {
             try {
-                int rc = (int) LibIbverbs.ibv_get_cq_event.handle().invokeExact(eventCapture, handle, eventBuf, eventBuf.asSlice(8));
+                int rc = (int) LibIbverbs.ibv_get_cq_event
+                        .handle()
+                        .invokeExact(eventCapture, handle, eventBuf, eventBuf.asSlice(8));
                 if (rc != 0) {
                     throw new VerbsException("ibv_get_cq_event", "", Errno.read(eventCapture));
                 }

@@ -35,6 +35,7 @@ public final class CompletionQueue extends NativeObject {
 
     /**
      * Polls up to {@code wcs.capacity()} completions into {@code wcs}.
+     *
      * <pre>{@code static inline int ibv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
      * { return cq->context->ops.poll_cq(cq, num_entries, wc); }}</pre>
      *
@@ -50,7 +51,8 @@ public final class CompletionQueue extends NativeObject {
         ensureOpen();
         wcs.ensureUsable();
         if (max < 1 || max > wcs.capacity()) {
-            throw new IllegalArgumentException("can poll 1 to " + wcs.capacity() + " completions into this buffer, asked for " + max);
+            throw new IllegalArgumentException(
+                    "can poll 1 to " + wcs.capacity() + " completions into this buffer, asked for " + max);
         }
         try {
             int n = (int) LibIbverbs.POLL_CQ_OP.invokeExact(pollFn, handle, max, wcs.segment);
@@ -63,6 +65,7 @@ public final class CompletionQueue extends NativeObject {
 
     /**
      * Arms the CQ to raise one event on its completion channel at the next completion.
+     *
      * <pre>{@code static inline int ibv_req_notify_cq(struct ibv_cq *cq, int solicited_only)
      * { return cq->context->ops.req_notify_cq(cq, solicited_only); }}</pre>
      *
@@ -71,7 +74,8 @@ public final class CompletionQueue extends NativeObject {
     public int requestNotify(boolean solicitedOnly) {
         ensureOpen();
         if (channel == null) {
-            throw new IllegalStateException(what + " has no completion channel: create it with Context.createCq(cqe, channel, vector)");
+            throw new IllegalStateException(
+                    what + " has no completion channel: create it with Context.createCq(cqe, channel, vector)");
         }
         try {
             return (int) LibIbverbs.REQ_NOTIFY_CQ_OP.invokeExact(notifyFn, handle, solicitedOnly ? 1 : 0);

@@ -20,6 +20,7 @@ public final class Context extends NativeObject {
     private final String deviceName;
     /** The ibv_context, sized to its layout; ops at {@link VerbsH#CONTEXT_OPS_OFFSET}. */
     final MemorySegment ctx;
+
     private volatile DeviceAttr deviceAttr;
 
     private Context(MemorySegment ctx, String deviceName, boolean owned) {
@@ -32,7 +33,8 @@ public final class Context extends NativeObject {
     static Context open(MemorySegment device, String name) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment cap = Errno.newCapture(a);
-            MemorySegment ctx = (MemorySegment) LibIbverbs.ibv_open_device.handle().invokeExact(cap, device);
+            MemorySegment ctx =
+                    (MemorySegment) LibIbverbs.ibv_open_device.handle().invokeExact(cap, device);
             if (Native.isNull(ctx)) {
                 throw new VerbsException("ibv_open_device", name, Errno.read(cap));
             }
@@ -42,7 +44,9 @@ public final class Context extends NativeObject {
         }
     }
 
-    /** Wraps a context that another library owns (librdmacm's {@code id->verbs}); closing it does not close the device. */
+    /**
+     * Wraps a context that another library owns (librdmacm's {@code id->verbs}); closing it does not close the device.
+     */
     public static Context wrapUnowned(MemorySegment ctx, String deviceName) {
         if (Native.isNull(ctx)) {
             throw new IllegalArgumentException("ibv_context is NULL");
@@ -75,12 +79,29 @@ public final class Context extends NativeObject {
                 throw new VerbsException("ibv_query_device", deviceName, rc);
             }
             var L = VerbsH.IBV_DEVICE_ATTR;
-            String fw = new String(at.asSlice(0, 64).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.US_ASCII).replace("\0", "");
-            DeviceAttr d = new DeviceAttr(fw, Long.reverseBytes(at.get(ValueLayout.JAVA_LONG, offset(L, "node_guid"))),
-                    at.get(ValueLayout.JAVA_LONG, offset(L, "max_mr_size")), i(at, L, "vendor_id"), i(at, L, "vendor_part_id"), i(at, L, "max_qp"),
-                    i(at, L, "max_qp_wr"), i(at, L, "max_sge"), i(at, L, "max_sge_rd"), i(at, L, "max_cq"), i(at, L, "max_cqe"), i(at, L, "max_mr"),
-                    i(at, L, "max_pd"), i(at, L, "max_qp_rd_atom"), i(at, L, "max_qp_init_rd_atom"), i(at, L, "atomic_cap"), i(at, L, "max_ah"),
-                    i(at, L, "max_srq"), i(at, L, "max_srq_wr"), i(at, L, "max_srq_sge"),
+            String fw = new String(at.asSlice(0, 64).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.US_ASCII)
+                    .replace("\0", "");
+            DeviceAttr d = new DeviceAttr(
+                    fw,
+                    Long.reverseBytes(at.get(ValueLayout.JAVA_LONG, offset(L, "node_guid"))),
+                    at.get(ValueLayout.JAVA_LONG, offset(L, "max_mr_size")),
+                    i(at, L, "vendor_id"),
+                    i(at, L, "vendor_part_id"),
+                    i(at, L, "max_qp"),
+                    i(at, L, "max_qp_wr"),
+                    i(at, L, "max_sge"),
+                    i(at, L, "max_sge_rd"),
+                    i(at, L, "max_cq"),
+                    i(at, L, "max_cqe"),
+                    i(at, L, "max_mr"),
+                    i(at, L, "max_pd"),
+                    i(at, L, "max_qp_rd_atom"),
+                    i(at, L, "max_qp_init_rd_atom"),
+                    i(at, L, "atomic_cap"),
+                    i(at, L, "max_ah"),
+                    i(at, L, "max_srq"),
+                    i(at, L, "max_srq_wr"),
+                    i(at, L, "max_srq_sge"),
                     Byte.toUnsignedInt(at.get(ValueLayout.JAVA_BYTE, offset(L, "phys_port_cnt"))));
             deviceAttr = d;
             return d;
@@ -102,9 +123,13 @@ public final class Context extends NativeObject {
 
     /**
      * {@code ibv_query_port}, a macro over {@code static inline ___ibv_query_port}:
+     *
      * <pre>{@code
      * struct verbs_context *vctx = verbs_get_ctx_op(context, query_port);
-     * if (!vctx) { memset(port_attr, 0, sizeof(*port_attr)); return ibv_query_port(context, port_num, (struct _compat_ibv_port_attr *)port_attr); }
+     * if (!vctx) {
+     *     memset(port_attr, 0, sizeof(*port_attr));
+     *     return ibv_query_port(context, port_num, (struct _compat_ibv_port_attr *)port_attr);
+     * }
      * return vctx->query_port(context, port_num, port_attr, sizeof(*port_attr));
      * }</pre>
      */
@@ -118,30 +143,43 @@ public final class Context extends NativeObject {
             if (Native.isNull(fn)) {
                 rc = (int) LibIbverbs.ibv_query_port.handle().invokeExact(ctx, (byte) port, at);
             } else {
-                rc = (int) LibIbverbs.QUERY_PORT_OP.invokeExact(fn, ctx, (byte) port, at, VerbsH.IBV_PORT_ATTR.byteSize());
+                rc = (int)
+                        LibIbverbs.QUERY_PORT_OP.invokeExact(fn, ctx, (byte) port, at, VerbsH.IBV_PORT_ATTR.byteSize());
             }
             if (rc != 0) {
                 throw new VerbsException("ibv_query_port", deviceName + ", port=" + port, rc);
             }
             var L = VerbsH.IBV_PORT_ATTR;
-            return new PortAttr(i(at, L, "state"), i(at, L, "max_mtu"), i(at, L, "active_mtu"), i(at, L, "gid_tbl_len"), i(at, L, "port_cap_flags"),
-                    Integer.toUnsignedLong(i(at, L, "max_msg_sz")), u16(at, L, "lid"), u16(at, L, "sm_lid"), u8(at, L, "lmc"), u8(at, L, "active_width"),
-                    u8(at, L, "active_speed"), u8(at, L, "phys_state"), u8(at, L, "link_layer"));
+            return new PortAttr(
+                    i(at, L, "state"),
+                    i(at, L, "max_mtu"),
+                    i(at, L, "active_mtu"),
+                    i(at, L, "gid_tbl_len"),
+                    i(at, L, "port_cap_flags"),
+                    Integer.toUnsignedLong(i(at, L, "max_msg_sz")),
+                    u16(at, L, "lid"),
+                    u16(at, L, "sm_lid"),
+                    u8(at, L, "lmc"),
+                    u8(at, L, "active_width"),
+                    u8(at, L, "active_speed"),
+                    u8(at, L, "phys_state"),
+                    u8(at, L, "link_layer"));
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
     }
 
     /**
-     * {@code verbs_get_ctx_op(ctx, op)}: the extended op at {@code opOffset} in {@code struct verbs_context}, or NULL when the
-     * context is not extended, too old for the op, or the provider leaves it empty.
+     * {@code verbs_get_ctx_op(ctx, op)}: the extended op at {@code opOffset} in {@code struct verbs_context}, or NULL
+     * when the context is not extended, too old for the op, or the provider leaves it empty.
      */
     private MemorySegment verbsContextOp(long opOffset) {
         MemorySegment abi = ctx.get(ValueLayout.ADDRESS, VerbsH.CONTEXT_ABI_COMPAT);
         if (abi.address() != -1L) { // __VERBS_ABI_IS_EXTENDED is (void *)UINTPTR_MAX
             return MemorySegment.NULL;
         }
-        MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - VerbsH.VCTX_CONTEXT).reinterpret(VerbsH.VERBS_CONTEXT.byteSize());
+        MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - VerbsH.VCTX_CONTEXT)
+                .reinterpret(VerbsH.VERBS_CONTEXT.byteSize());
         long sz = vctx.get(ValueLayout.JAVA_LONG, VerbsH.VCTX_SZ);
         if (sz < VerbsH.VERBS_CONTEXT.byteSize() - opOffset) {
             return MemorySegment.NULL;
@@ -176,7 +214,8 @@ public final class Context extends NativeObject {
             int rc = (int) LibIbverbs.ibv_query_gid.handle().invokeExact(cap, ctx, (byte) port, index, gid);
             if (rc != 0) {
                 int errno = Errno.read(cap);
-                throw new VerbsException("ibv_query_gid", deviceName + ", port=" + port + ", index=" + index, errno == 0 ? 22 : errno);
+                throw new VerbsException(
+                        "ibv_query_gid", deviceName + ", port=" + port + ", index=" + index, errno == 0 ? 22 : errno);
             }
             return gid.toArray(ValueLayout.JAVA_BYTE);
         } catch (Throwable t) {
@@ -202,7 +241,11 @@ public final class Context extends NativeObject {
             var L = VerbsH.IBV_GID_ENTRY;
             for (int k = 0; k < n; k++) {
                 MemorySegment e = entries.asSlice(k * es, es);
-                out.add(new GidEntry(i(e, L, "gid_index"), i(e, L, "port_num"), i(e, L, "gid_type"), e.asSlice(0, 16).toArray(ValueLayout.JAVA_BYTE),
+                out.add(new GidEntry(
+                        i(e, L, "gid_index"),
+                        i(e, L, "port_num"),
+                        i(e, L, "gid_type"),
+                        e.asSlice(0, 16).toArray(ValueLayout.JAVA_BYTE),
                         i(e, L, "ndev_ifindex")));
             }
             return out;
@@ -251,7 +294,8 @@ public final class Context extends NativeObject {
         ensureOpen();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment cap = Errno.newCapture(a);
-            MemorySegment ch = (MemorySegment) LibIbverbs.ibv_create_comp_channel.handle().invokeExact(cap, ctx);
+            MemorySegment ch =
+                    (MemorySegment) LibIbverbs.ibv_create_comp_channel.handle().invokeExact(cap, ctx);
             if (Native.isNull(ch)) {
                 throw new VerbsException("ibv_create_comp_channel", deviceName, Errno.read(cap));
             }
@@ -286,12 +330,15 @@ public final class Context extends NativeObject {
             }
         }
         if (compVector < 0 || compVector >= Math.max(1, numCompVectors())) {
-            throw new IllegalArgumentException("completion vector " + compVector + " is out of range [0, " + numCompVectors() + ")");
+            throw new IllegalArgumentException(
+                    "completion vector " + compVector + " is out of range [0, " + numCompVectors() + ")");
         }
         try (Arena a = Arena.ofConfined()) {
             MemorySegment cap = Errno.newCapture(a);
-            MemorySegment ch = channel == null ? MemorySegment.NULL : channel.handle; // not inline: invokeExact would see Object
-            MemorySegment cq = (MemorySegment) LibIbverbs.ibv_create_cq.handle().invokeExact(cap, ctx, cqe, MemorySegment.NULL, ch, compVector);
+            MemorySegment ch =
+                    channel == null ? MemorySegment.NULL : channel.handle; // not inline: invokeExact would see Object
+            MemorySegment cq = (MemorySegment)
+                    LibIbverbs.ibv_create_cq.handle().invokeExact(cap, ctx, cqe, MemorySegment.NULL, ch, compVector);
             if (Native.isNull(cq)) {
                 throw new VerbsException("ibv_create_cq", "cqe=" + cqe, Errno.read(cap));
             }

@@ -35,7 +35,8 @@ public final class DeviceList implements AutoCloseable {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment num = a.allocate(ValueLayout.JAVA_INT);
             MemorySegment cap = Errno.newCapture(a);
-            MemorySegment list = (MemorySegment) LibIbverbs.ibv_get_device_list.handle().invokeExact(cap, num);
+            MemorySegment list =
+                    (MemorySegment) LibIbverbs.ibv_get_device_list.handle().invokeExact(cap, num);
             if (Native.isNull(list)) {
                 int errno = Errno.read(cap);
                 if (errno == ENOSYS || errno == ENODEV || errno == 0) {
@@ -49,8 +50,10 @@ public final class DeviceList implements AutoCloseable {
             DeviceList dl = new DeviceList(list, Collections.unmodifiableList(out));
             for (int i = 0; i < n; i++) {
                 MemorySegment dev = arr.getAtIndex(ValueLayout.ADDRESS, i);
-                String name = Native.string((MemorySegment) LibIbverbs.ibv_get_device_name.handle().invokeExact(dev));
-                long guid = Long.reverseBytes((long) LibIbverbs.ibv_get_device_guid.handle().invokeExact(dev));
+                String name = Native.string(
+                        (MemorySegment) LibIbverbs.ibv_get_device_name.handle().invokeExact(dev));
+                long guid = Long.reverseBytes(
+                        (long) LibIbverbs.ibv_get_device_guid.handle().invokeExact(dev));
                 out.add(new Device(dl, dev, name, guid));
             }
             return dl;
@@ -77,9 +80,10 @@ public final class DeviceList implements AutoCloseable {
     public Device get(String name) {
         ensureOpen();
         if (devices.isEmpty()) {
-            throw new Rdma4jException("no RDMA device on this machine (ibv_get_device_list found none)"
-                    + (name == null ? "" : " so '" + name + "' cannot be opened")
-                    + ": install the driver for your NIC, or create a Soft-RoCE device: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev IFACE");
+            throw new Rdma4jException(
+                    "no RDMA device on this machine (ibv_get_device_list found none)"
+                            + (name == null ? "" : " so '" + name + "' cannot be opened")
+                            + ": install the driver for your NIC, or create a Soft-RoCE device: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev IFACE");
         }
         if (name == null) {
             return devices.get(0);
@@ -89,7 +93,8 @@ public final class DeviceList implements AutoCloseable {
                 return d;
             }
         }
-        throw new Rdma4jException("no RDMA device named '" + name + "'; this machine has " + devices.stream().map(Device::name).toList());
+        throw new Rdma4jException("no RDMA device named '" + name + "'; this machine has "
+                + devices.stream().map(Device::name).toList());
     }
 
     void ensureOpen() {

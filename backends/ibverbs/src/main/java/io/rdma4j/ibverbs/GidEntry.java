@@ -45,6 +45,7 @@ public record GidEntry(int index, int port, int gidType, byte[] gid, int ndevIfi
 
     @Override
     public String toString() {
-        return "GID[" + index + "] port " + port + " " + (gidType == 2 ? "RoCEv2" : gidType == 1 ? "RoCEv1" : "IB") + " " + address().getHostAddress();
+        return "GID[" + index + "] port " + port + " " + (gidType == 2 ? "RoCEv2" : gidType == 1 ? "RoCEv1" : "IB")
+                + " " + address().getHostAddress();
     }
 }

@@ -58,11 +58,16 @@ public final class MemoryRegion extends NativeObject {
         return rkey;
     }
 
-    /** Fails unless the region is open, its memory alive, and {@code [offset, offset+len)} inside it; returns the address. */
+    /**
+     * Fails unless the region is open, its memory alive, and {@code [offset, offset+len)} inside it; returns the
+     * address.
+     */
     long checkedAddress(long offset, long len) {
         ensureOpen();
         if (segment != null && !segment.scope().isAlive()) {
-            throw new IllegalStateException(what + " covers memory that was freed (its arena is closed): close the region before freeing its memory");
+            throw new IllegalStateException(
+                    what
+                            + " covers memory that was freed (its arena is closed): close the region before freeing its memory");
         }
         if (len > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException("an SGE covers at most 4 GiB - 1 bytes; asked for " + len);

@@ -5,8 +5,7 @@ import java.lang.foreign.MemorySegment;
 
 /** Small helpers for calling through method handles. */
 final class Native {
-    private Native() {
-    }
+    private Native() {}
 
     static RuntimeException rethrow(Throwable t) {
         if (t instanceof RuntimeException r) {

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * An owned native handle. {@link #close()} is idempotent, closes dependents first (objects that reference this one:
- * a queue pair depends on its protection domain and its completion queues), then destroys the handle, and collects
+ * An owned native handle. {@link #close()} is idempotent, closes dependents first (objects that reference this one: a
+ * queue pair depends on its protection domain and its completion queues), then destroys the handle, and collects
  * failures as suppressed exceptions.
  */
 abstract class NativeObject implements AutoCloseable {

@@ -8,8 +8,20 @@ package io.rdma4j.ibverbs;
  * @param activeMtu {@code IBV_MTU_*}
  * @param linkLayer {@code IBV_LINK_LAYER_INFINIBAND} or {@code IBV_LINK_LAYER_ETHERNET} (RoCE)
  */
-public record PortAttr(int state, int maxMtu, int activeMtu, int gidTblLen, int portCapFlags, long maxMsgSz, int lid, int smLid, int lmc,
-        int activeWidth, int activeSpeed, int physState, int linkLayer) {
+public record PortAttr(
+        int state,
+        int maxMtu,
+        int activeMtu,
+        int gidTblLen,
+        int portCapFlags,
+        long maxMsgSz,
+        int lid,
+        int smLid,
+        int lmc,
+        int activeWidth,
+        int activeSpeed,
+        int physState,
+        int linkLayer) {
     public boolean isActive() {
         return state == io.rdma4j.ibverbs.ffi.VerbsH.IBV_PORT_ACTIVE;
     }

@@ -8,8 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Attributes for {@code ibv_modify_qp} ({@code struct ibv_qp_attr}). Each setter also sets its bit of the attribute mask,
- * so {@link QueuePair#modify(QpAttr)} passes exactly what was set.
+ * Attributes for {@code ibv_modify_qp} ({@code struct ibv_qp_attr}). Each setter also sets its bit of the attribute
+ * mask, so {@link QueuePair#modify(QpAttr)} passes exactly what was set.
  */
 public final class QpAttr {
     private static final long QP_STATE = offset(VerbsH.IBV_QP_ATTR, "qp_state");
@@ -254,7 +254,7 @@ public final class QpAttr {
 
     @Override
     public String toString() {
-        return "qp_attr{mask=0x" + Integer.toHexString(mask) + ((mask & VerbsH.IBV_QP_STATE) != 0 ? ", state=" + VerbsH.QP_STATE_NAMES.get(state) : "")
-                + "}";
+        return "qp_attr{mask=0x" + Integer.toHexString(mask)
+                + ((mask & VerbsH.IBV_QP_STATE) != 0 ? ", state=" + VerbsH.QP_STATE_NAMES.get(state) : "") + "}";
     }
 }

@@ -33,7 +33,8 @@ public record QpInfo(int qpNum, int psn, int lid, byte[] gid, int port, int mtu)
             throw new IllegalArgumentException("QpInfo lid " + lid + " is not a 16-bit LID");
         }
         if (gid == null || gid.length != 16) {
-            throw new IllegalArgumentException("QpInfo gid must be 16 bytes, got " + (gid == null ? "null" : gid.length));
+            throw new IllegalArgumentException(
+                    "QpInfo gid must be 16 bytes, got " + (gid == null ? "null" : gid.length));
         }
         if (port < 1 || port > 255) {
             throw new IllegalArgumentException("QpInfo port " + port + " is out of range [1, 255]");
@@ -61,7 +62,12 @@ public record QpInfo(int qpNum, int psn, int lid, byte[] gid, int port, int mtu)
     /** The 28 bytes of {@code !IIH16sBB}. */
     public byte[] encode() {
         ByteBuffer b = ByteBuffer.allocate(BYTES).order(ByteOrder.BIG_ENDIAN);
-        b.putInt(qpNum).putInt(psn).putShort((short) lid).put(gid).put((byte) port).put((byte) mtu);
+        b.putInt(qpNum)
+                .putInt(psn)
+                .putShort((short) lid)
+                .put(gid)
+                .put((byte) port)
+                .put((byte) mtu);
         return b.array();
     }
 
@@ -71,8 +77,8 @@ public record QpInfo(int qpNum, int psn, int lid, byte[] gid, int port, int mtu)
             throw new IllegalArgumentException("QpInfo bytes are null");
         }
         if (bytes.length != BYTES) {
-            throw new IllegalArgumentException("QpInfo must be exactly " + BYTES + " bytes (!IIH16sBB), got " + bytes.length
-                    + ": the peer runs an incompatible version or the message was truncated");
+            throw new IllegalArgumentException("QpInfo must be exactly " + BYTES + " bytes (!IIH16sBB), got "
+                    + bytes.length + ": the peer runs an incompatible version or the message was truncated");
         }
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN);
         long qpn = Integer.toUnsignedLong(b.getInt());
@@ -83,14 +89,20 @@ public record QpInfo(int qpNum, int psn, int lid, byte[] gid, int port, int mtu)
         int port = Byte.toUnsignedInt(b.get());
         int mtu = Byte.toUnsignedInt(b.get());
         if (qpn > 0xFFFFFF || psn > 0xFFFFFF) {
-            throw new IllegalArgumentException("QpInfo qp_num " + qpn + " / psn " + psn + " do not fit 24 bits: not a QpInfo message");
+            throw new IllegalArgumentException(
+                    "QpInfo qp_num " + qpn + " / psn " + psn + " do not fit 24 bits: not a QpInfo message");
         }
         return new QpInfo((int) qpn, (int) psn, lid, gid, port, mtu);
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof QpInfo q && q.qpNum == qpNum && q.psn == psn && q.lid == lid && Arrays.equals(q.gid, gid) && q.port == port
+        return o instanceof QpInfo q
+                && q.qpNum == qpNum
+                && q.psn == psn
+                && q.lid == lid
+                && Arrays.equals(q.gid, gid)
+                && q.port == port
                 && q.mtu == mtu;
     }
 
@@ -101,7 +113,7 @@ public record QpInfo(int qpNum, int psn, int lid, byte[] gid, int port, int mtu)
 
     @Override
     public String toString() {
-        return "QpInfo{qp_num=" + qpNum + ", psn=" + psn + ", lid=" + lid + ", gid=" + HexFormat.of().formatHex(gid) + ", port=" + port + ", mtu="
-                + VerbsH.mtuBytes(mtu) + "}";
+        return "QpInfo{qp_num=" + qpNum + ", psn=" + psn + ", lid=" + lid + ", gid="
+                + HexFormat.of().formatHex(gid) + ", port=" + port + ", mtu=" + VerbsH.mtuBytes(mtu) + "}";
     }
 }

@@ -40,7 +40,8 @@ public final class QpInitAttr {
     /** {@code IBV_QPT_RC}, {@code IBV_QPT_UC} or {@code IBV_QPT_UD}. */
     public QpInitAttr type(int qpType) {
         if (qpType != VerbsH.IBV_QPT_RC && qpType != VerbsH.IBV_QPT_UC && qpType != VerbsH.IBV_QPT_UD) {
-            throw new IllegalArgumentException("queue pair type " + qpType + " is not supported: use IBV_QPT_RC (2), IBV_QPT_UC (3) or IBV_QPT_UD (4)");
+            throw new IllegalArgumentException("queue pair type " + qpType
+                    + " is not supported: use IBV_QPT_RC (2), IBV_QPT_UC (3) or IBV_QPT_UD (4)");
         }
         this.qpType = qpType;
         return this;
@@ -112,7 +113,8 @@ public final class QpInitAttr {
             srq.ensureOpen();
         }
         if (ctx != null && (sendCq.context() != ctx || recvCq.context() != ctx)) {
-            throw new IllegalArgumentException("the completion queues belong to another device context than the protection domain");
+            throw new IllegalArgumentException(
+                    "the completion queues belong to another device context than the protection domain");
         }
     }
 
@@ -133,13 +135,18 @@ public final class QpInitAttr {
 
     /** The capabilities the provider granted, written back into {@code cap} by ibv_create_qp. */
     static int[] readCap(MemorySegment s) {
-        return new int[] {s.get(ValueLayout.JAVA_INT, CAP), s.get(ValueLayout.JAVA_INT, CAP + 4), s.get(ValueLayout.JAVA_INT, CAP + 8),
-                s.get(ValueLayout.JAVA_INT, CAP + 12), s.get(ValueLayout.JAVA_INT, CAP + 16)};
+        return new int[] {
+            s.get(ValueLayout.JAVA_INT, CAP),
+            s.get(ValueLayout.JAVA_INT, CAP + 4),
+            s.get(ValueLayout.JAVA_INT, CAP + 8),
+            s.get(ValueLayout.JAVA_INT, CAP + 12),
+            s.get(ValueLayout.JAVA_INT, CAP + 16)
+        };
     }
 
     @Override
     public String toString() {
-        return "type=" + qpType + ", max_send_wr=" + maxSendWr + ", max_recv_wr=" + maxRecvWr + ", max_send_sge=" + maxSendSge + ", max_recv_sge="
-                + maxRecvSge + ", max_inline_data=" + maxInlineData;
+        return "type=" + qpType + ", max_send_wr=" + maxSendWr + ", max_recv_wr=" + maxRecvWr + ", max_send_sge="
+                + maxSendSge + ", max_recv_sge=" + maxRecvSge + ", max_inline_data=" + maxInlineData;
     }
 }

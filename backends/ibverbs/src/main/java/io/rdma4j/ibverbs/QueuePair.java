@@ -1,6 +1,20 @@
 package io.rdma4j.ibverbs;
 
-import static io.rdma4j.ibverbs.ffi.VerbsH.*;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QP;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_INIT;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_RESET;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_RTR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_RTS;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPT_RC;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPT_UC;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPT_UD;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QP_ATTR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QP_INIT_ATTR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QP_STATE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.OPS_POST_RECV;
+import static io.rdma4j.ibverbs.ffi.VerbsH.OPS_POST_SEND;
+import static io.rdma4j.ibverbs.ffi.VerbsH.QP_QP_NUM;
+import static io.rdma4j.ibverbs.ffi.VerbsH.QP_STATE_NAMES;
 
 import io.rdma4j.ffi.OpsTable;
 import io.rdma4j.ibverbs.ffi.LibIbverbs;
@@ -47,7 +61,10 @@ public final class QueuePair extends NativeObject {
         this.destroyer = destroyer;
     }
 
-    /** Wraps a queue pair that librdmacm created on a CM id ({@code rdma_create_qp}); closing it calls {@code destroyer}. */
+    /**
+     * Wraps a queue pair that librdmacm created on a CM id ({@code rdma_create_qp}); closing it calls
+     * {@code destroyer}.
+     */
     static QueuePair ofCm(ProtectionDomain pd, MemorySegment qp, QpInitAttr init, int[] cap, Runnable destroyer) {
         QueuePair q = new QueuePair(pd, qp, init, cap, destroyer);
         q.refreshState();
@@ -76,7 +93,9 @@ public final class QueuePair extends NativeObject {
     }
 
     String typeName() {
-        return type == IBV_QPT_RC ? "RC" : type == IBV_QPT_UD ? "UD" : type == IBV_QPT_UC ? "UC" : Integer.toString(type);
+        return type == IBV_QPT_RC
+                ? "RC"
+                : type == IBV_QPT_UD ? "UD" : type == IBV_QPT_UC ? "UC" : Integer.toString(type);
     }
 
     /** @return the starting send PSN this side uses, a random 24-bit value chosen at creation */
@@ -166,7 +185,9 @@ public final class QueuePair extends NativeObject {
         return query(IBV_QP_STATE).state();
     }
 
-    /** Takes a UD queue pair to RTS: INIT (pkey 0, {@code port}, {@code qkey}), RTR, RTS (sq_psn = {@link #localPsn()}). */
+    /**
+     * Takes a UD queue pair to RTS: INIT (pkey 0, {@code port}, {@code qkey}), RTR, RTS (sq_psn = {@link #localPsn()}).
+     */
     public void activateUd(int port, int qkey) {
         ensureOpen();
         if (type != IBV_QPT_UD) {
@@ -178,9 +199,11 @@ public final class QueuePair extends NativeObject {
     }
 
     /**
-     * Posts a send request (or chain) after checking, in Java, the queue pair's state, every SGE's region and bounds, and
-     * that the opcode fits the queue pair type.
-     * <pre>{@code static inline int ibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+     * Posts a send request (or chain) after checking, in Java, the queue pair's state, every SGE's region and bounds,
+     * and that the opcode fits the queue pair type.
+     *
+     * <pre>
+     * {@code static inline int ibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
      * { return qp->context->ops.post_send(qp, wr, bad_wr); }}</pre>
      *
      * @return 0, or an errno value from the provider (ENOMEM: the send queue is full)
@@ -197,7 +220,8 @@ public final class QueuePair extends NativeObject {
         for (SendWr w = wr; w != null; w = w.next) {
             w.validate(this);
             if (++n > maxSendWr) {
-                throw new IllegalArgumentException("send chain is cyclic or longer than the send queue (" + maxSendWr + ")");
+                throw new IllegalArgumentException(
+                        "send chain is cyclic or longer than the send queue (" + maxSendWr + ")");
             }
         }
         try {
@@ -209,7 +233,9 @@ public final class QueuePair extends NativeObject {
 
     /**
      * Posts a receive request (or chain).
-     * <pre>{@code static inline int ibv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+     *
+     * <pre>
+     * {@code static inline int ibv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
      * { return qp->context->ops.post_recv(qp, wr, bad_wr); }}</pre>
      *
      * @return 0, or an errno value (ENOMEM: the receive queue is full)
@@ -217,16 +243,19 @@ public final class QueuePair extends NativeObject {
     public int postRecv(RecvWr wr) {
         ensureOpen();
         if (srq != null) {
-            throw new IllegalStateException(this + " receives through a shared receive queue: post to the SharedReceiveQueue");
+            throw new IllegalStateException(
+                    this + " receives through a shared receive queue: post to the SharedReceiveQueue");
         }
         if (state == IBV_QPS_RESET) {
-            throw new IllegalStateException("cannot post a receive on " + this + " in state RESET: move it to INIT first");
+            throw new IllegalStateException(
+                    "cannot post a receive on " + this + " in state RESET: move it to INIT first");
         }
         int n = 0;
         for (RecvWr w = wr; w != null; w = w.next) {
             w.validate(pd, maxRecvSge, this);
             if (++n > maxRecvWr) {
-                throw new IllegalArgumentException("receive chain is cyclic or longer than the receive queue (" + maxRecvWr + ")");
+                throw new IllegalArgumentException(
+                        "receive chain is cyclic or longer than the receive queue (" + maxRecvWr + ")");
             }
         }
         try {

@@ -1,6 +1,14 @@
 package io.rdma4j.ibverbs;
 
-import static io.rdma4j.ibverbs.ffi.VerbsH.*;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_RECV_WR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SGE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.RWR_NEXT;
+import static io.rdma4j.ibverbs.ffi.VerbsH.RWR_NUM_SGE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.RWR_SG_LIST;
+import static io.rdma4j.ibverbs.ffi.VerbsH.RWR_WR_ID;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SGE_ADDR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SGE_LENGTH;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SGE_LKEY;
 
 import io.rdma4j.ClosedException;
 import java.lang.foreign.Arena;
@@ -50,7 +58,9 @@ public final class RecvWr implements AutoCloseable {
         return this;
     }
 
-    /** Sets SGE {@code i} to {@code [offset, offset+len)} of {@code mr}; fails here if that range is outside the region. */
+    /**
+     * Sets SGE {@code i} to {@code [offset, offset+len)} of {@code mr}; fails here if that range is outside the region.
+     */
     public RecvWr sge(int i, MemoryRegion mr, long offset, int len) {
         ensureOpen();
         if (i < 0 || i >= maxSge) {
@@ -94,7 +104,8 @@ public final class RecvWr implements AutoCloseable {
     void validate(ProtectionDomain pd, int maxRecvSge, Object target) {
         ensureOpen();
         if (numSge > maxRecvSge) {
-            throw new IllegalArgumentException("receive request has " + numSge + " SGEs; " + target + " allows " + maxRecvSge);
+            throw new IllegalArgumentException(
+                    "receive request has " + numSge + " SGEs; " + target + " allows " + maxRecvSge);
         }
         for (int i = 0; i < numSge; i++) {
             MemoryRegion mr = sgeMr[i];
@@ -103,7 +114,8 @@ public final class RecvWr implements AutoCloseable {
             }
             mr.checkedAddress(0, 0);
             if (mr.pd() != pd) {
-                throw new IllegalArgumentException("SGE " + i + " uses a memory region of another protection domain than " + target);
+                throw new IllegalArgumentException(
+                        "SGE " + i + " uses a memory region of another protection domain than " + target);
             }
         }
     }

@@ -1,6 +1,35 @@
 package io.rdma4j.ibverbs;
 
-import static io.rdma4j.ibverbs.ffi.VerbsH.*;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPT_UD;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_INLINE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_WR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SGE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_ATOMIC_CMP_AND_SWP;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_ATOMIC_FETCH_AND_ADD;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_READ;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE_WITH_IMM;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_SEND;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_SEND_WITH_IMM;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SGE_ADDR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SGE_LENGTH;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SGE_LKEY;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_ATOMIC_COMPARE_ADD;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_ATOMIC_REMOTE_ADDR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_ATOMIC_RKEY;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_ATOMIC_SWAP;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_IMM_DATA;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_NEXT;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_NUM_SGE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_OPCODE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_RDMA_REMOTE_ADDR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_RDMA_RKEY;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_SEND_FLAGS;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_SG_LIST;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_UD_AH;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_UD_REMOTE_QKEY;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_UD_REMOTE_QPN;
+import static io.rdma4j.ibverbs.ffi.VerbsH.SWR_WR_ID;
 
 import io.rdma4j.ClosedException;
 import io.rdma4j.ffi.Segments;
@@ -81,7 +110,8 @@ public final class SendWr implements AutoCloseable {
     public SendWr opcode(int opcode) {
         ensureOpen();
         if (opcode < IBV_WR_RDMA_WRITE || opcode > IBV_WR_ATOMIC_FETCH_AND_ADD) {
-            throw new IllegalArgumentException("opcode " + opcode + " is not supported: use IBV_WR_RDMA_WRITE .. IBV_WR_ATOMIC_FETCH_AND_ADD (0..6)");
+            throw new IllegalArgumentException("opcode " + opcode
+                    + " is not supported: use IBV_WR_RDMA_WRITE .. IBV_WR_ATOMIC_FETCH_AND_ADD (0..6)");
         }
         this.opcode = opcode;
         wr.set(ValueLayout.JAVA_INT, SWR_OPCODE, opcode);
@@ -103,7 +133,9 @@ public final class SendWr implements AutoCloseable {
         return this;
     }
 
-    /** Sets SGE {@code i} to {@code [offset, offset+len)} of {@code mr}; fails here if that range is outside the region. */
+    /**
+     * Sets SGE {@code i} to {@code [offset, offset+len)} of {@code mr}; fails here if that range is outside the region.
+     */
     public SendWr sge(int i, MemoryRegion mr, long offset, int len) {
         ensureOpen();
         long off = sgeAt(i);
@@ -159,7 +191,10 @@ public final class SendWr implements AutoCloseable {
         return this;
     }
 
-    /** Remote address and key for RDMA_WRITE / RDMA_WRITE_WITH_IMM / RDMA_READ, not bounds-checked (the peer's NIC checks). */
+    /**
+     * Remote address and key for RDMA_WRITE / RDMA_WRITE_WITH_IMM / RDMA_READ, not bounds-checked (the peer's NIC
+     * checks).
+     */
     public SendWr rdma(long remoteAddr, int rkey) {
         ensureOpen();
         this.remoteAddr = remoteAddr;
@@ -173,7 +208,8 @@ public final class SendWr implements AutoCloseable {
     public SendWr rdma(RemoteRegion region, long offset) {
         ensureOpen();
         if (offset < 0 || offset > region.length()) {
-            throw new IndexOutOfBoundsException("remote offset " + offset + " is outside the peer's " + region.length() + " bytes");
+            throw new IndexOutOfBoundsException(
+                    "remote offset " + offset + " is outside the peer's " + region.length() + " bytes");
         }
         rdma(region.address() + offset, region.rkey());
         this.remoteEnd = region.address() + region.length();
@@ -184,7 +220,8 @@ public final class SendWr implements AutoCloseable {
     public SendWr atomic(long remoteAddr, int rkey, long compareAdd, long swap) {
         ensureOpen();
         if ((remoteAddr & 7) != 0) {
-            throw new IllegalArgumentException("atomic remote address 0x" + Long.toHexString(remoteAddr) + " is not 8-byte aligned");
+            throw new IllegalArgumentException(
+                    "atomic remote address 0x" + Long.toHexString(remoteAddr) + " is not 8-byte aligned");
         }
         this.remoteAddr = remoteAddr;
         this.remoteEnd = -1;
@@ -220,19 +257,33 @@ public final class SendWr implements AutoCloseable {
     /** Sets one RDMA write: {@code len} bytes from {@code mr+offset} to {@code remoteAddr}. */
     public SendWr write(long wrId, MemoryRegion mr, long offset, int len, long remoteAddr, int rkey, int flags) {
         ensureOpen();
-        return wrId(wrId).opcode(IBV_WR_RDMA_WRITE).sge(mr, offset, len).rdma(remoteAddr, rkey).flags(flags);
+        return wrId(wrId)
+                .opcode(IBV_WR_RDMA_WRITE)
+                .sge(mr, offset, len)
+                .rdma(remoteAddr, rkey)
+                .flags(flags);
     }
 
     /** Sets one RDMA write with immediate data. */
-    public SendWr writeWithImm(long wrId, MemoryRegion mr, long offset, int len, long remoteAddr, int rkey, int imm, int flags) {
+    public SendWr writeWithImm(
+            long wrId, MemoryRegion mr, long offset, int len, long remoteAddr, int rkey, int imm, int flags) {
         ensureOpen();
-        return wrId(wrId).opcode(IBV_WR_RDMA_WRITE_WITH_IMM).sge(mr, offset, len).rdma(remoteAddr, rkey).immData(imm).flags(flags);
+        return wrId(wrId)
+                .opcode(IBV_WR_RDMA_WRITE_WITH_IMM)
+                .sge(mr, offset, len)
+                .rdma(remoteAddr, rkey)
+                .immData(imm)
+                .flags(flags);
     }
 
     /** Sets one RDMA read of {@code len} bytes at {@code remoteAddr} into {@code mr+offset}. */
     public SendWr read(long wrId, MemoryRegion mr, long offset, int len, long remoteAddr, int rkey, int flags) {
         ensureOpen();
-        return wrId(wrId).opcode(IBV_WR_RDMA_READ).sge(mr, offset, len).rdma(remoteAddr, rkey).flags(flags);
+        return wrId(wrId)
+                .opcode(IBV_WR_RDMA_READ)
+                .sge(mr, offset, len)
+                .rdma(remoteAddr, rkey)
+                .flags(flags);
     }
 
     /** Sets one SEND of {@code len} bytes from {@code mr+offset}. */
@@ -253,36 +304,42 @@ public final class SendWr implements AutoCloseable {
     void validate(QueuePair qp) {
         ensureOpen();
         if (numSge > qp.maxSendSge()) {
-            throw new IllegalArgumentException("request has " + numSge + " SGEs; " + qp + " was created with max_send_sge=" + qp.maxSendSge());
+            throw new IllegalArgumentException(
+                    "request has " + numSge + " SGEs; " + qp + " was created with max_send_sge=" + qp.maxSendSge());
         }
         for (int i = 0; i < numSge; i++) {
             MemoryRegion mr = sgeMr[i];
             if (mr != null) {
                 mr.checkedAddress(0, 0);
                 if (mr.pd() != qp.pd()) {
-                    throw new IllegalArgumentException("SGE " + i + " uses a memory region of another protection domain than " + qp);
+                    throw new IllegalArgumentException(
+                            "SGE " + i + " uses a memory region of another protection domain than " + qp);
                 }
             } else if (sgeInline[i] != null) {
                 if (!sgeInline[i].scope().isAlive()) {
                     Segments.requireAlive(sgeInline[i], "inline data of SGE " + i);
                 }
                 if ((flags & IBV_SEND_INLINE) == 0) {
-                    throw new IllegalArgumentException("SGE " + i + " is unregistered memory: post it with IBV_SEND_INLINE");
+                    throw new IllegalArgumentException(
+                            "SGE " + i + " is unregistered memory: post it with IBV_SEND_INLINE");
                 }
             } else {
                 throw new IllegalStateException("SGE " + i + " is not set but num_sge is " + numSge);
             }
         }
         if ((flags & IBV_SEND_INLINE) != 0 && totalLength() > qp.maxInlineData()) {
-            throw new IllegalArgumentException("inline request of " + totalLength() + " bytes exceeds max_inline_data=" + qp.maxInlineData());
+            throw new IllegalArgumentException(
+                    "inline request of " + totalLength() + " bytes exceeds max_inline_data=" + qp.maxInlineData());
         }
         boolean ud = qp.type() == IBV_QPT_UD;
         if (ud) {
             if (opcode != IBV_WR_SEND && opcode != IBV_WR_SEND_WITH_IMM) {
-                throw new IllegalArgumentException("a UD queue pair only sends (IBV_WR_SEND, IBV_WR_SEND_WITH_IMM), not opcode " + opcode);
+                throw new IllegalArgumentException(
+                        "a UD queue pair only sends (IBV_WR_SEND, IBV_WR_SEND_WITH_IMM), not opcode " + opcode);
             }
             if (ah == null) {
-                throw new IllegalArgumentException("a UD send needs a destination: call ud(addressHandle, remoteQpn, qkey)");
+                throw new IllegalArgumentException(
+                        "a UD send needs a destination: call ud(addressHandle, remoteQpn, qkey)");
             }
             ah.ensureOpen();
         }
@@ -290,9 +347,12 @@ public final class SendWr implements AutoCloseable {
             if (numSge != 1 || sgeLen[0] != 8) {
                 throw new IllegalArgumentException("an atomic request needs exactly one 8-byte SGE");
             }
-        } else if (opcode != IBV_WR_SEND && opcode != IBV_WR_SEND_WITH_IMM && remoteEnd >= 0 && remoteAddr + totalLength() > remoteEnd) {
-            throw new IndexOutOfBoundsException("RDMA of " + totalLength() + " bytes at remote 0x" + Long.toHexString(remoteAddr)
-                    + " runs past the end of the peer's region");
+        } else if (opcode != IBV_WR_SEND
+                && opcode != IBV_WR_SEND_WITH_IMM
+                && remoteEnd >= 0
+                && remoteAddr + totalLength() > remoteEnd) {
+            throw new IndexOutOfBoundsException("RDMA of " + totalLength() + " bytes at remote 0x"
+                    + Long.toHexString(remoteAddr) + " runs past the end of the peer's region");
         }
     }
 

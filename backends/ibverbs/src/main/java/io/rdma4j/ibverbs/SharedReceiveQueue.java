@@ -20,7 +20,10 @@ public final class SharedReceiveQueue extends NativeObject {
 
     /**
      * Posts a receive request (chain).
-     * <pre>{@code static inline int ibv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr, struct ibv_recv_wr **bad_recv_wr)
+     *
+     * <pre>
+     * {@code static inline int ibv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
+     *                                     struct ibv_recv_wr **bad_recv_wr)
      * { return srq->context->ops.post_srq_recv(srq, recv_wr, bad_recv_wr); }}</pre>
      *
      * @return 0, or an errno value (ENOMEM: the queue is full)

@@ -10,8 +10,7 @@ import java.util.List;
  * reference Python bindings ({@link #localQpInfo}, {@link #connectRc}).
  */
 public final class Verbs {
-    private Verbs() {
-    }
+    private Verbs() {}
 
     /** @return true if libibverbs loaded (devices may still be absent: see {@link #deviceNames()}) */
     public static boolean isAvailable() {
@@ -48,9 +47,9 @@ public final class Verbs {
     }
 
     /**
-     * The connection information of {@code qp} to send to its peer: qp number, the queue pair's starting PSN, the port's
-     * LID, the GID at {@code gidIndex} (zero when {@code gidIndex} is negative, for InfiniBand without GRH), the port and
-     * its active MTU.
+     * The connection information of {@code qp} to send to its peer: qp number, the queue pair's starting PSN, the
+     * port's LID, the GID at {@code gidIndex} (zero when {@code gidIndex} is negative, for InfiniBand without GRH), the
+     * port and its active MTU.
      */
     public static QpInfo localQpInfo(QueuePair qp, int port, int gidIndex) {
         Context ctx = qp.context();
@@ -60,8 +59,8 @@ public final class Verbs {
     }
 
     /**
-     * Takes an RC queue pair from RESET or INIT (any other state is reset first) through INIT and RTR to RTS, connected to
-     * {@code remote}, with the smaller of the two ports' MTUs and the default {@link RcOptions}.
+     * Takes an RC queue pair from RESET or INIT (any other state is reset first) through INIT and RTR to RTS, connected
+     * to {@code remote}, with the smaller of the two ports' MTUs and the default {@link RcOptions}.
      *
      * @param access the remote access this side grants ({@code IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ}...)
      */
@@ -80,19 +79,33 @@ public final class Verbs {
             qp.modify(new QpAttr().state(VerbsH.IBV_QPS_RESET));
         }
         // INIT -> INIT is legal and keeps receives posted in INIT (so a peer's first write with immediate finds one)
-        qp.modify(new QpAttr().state(VerbsH.IBV_QPS_INIT).pkeyIndex(0).port(port).accessFlags(access));
+        qp.modify(
+                new QpAttr().state(VerbsH.IBV_QPS_INIT).pkeyIndex(0).port(port).accessFlags(access));
         AhAttr ah = new AhAttr().dlid(remote.lid()).sl(o.serviceLevel()).port(port);
         boolean global = gidIndex >= 0 && !remote.gidIsZero();
         if (global || pa.linkLayer() == VerbsH.IBV_LINK_LAYER_ETHERNET) {
             if (gidIndex < 0) {
-                throw new IllegalArgumentException("port " + port + " is RoCE (Ethernet link layer): pass a GID index (see Context.findRoceV2Ipv4GidIndex)");
+                throw new IllegalArgumentException("port " + port
+                        + " is RoCE (Ethernet link layer): pass a GID index (see Context.findRoceV2Ipv4GidIndex)");
             }
             ah.global(remote.gid(), gidIndex, o.hopLimit(), o.trafficClass(), 0);
         }
-        qp.modify(new QpAttr().state(VerbsH.IBV_QPS_RTR).pathMtu(mtu).destQpNum(remote.qpNum()).rqPsn(remote.psn())
-                .maxDestRdAtomic(Math.min(o.maxDestRdAtomic(), qp.context().deviceAttr().maxQpRdAtom())).minRnrTimer(o.minRnrTimer()).ahAttr(ah));
-        qp.modify(new QpAttr().state(VerbsH.IBV_QPS_RTS).sqPsn(qp.localPsn()).timeout(o.timeout()).retryCnt(o.retryCount())
-                .rnrRetry(o.rnrRetry()).maxRdAtomic(Math.min(o.maxRdAtomic(), qp.context().deviceAttr().maxQpInitRdAtom())));
+        qp.modify(new QpAttr()
+                .state(VerbsH.IBV_QPS_RTR)
+                .pathMtu(mtu)
+                .destQpNum(remote.qpNum())
+                .rqPsn(remote.psn())
+                .maxDestRdAtomic(
+                        Math.min(o.maxDestRdAtomic(), qp.context().deviceAttr().maxQpRdAtom()))
+                .minRnrTimer(o.minRnrTimer())
+                .ahAttr(ah));
+        qp.modify(new QpAttr()
+                .state(VerbsH.IBV_QPS_RTS)
+                .sqPsn(qp.localPsn())
+                .timeout(o.timeout())
+                .retryCnt(o.retryCount())
+                .rnrRetry(o.rnrRetry())
+                .maxRdAtomic(Math.min(o.maxRdAtomic(), qp.context().deviceAttr().maxQpInitRdAtom())));
     }
 
     /**
@@ -108,8 +121,16 @@ public final class Verbs {
      * @param trafficClass GRH traffic class
      * @param serviceLevel service level
      */
-    public record RcOptions(int timeout, int retryCount, int rnrRetry, int minRnrTimer, int maxRdAtomic, int maxDestRdAtomic, int hopLimit,
-            int trafficClass, int serviceLevel) {
+    public record RcOptions(
+            int timeout,
+            int retryCount,
+            int rnrRetry,
+            int minRnrTimer,
+            int maxRdAtomic,
+            int maxDestRdAtomic,
+            int hopLimit,
+            int trafficClass,
+            int serviceLevel) {
         public static final RcOptions DEFAULT = new RcOptions(14, 7, 7, 12, 16, 16, 64, 0, 0);
     }
 }

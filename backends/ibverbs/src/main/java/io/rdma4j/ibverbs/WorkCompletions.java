@@ -110,7 +110,10 @@ public final class WorkCompletions implements AutoCloseable {
         return segment.get(ValueLayout.JAVA_INT, at(i) + VerbsH.WC_WC_FLAGS);
     }
 
-    /** Throws a {@link VerbsException} naming the status ({@code IBV_WC_REM_ACCESS_ERR}...) if completion {@code i} failed. */
+    /**
+     * Throws a {@link VerbsException} naming the status ({@code IBV_WC_REM_ACCESS_ERR}...) if completion {@code i}
+     * failed.
+     */
     public void throwIfError(int i) {
         ensureUsable();
         int st = status(i);

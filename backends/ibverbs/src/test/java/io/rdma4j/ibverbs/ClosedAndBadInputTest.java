@@ -19,14 +19,27 @@ import org.junit.jupiter.api.Test;
  * (a stand-in that any native call would trip over), so a method that reached native code would crash the test JVM.
  */
 class ClosedAndBadInputTest {
-    private static final Set<String> ALLOWED_WHEN_CLOSED = Set.of("close", "isClosed", "toString", "hashCode", "equals", "deviceName",
-            "wrapUnowned", "open", "getClass", "notify", "notifyAll", "wait");
+    private static final Set<String> ALLOWED_WHEN_CLOSED = Set.of(
+            "close",
+            "isClosed",
+            "toString",
+            "hashCode",
+            "equals",
+            "deviceName",
+            "wrapUnowned",
+            "open",
+            "getClass",
+            "notify",
+            "notifyAll",
+            "wait");
 
     /** Invokes every public instance method of {@code o} with placeholder arguments and expects a ClosedException. */
     static void everyPublicCallFailsClosed(Object o) {
         int checked = 0;
         for (Method m : o.getClass().getMethods()) {
-            if (Modifier.isStatic(m.getModifiers()) || ALLOWED_WHEN_CLOSED.contains(m.getName()) || m.getDeclaringClass() == Object.class) {
+            if (Modifier.isStatic(m.getModifiers())
+                    || ALLOWED_WHEN_CLOSED.contains(m.getName())
+                    || m.getDeclaringClass() == Object.class) {
                 continue;
             }
             Object[] args = new Object[m.getParameterCount()];
@@ -39,9 +52,12 @@ class ClosedAndBadInputTest {
                 fail(m + " on a closed " + o.getClass().getSimpleName() + " did not fail");
             } catch (InvocationTargetException e) {
                 if (!(e.getCause() instanceof ClosedException)) {
-                    throw new AssertionError(m + " failed with " + e.getCause() + " instead of ClosedException", e.getCause());
+                    throw new AssertionError(
+                            m + " failed with " + e.getCause() + " instead of ClosedException", e.getCause());
                 }
-                assertTrue(e.getCause().getMessage().contains("is closed"), e.getCause().getMessage());
+                assertTrue(
+                        e.getCause().getMessage().contains("is closed"),
+                        e.getCause().getMessage());
             } catch (IllegalAccessException e) {
                 throw new AssertionError(e);
             }
@@ -103,7 +119,8 @@ class ClosedAndBadInputTest {
 
     @Test
     void workRequestArgumentsAreCheckedBeforePosting() {
-        try (SendWr s = new SendWr(2); RecvWr r = new RecvWr(1)) {
+        try (SendWr s = new SendWr(2);
+                RecvWr r = new RecvWr(1)) {
             assertThrows(IndexOutOfBoundsException.class, () -> s.sge(2, null, 0, 1));
             assertThrows(IllegalArgumentException.class, () -> s.numSge(3));
             assertThrows(IllegalArgumentException.class, () -> s.opcode(42));
@@ -112,7 +129,9 @@ class ClosedAndBadInputTest {
             try (Arena a = Arena.ofConfined()) {
                 MemorySegment data = a.allocate(16);
                 assertThrows(IndexOutOfBoundsException.class, () -> s.inlineSge(0, data, 8, 9));
-                assertThrows(IllegalArgumentException.class, () -> s.inlineSge(0, MemorySegment.ofArray(new byte[16]), 0, 4));
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> s.inlineSge(0, MemorySegment.ofArray(new byte[16]), 0, 4));
             }
             assertThrows(IndexOutOfBoundsException.class, () -> r.sge(1, null, 0, 1));
         }
@@ -130,11 +149,17 @@ class ClosedAndBadInputTest {
 
     @Test
     void completionErrorsNameTheStatus() {
-        VerbsException e = VerbsException.ofCompletion(7, VerbsH.IBV_WC_REM_ACCESS_ERR, VerbsH.IBV_WC_RDMA_WRITE, 0, 17);
-        assertTrue(e.getMessage().contains("IBV_WC_REM_ACCESS_ERR") && e.getMessage().contains("wr_id=7"), e.getMessage());
+        VerbsException e =
+                VerbsException.ofCompletion(7, VerbsH.IBV_WC_REM_ACCESS_ERR, VerbsH.IBV_WC_RDMA_WRITE, 0, 17);
+        assertTrue(
+                e.getMessage().contains("IBV_WC_REM_ACCESS_ERR")
+                        && e.getMessage().contains("wr_id=7"),
+                e.getMessage());
         assertTrue(VerbsException.wcStatusName(99).equals("IBV_WC_STATUS_99"));
         VerbsException m = new VerbsException("ibv_reg_mr_iova2", "len=1048576", 12);
-        assertTrue(m.getMessage().startsWith("ibv_reg_mr_iova2(len=1048576) failed: error 12 (Cannot allocate memory)")
-                && m.getMessage().contains("ulimit -l"), m.getMessage());
+        assertTrue(
+                m.getMessage().startsWith("ibv_reg_mr_iova2(len=1048576) failed: error 12 (Cannot allocate memory)")
+                        && m.getMessage().contains("ulimit -l"),
+                m.getMessage());
     }
 }

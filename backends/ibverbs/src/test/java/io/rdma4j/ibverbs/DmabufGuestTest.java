@@ -25,9 +25,10 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code ibv_reg_dmabuf_mr} and the GPU registration path ({@link ProtectionDomain#registerDevice}) against the real
  * libibverbs and Soft-RoCE in the test VM, with real dma-buf file descriptors from the kernel's {@code vgem} driver.
- * Soft-RoCE has no dma-buf support (rdma-core's rxe provider does not implement {@code reg_dmabuf_mr}), so every dma-buf
- * registration on rxe0 fails with {@code EOPNOTSUPP}: the tests prove that this error comes through intact and that the
- * fallback to {@code ibv_reg_mr} on the memory's address takes over, or that both failures are reported in one error.
+ * Soft-RoCE has no dma-buf support (rdma-core's rxe provider does not implement {@code reg_dmabuf_mr}), so every
+ * dma-buf registration on rxe0 fails with {@code EOPNOTSUPP}: the tests prove that this error comes through intact and
+ * that the fallback to {@code ibv_reg_mr} on the memory's address takes over, or that both failures are reported in one
+ * error.
  */
 @Tag("testvm")
 class DmabufGuestTest {
@@ -76,8 +77,12 @@ class DmabufGuestTest {
         var e = assertThrows(VerbsException.class, () -> pd.registerDmabuf(fd, 0, SIZE, 0x10_0000_0000L, Rxe.ACCESS));
         assertEquals("ibv_reg_dmabuf_mr", e.function());
         assertEquals(EOPNOTSUPP, e.code(), e.getMessage());
-        assertTrue(e.getMessage().startsWith("ibv_reg_dmabuf_mr(fd=" + fd + ", offset=0, len=" + SIZE + ", iova=0x1000000000")
-                && e.getMessage().contains("error 95 (Operation not supported)"), e.getMessage());
+        assertTrue(
+                e.getMessage()
+                                .startsWith("ibv_reg_dmabuf_mr(fd=" + fd + ", offset=0, len=" + SIZE
+                                        + ", iova=0x1000000000")
+                        && e.getMessage().contains("error 95 (Operation not supported)"),
+                e.getMessage());
     }
 
     @Test
@@ -120,8 +125,10 @@ class DmabufGuestTest {
             for (int i = 0; i < SIZE / 4; i++) {
                 src.segment().setAtIndex(ValueLayout.JAVA_INT, i, i * 31 + 7);
             }
-            try (SendWr wr = new SendWr(1); WorkCompletions wcs = new WorkCompletions(4)) {
-                assertEquals(0, a.postSend(wr.write(9, src, 0, (int) SIZE, mr.address(), mr.rkey(), IBV_SEND_SIGNALED)));
+            try (SendWr wr = new SendWr(1);
+                    WorkCompletions wcs = new WorkCompletions(4)) {
+                assertEquals(
+                        0, a.postSend(wr.write(9, src, 0, (int) SIZE, mr.address(), mr.rkey(), IBV_SEND_SIGNALED)));
                 Rxe.await(cq, wcs, 1, 30_000, (w, i) -> {
                     w.throwIfError(i);
                     assertEquals(IBV_WC_RDMA_WRITE, w.opcode(i));
@@ -140,7 +147,9 @@ class DmabufGuestTest {
             var e = assertThrows(DeviceRegistrationException.class, () -> pd.registerDevice(device, Rxe.ACCESS));
             String m = e.getMessage();
             assertTrue(m.contains("ibv_reg_dmabuf_mr(fd=") && m.contains("error 95 (Operation not supported)"), m);
-            assertTrue(m.contains("ibv_reg_mr_iova2(addr=0x" + Long.toHexString(reserved)) && m.contains("failed: error "), m);
+            assertTrue(
+                    m.contains("ibv_reg_mr_iova2(addr=0x" + Long.toHexString(reserved)) && m.contains("failed: error "),
+                    m);
             assertTrue(m.contains("modprobe nvidia_peermem") && m.contains("dma-buf support"), m);
             assertEquals(1, device.exports);
         } finally {
@@ -150,15 +159,16 @@ class DmabufGuestTest {
 
     /**
      * The engine backend's {@code registerDevice} on rxe0: every lane's domain goes dma-buf first, falls back to
-     * {@code ibv_reg_mr}, and a write posted from the device registration lands in the peer's memory; with an unpinnable
-     * address the backend throws the one error, which is what makes the engine stage instead.
+     * {@code ibv_reg_mr}, and a write posted from the device registration lands in the peer's memory; with an
+     * unpinnable address the backend throws the one error, which is what makes the engine stage instead.
      */
     @Test
     void engineBackendRegistersDeviceMemoryAndWritesFromIt() throws Throwable {
         var provider = new io.rdma4j.ibverbs.engine.IbverbsEngineProvider();
-        var cfg = new io.rdma4j.engine.spi.BackendConfig(null, 1, 16,
-                io.rdma4j.engine.spi.BackendOptions.DEFAULTS.withDevice(Rxe.DEVICE));
-        try (var a = provider.open(cfg); var b = provider.open(cfg)) {
+        var cfg = new io.rdma4j.engine.spi.BackendConfig(
+                null, 1, 16, io.rdma4j.engine.spi.BackendOptions.DEFAULTS.withDevice(Rxe.DEVICE));
+        try (var a = provider.open(cfg);
+                var b = provider.open(cfg)) {
             int ca = a.prepareConnection(0);
             int cb = b.prepareConnection(0);
             a.connect(0, ca, b.endpointInfo(0, cb));
@@ -174,7 +184,9 @@ class DmabufGuestTest {
             MemorySegment target = arena.allocate(SIZE, 4096);
             var rd = b.register(target);
             var out = new io.rdma4j.engine.spi.Completions(4);
-            assertEquals(0, a.postWrite(0, ca, rs.handle(), source.address(), SIZE, rd.remoteAddress(0), rd.remoteKey(0), 5));
+            assertEquals(
+                    0,
+                    a.postWrite(0, ca, rs.handle(), source.address(), SIZE, rd.remoteAddress(0), rd.remoteKey(0), 5));
             long deadline = System.nanoTime() + 60_000_000_000L;
             int got = 0;
             while (got == 0) {
@@ -188,9 +200,13 @@ class DmabufGuestTest {
 
             long reserved = mmapNoAccess(SIZE);
             try {
-                var e = assertThrows(DeviceRegistrationException.class,
+                var e = assertThrows(
+                        DeviceRegistrationException.class,
                         () -> a.registerDevice(new HostDeviceMemory(reserved, SIZE, dmabuf())));
-                assertTrue(e.getMessage().contains("ibv_reg_dmabuf_mr") && e.getMessage().contains("nvidia_peermem"), e.getMessage());
+                assertTrue(
+                        e.getMessage().contains("ibv_reg_dmabuf_mr")
+                                && e.getMessage().contains("nvidia_peermem"),
+                        e.getMessage());
             } finally {
                 munmap(reserved, SIZE);
             }
@@ -198,10 +214,18 @@ class DmabufGuestTest {
     }
 
     private static final Linker LINKER = Linker.nativeLinker();
-    private static final MethodHandle MMAP = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("mmap"), FunctionDescriptor.of(
-            ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
-            ValueLayout.JAVA_LONG));
-    private static final MethodHandle MUNMAP = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("munmap"),
+    private static final MethodHandle MMAP = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("mmap"),
+            FunctionDescriptor.of(
+                    ValueLayout.ADDRESS,
+                    ValueLayout.ADDRESS,
+                    ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_LONG));
+    private static final MethodHandle MUNMAP = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("munmap"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
 
     private static long mmapNoAccess(long size) throws Throwable {
@@ -258,12 +282,10 @@ class DmabufGuestTest {
         }
 
         @Override
-        public void beforeNicRead() {
-        }
+        public void beforeNicRead() {}
 
         @Override
-        public void afterNicWrite() {
-        }
+        public void afterNicWrite() {}
 
         @Override
         public void copyToHost(long offset, MemorySegment target) {

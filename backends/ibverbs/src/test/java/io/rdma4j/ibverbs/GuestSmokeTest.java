@@ -19,26 +19,34 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Runs only in the test VM ({@code scripts/testvm test ibverbs}), where the guest's init has created the Soft-RoCE
- * device {@code rxe0}; host builds exclude the {@code testvm} tag. Proves the guest gives Java what the verbs tests need.
+ * device {@code rxe0}; host builds exclude the {@code testvm} tag. Proves the guest gives Java what the verbs tests
+ * need.
  */
 @Tag("testvm")
 class GuestSmokeTest {
     private static final NativeLibrary VERBS = NativeLibrary.builder("libibverbs")
-            .sonames("libibverbs.so.1").installHint("apt-get install libibverbs1 ibverbs-providers").load();
+            .sonames("libibverbs.so.1")
+            .installHint("apt-get install libibverbs1 ibverbs-providers")
+            .load();
 
     @Test
     void guestHasSoftRoceDevice() {
-        assertTrue(Files.isDirectory(Path.of("/sys/class/infiniband/rxe0")),
+        assertTrue(
+                Files.isDirectory(Path.of("/sys/class/infiniband/rxe0")),
                 "no /sys/class/infiniband/rxe0: the test VM's init did not create the Soft-RoCE device");
     }
 
     @Test
     void libibverbsLoadsAndListsRxe0() throws Throwable {
         assertDoesNotThrow(VERBS::ensureAvailable);
-        // struct ibv_device **ibv_get_device_list(int *num_devices); const char *ibv_get_device_name(struct ibv_device *device);
-        var getList = VERBS.function("ibv_get_device_list", FunctionDescriptor.of(ADDRESS, ADDRESS)).handle();
-        var getName = VERBS.function("ibv_get_device_name", FunctionDescriptor.of(ADDRESS, ADDRESS)).handle();
-        var freeList = VERBS.function("ibv_free_device_list", FunctionDescriptor.ofVoid(ADDRESS)).handle();
+        // struct ibv_device **ibv_get_device_list(int *num_devices); const char *ibv_get_device_name(struct ibv_device
+        // *device);
+        var getList = VERBS.function("ibv_get_device_list", FunctionDescriptor.of(ADDRESS, ADDRESS))
+                .handle();
+        var getName = VERBS.function("ibv_get_device_name", FunctionDescriptor.of(ADDRESS, ADDRESS))
+                .handle();
+        var freeList = VERBS.function("ibv_free_device_list", FunctionDescriptor.ofVoid(ADDRESS))
+                .handle();
         List<String> names = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment count = arena.allocate(JAVA_INT);

@@ -10,10 +10,11 @@ import org.junit.jupiter.api.Test;
 
 class QpInfoTest {
     /**
-     * Golden vector produced by CPython 3.11:
-     * {@code struct.pack('!IIH16sBB', 0x123456, 0xabcdef, 0x1234, bytes(10) + b'\xff\xff' + bytes([10, 0, 2, 15]), 1, 3).hex()}.
+     * Golden vector produced by CPython 3.11: {@code struct.pack('!IIH16sBB', 0x123456, 0xabcdef, 0x1234, bytes(10) +
+     * b'\xff\xff' + bytes([10, 0, 2, 15]), 1, 3).hex()}.
      */
     private static final String PYTHON_BYTES = "0012345600abcdef123400000000000000000000ffff0a00020f0103";
+
     private static final byte[] GID = HexFormat.of().parseHex("00000000000000000000ffff0a00020f");
 
     @Test
@@ -41,7 +42,10 @@ class QpInfoTest {
         for (int len : new int[] {0, 1, 27, 29, 56}) {
             byte[] b = java.util.Arrays.copyOf(good, len);
             var e = assertThrows(IllegalArgumentException.class, () -> QpInfo.decode(b));
-            assertTrue(e.getMessage().contains("exactly 28 bytes") && e.getMessage().contains("got " + len), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("exactly 28 bytes")
+                            && e.getMessage().contains("got " + len),
+                    e.getMessage());
         }
         assertThrows(IllegalArgumentException.class, () -> QpInfo.decode(null));
     }

@@ -1,6 +1,24 @@
 package io.rdma4j.ibverbs;
 
-import static io.rdma4j.ibverbs.ffi.VerbsH.*;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_LINK_LAYER_ETHERNET;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_MTU_256;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_ERR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_RTS;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QP_DEST_QPN;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QP_PATH_MTU;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QP_RQ_PSN;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QP_SQ_PSN;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_INLINE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_RDMA_READ;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_RECV;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_REM_ACCESS_ERR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_SEND;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_ATOMIC_CMP_AND_SWP;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_ATOMIC_FETCH_AND_ADD;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_SEND;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_SEND_WITH_IMM;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -54,7 +72,8 @@ class RcGuestTest {
     }
 
     private QueuePair rcQp() {
-        return pd.createQp(QpInitAttr.rc(cq).maxSendWr(64).maxRecvWr(64).maxSendSge(2).maxInlineData(64));
+        return pd.createQp(
+                QpInitAttr.rc(cq).maxSendWr(64).maxRecvWr(64).maxSendSge(2).maxInlineData(64));
     }
 
     private MemoryRegion region(long bytes) {
@@ -68,9 +87,14 @@ class RcGuestTest {
         PortAttr p = ctx.queryPort(Rxe.PORT);
         assertTrue(p.isActive(), "port 1 of rxe0 should be ACTIVE: " + p);
         assertEquals(IBV_LINK_LAYER_ETHERNET, p.linkLayer());
-        GidEntry e = ctx.gidTable().stream().filter(g -> g.index() == gid).findFirst().orElseThrow();
+        GidEntry e = ctx.gidTable().stream()
+                .filter(g -> g.index() == gid)
+                .findFirst()
+                .orElseThrow();
         assertTrue(e.isIpv4Mapped());
-        assertEquals(java.util.HexFormat.of().formatHex(e.gid()), java.util.HexFormat.of().formatHex(ctx.queryGid(Rxe.PORT, gid)));
+        assertEquals(
+                java.util.HexFormat.of().formatHex(e.gid()),
+                java.util.HexFormat.of().formatHex(ctx.queryGid(Rxe.PORT, gid)));
         assertThrows(IllegalArgumentException.class, () -> ctx.queryPort(0));
     }
 
@@ -122,25 +146,40 @@ class RcGuestTest {
         sbuf.segment().asSlice(0, 11).copyFrom(MemorySegment.ofArray("hello verbs".getBytes()));
         MemorySegment inline = arena.allocate(16);
         inline.copyFrom(MemorySegment.ofArray("inline-bytes-16!".getBytes()));
-        try (SendWr s1 = new SendWr(1); SendWr s2 = new SendWr(1); RecvWr r1 = new RecvWr(1); RecvWr r2 = new RecvWr(1)) {
+        try (SendWr s1 = new SendWr(1);
+                SendWr s2 = new SendWr(1);
+                RecvWr r1 = new RecvWr(1);
+                RecvWr r2 = new RecvWr(1)) {
             r1.wrId(101).sge(rbuf, 0, 2048);
             r2.wrId(102).sge(rbuf, 2048, 2048);
             assertEquals(0, b.postRecv(r1.next(r2)));
-            s1.wrId(1).opcode(IBV_WR_SEND_WITH_IMM).sge(sbuf, 0, 11).immData(0xABCD).flags(IBV_SEND_SIGNALED);
-            s2.wrId(2).opcode(IBV_WR_SEND).inlineSge(0, inline, 0, 16).numSge(1).flags(IBV_SEND_SIGNALED | IBV_SEND_INLINE);
+            s1.wrId(1)
+                    .opcode(IBV_WR_SEND_WITH_IMM)
+                    .sge(sbuf, 0, 11)
+                    .immData(0xABCD)
+                    .flags(IBV_SEND_SIGNALED);
+            s2.wrId(2)
+                    .opcode(IBV_WR_SEND)
+                    .inlineSge(0, inline, 0, 16)
+                    .numSge(1)
+                    .flags(IBV_SEND_SIGNALED | IBV_SEND_INLINE);
             assertEquals(0, a.postSend(s1.next(s2)));
             List<String> seen = new ArrayList<>();
             Rxe.await(cq, wcs, 4, 30_000, (w, i) -> {
                 w.throwIfError(i);
                 boolean recv = (w.opcode(i) & IBV_WC_RECV) != 0; // byte_len and imm_data are defined for receives only
-                seen.add(w.wrId(i) + ":" + w.opcode(i) + (recv ? ":" + w.byteLen(i) + (w.hasImm(i) ? ":imm" + Integer.toHexString(w.immData(i)) : "") : ""));
+                seen.add(w.wrId(i) + ":" + w.opcode(i)
+                        + (recv
+                                ? ":" + w.byteLen(i) + (w.hasImm(i) ? ":imm" + Integer.toHexString(w.immData(i)) : "")
+                                : ""));
             });
             assertTrue(seen.contains("101:" + IBV_WC_RECV + ":11:immabcd"), seen.toString());
             assertTrue(seen.contains("102:" + IBV_WC_RECV + ":16"), seen.toString());
             assertTrue(seen.contains("1:" + IBV_WC_SEND) && seen.contains("2:" + IBV_WC_SEND), seen.toString());
         }
         assertEquals("hello verbs", new String(rbuf.segment().asSlice(0, 11).toArray(ValueLayout.JAVA_BYTE)));
-        assertEquals("inline-bytes-16!", new String(rbuf.segment().asSlice(2048, 16).toArray(ValueLayout.JAVA_BYTE)));
+        assertEquals(
+                "inline-bytes-16!", new String(rbuf.segment().asSlice(2048, 16).toArray(ValueLayout.JAVA_BYTE)));
     }
 
     @Test
@@ -152,11 +191,18 @@ class RcGuestTest {
         MemoryRegion result = region(4096);
         target.segment().set(ValueLayout.JAVA_LONG, 0, 40);
         try (SendWr wr = new SendWr(1)) {
-            wr.wrId(1).opcode(IBV_WR_ATOMIC_FETCH_AND_ADD).sge(result, 0, 8).atomic(target.address(), target.rkey(), 2, 0).flags(IBV_SEND_SIGNALED);
+            wr.wrId(1)
+                    .opcode(IBV_WR_ATOMIC_FETCH_AND_ADD)
+                    .sge(result, 0, 8)
+                    .atomic(target.address(), target.rkey(), 2, 0)
+                    .flags(IBV_SEND_SIGNALED);
             assertEquals(0, a.postSend(wr));
             Rxe.await(cq, wcs, 1, 30_000, Rxe.SUCCESS);
             assertEquals(40, result.segment().get(ValueLayout.JAVA_LONG, 0));
-            wr.wrId(2).opcode(IBV_WR_ATOMIC_CMP_AND_SWP).sge(result, 8, 8).atomic(target.address(), target.rkey(), 42, 7);
+            wr.wrId(2)
+                    .opcode(IBV_WR_ATOMIC_CMP_AND_SWP)
+                    .sge(result, 8, 8)
+                    .atomic(target.address(), target.rkey(), 42, 7);
             assertEquals(0, a.postSend(wr));
             Rxe.await(cq, wcs, 1, 30_000, Rxe.SUCCESS);
             assertEquals(42, result.segment().get(ValueLayout.JAVA_LONG, 8));
@@ -193,8 +239,15 @@ class RcGuestTest {
                 for (int l = 0; l < lanes; l++) {
                     long off = l * shard + (long) k * chunk;
                     boolean signal = (k % 4 == 3) || k == perLane - 1;
-                    int rc = senders.get(l).postSend(wr.write(l * 1000L + k, src, off, chunk, dst.address() + off, dst.rkey(),
-                            signal ? IBV_SEND_SIGNALED : 0));
+                    int rc = senders.get(l)
+                            .postSend(wr.write(
+                                    l * 1000L + k,
+                                    src,
+                                    off,
+                                    chunk,
+                                    dst.address() + off,
+                                    dst.rkey(),
+                                    signal ? IBV_SEND_SIGNALED : 0));
                     assertEquals(0, rc, "post on lane " + l);
                     signaledTotal += signal ? 1 : 0;
                 }
@@ -236,7 +289,9 @@ class RcGuestTest {
                 allocated[round] = threads.getThreadAllocatedBytes(tid) - before;
             }
             // round 0 warms the JIT up; round 1 is measured
-            assertTrue(allocated[1] < 16 * 1024, "5000 post+poll cycles allocated " + allocated[1] + " bytes (warm-up round: " + allocated[0] + ")");
+            assertTrue(
+                    allocated[1] < 16 * 1024,
+                    "5000 post+poll cycles allocated " + allocated[1] + " bytes (warm-up round: " + allocated[0] + ")");
         }
     }
 
@@ -249,12 +304,16 @@ class RcGuestTest {
         MemoryRegion dst = region(4096);
         src.segment().fill((byte) 0x5A);
         try (SendWr wr = new SendWr(1)) {
-            assertEquals(0, a.postSend(wr.write(77, src, 0, 4096, dst.address(), dst.rkey() ^ 0x5A5A00, IBV_SEND_SIGNALED)));
+            assertEquals(
+                    0, a.postSend(wr.write(77, src, 0, 4096, dst.address(), dst.rkey() ^ 0x5A5A00, IBV_SEND_SIGNALED)));
             int[] status = {-1};
             Rxe.await(cq, wcs, 1, 60_000, (w, i) -> {
                 status[0] = w.status(i);
                 VerbsException e = assertThrows(VerbsException.class, () -> w.throwIfError(i));
-                assertTrue(e.getMessage().contains("IBV_WC_REM_ACCESS_ERR") && e.getMessage().contains("wr_id=77"), e.getMessage());
+                assertTrue(
+                        e.getMessage().contains("IBV_WC_REM_ACCESS_ERR")
+                                && e.getMessage().contains("wr_id=77"),
+                        e.getMessage());
                 assertEquals(IBV_WC_REM_ACCESS_ERR, e.wcStatus());
             });
             assertEquals(IBV_WC_REM_ACCESS_ERR, status[0]);
@@ -284,7 +343,8 @@ class RcGuestTest {
         QueuePair a = rcQp();
         QueuePair b = rcQp();
         MemoryRegion mr = region(4096);
-        try (SendWr wr = new SendWr(2); RecvWr rwr = new RecvWr(1)) {
+        try (SendWr wr = new SendWr(2);
+                RecvWr rwr = new RecvWr(1)) {
             var e = assertThrows(IndexOutOfBoundsException.class, () -> wr.sge(0, mr, 4000, 200));
             assertTrue(e.getMessage().contains("4096 bytes"), e.getMessage());
             assertThrows(IndexOutOfBoundsException.class, () -> wr.sge(0, mr, -1, 10));
@@ -337,7 +397,8 @@ class RcGuestTest {
         Rxe.connect(s1, r1, gid);
         Rxe.connect(s2, r2, gid);
         MemoryRegion buf = region(4096);
-        try (RecvWr rwr = new RecvWr(1); SendWr wr = new SendWr(1)) {
+        try (RecvWr rwr = new RecvWr(1);
+                SendWr wr = new SendWr(1)) {
             for (int i = 0; i < 4; i++) {
                 assertEquals(0, srq.postRecv(rwr.wrId(500 + i).sge(buf, 1024L * i, 1024)));
             }
@@ -388,7 +449,8 @@ class RcGuestTest {
         try (SendWr wr = new SendWr(1)) {
             for (int i = 0; i < 3; i++) {
                 assertEquals(0, ecq.requestNotify(false));
-                assertEquals(0, a.postSend(wr.write(i, buf, 0, 64, buf.address() + 1024, buf.rkey(), IBV_SEND_SIGNALED)));
+                assertEquals(
+                        0, a.postSend(wr.write(i, buf, 0, 64, buf.address() + 1024, buf.rkey(), IBV_SEND_SIGNALED)));
                 assertEquals(1, Poll.readable(ch.fd(), quiet.fd(), 30_000), "only the completion channel has an event");
                 assertSame(ecq, ch.getEvent(0));
                 Rxe.await(ecq, wcs, 1, 1_000, Rxe.SUCCESS);
@@ -398,7 +460,8 @@ class RcGuestTest {
                 }
             }
         }
-        // the third event is still unacknowledged: ibv_destroy_cq would wait for it forever unless close acknowledges it
+        // the third event is still unacknowledged: ibv_destroy_cq would wait for it forever unless close acknowledges
+        // it
         ecq.close();
         assertTrue(a.isClosed() && ecq.isClosed());
         quiet.close();

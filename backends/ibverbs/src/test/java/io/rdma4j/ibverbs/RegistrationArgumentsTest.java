@@ -14,21 +14,27 @@ import org.junit.jupiter.api.Test;
  * never closed for the same reason. The guest test {@code DmabufGuestTest} runs the same checks on a real domain.
  */
 class RegistrationArgumentsTest {
-    private static final int RW = VerbsH.IBV_ACCESS_LOCAL_WRITE | VerbsH.IBV_ACCESS_REMOTE_WRITE | VerbsH.IBV_ACCESS_REMOTE_READ;
-    private final ProtectionDomain pd = new ProtectionDomain(Context.wrapUnowned(Arena.ofAuto().allocate(VerbsH.IBV_CONTEXT.byteSize(), 8),
-            "fake0"), Arena.ofAuto().allocate(64, 8));
+    private static final int RW =
+            VerbsH.IBV_ACCESS_LOCAL_WRITE | VerbsH.IBV_ACCESS_REMOTE_WRITE | VerbsH.IBV_ACCESS_REMOTE_READ;
+    private final ProtectionDomain pd = new ProtectionDomain(
+            Context.wrapUnowned(Arena.ofAuto().allocate(VerbsH.IBV_CONTEXT.byteSize(), 8), "fake0"),
+            Arena.ofAuto().allocate(64, 8));
 
     @Test
     void dmabufNeedsAnFdALengthAndValidAccess() {
         var fd = assertThrows(IllegalArgumentException.class, () -> pd.registerDmabuf(-1, 0, 4096, 0, RW));
-        assertTrue(fd.getMessage().contains("fd must be >= 0") && fd.getMessage().contains("exportDmaBuf"), fd.getMessage());
+        assertTrue(
+                fd.getMessage().contains("fd must be >= 0") && fd.getMessage().contains("exportDmaBuf"),
+                fd.getMessage());
         var len = assertThrows(IllegalArgumentException.class, () -> pd.registerDmabuf(3, 0, 0, 0, RW));
         assertTrue(len.getMessage().contains("length > 0"), len.getMessage());
         assertThrows(IllegalArgumentException.class, () -> pd.registerDmabuf(3, -1, 4096, 0, RW));
         assertThrows(IllegalArgumentException.class, () -> pd.registerDmabuf(3, Long.MAX_VALUE, 4096, 0, RW));
         var bits = assertThrows(IllegalArgumentException.class, () -> pd.registerDmabuf(3, 0, 4096, 0, RW | 1 << 9));
         assertTrue(bits.getMessage().contains("unknown bits 0x200"), bits.getMessage());
-        var lw = assertThrows(IllegalArgumentException.class, () -> pd.registerDmabuf(3, 0, 4096, 0, VerbsH.IBV_ACCESS_REMOTE_ATOMIC));
+        var lw = assertThrows(
+                IllegalArgumentException.class,
+                () -> pd.registerDmabuf(3, 0, 4096, 0, VerbsH.IBV_ACCESS_REMOTE_ATOMIC));
         assertTrue(lw.getMessage().contains("add IBV_ACCESS_LOCAL_WRITE"), lw.getMessage());
     }
 

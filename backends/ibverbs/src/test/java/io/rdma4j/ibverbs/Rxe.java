@@ -5,20 +5,28 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.rdma4j.ibverbs.ffi.VerbsH;
 import java.util.concurrent.TimeUnit;
 
-/** Shared helpers of the guest tests: the Soft-RoCE device, polling with a deadline, connecting two local RC queue pairs. */
+/**
+ * Shared helpers of the guest tests: the Soft-RoCE device, polling with a deadline, connecting two local RC queue
+ * pairs.
+ */
 final class Rxe {
     static final String DEVICE = System.getProperty("rdma4j.ibverbs.device", "rxe0");
     static final int PORT = 1;
-    static final int ACCESS = VerbsH.IBV_ACCESS_LOCAL_WRITE | VerbsH.IBV_ACCESS_REMOTE_WRITE | VerbsH.IBV_ACCESS_REMOTE_READ
+    static final int ACCESS = VerbsH.IBV_ACCESS_LOCAL_WRITE
+            | VerbsH.IBV_ACCESS_REMOTE_WRITE
+            | VerbsH.IBV_ACCESS_REMOTE_READ
             | VerbsH.IBV_ACCESS_REMOTE_ATOMIC;
 
-    private Rxe() {
-    }
+    private Rxe() {}
 
-    /** Skips the test unless the Soft-RoCE device of the test VM is present (run it with scripts/testvm test ibverbs). */
+    /**
+     * Skips the test unless the Soft-RoCE device of the test VM is present (run it with scripts/testvm test ibverbs).
+     */
     static void assumeDevice() {
         assumeTrue(Verbs.isAvailable(), "libibverbs is not available");
-        assumeTrue(Verbs.deviceNames().contains(DEVICE), DEVICE + " is not present: this test runs in the test VM (scripts/testvm test ibverbs)");
+        assumeTrue(
+                Verbs.deviceNames().contains(DEVICE),
+                DEVICE + " is not present: this test runs in the test VM (scripts/testvm test ibverbs)");
     }
 
     static Context open() {
@@ -43,7 +51,10 @@ final class Rxe {
         Verbs.connectRc(b, QpInfo.decode(ia.encode()), PORT, gidIndex, ACCESS);
     }
 
-    /** Polls {@code cq} until {@code n} completions arrived (into {@code wcs}, the last batch) or the deadline passes; returns how many came. */
+    /**
+     * Polls {@code cq} until {@code n} completions arrived (into {@code wcs}, the last batch) or the deadline passes;
+     * returns how many came.
+     */
     static int await(CompletionQueue cq, WorkCompletions wcs, int n, long timeoutMs, CompletionSink sink) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         int got = 0;

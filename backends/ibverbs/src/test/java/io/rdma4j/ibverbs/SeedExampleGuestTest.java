@@ -69,8 +69,11 @@ class SeedExampleGuestTest {
         public static void main(String[] args) throws Exception {
             int rank = Integer.parseInt(args[0]);
             BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            try (Context ctx = Verbs.openDevice(Rxe.DEVICE); Arena arena = Arena.ofShared(); WorkCompletions wcs = new WorkCompletions(4);
-                    SendWr swr = new SendWr(1); RecvWr rwr = new RecvWr(1)) {
+            try (Context ctx = Verbs.openDevice(Rxe.DEVICE);
+                    Arena arena = Arena.ofShared();
+                    WorkCompletions wcs = new WorkCompletions(4);
+                    SendWr swr = new SendWr(1);
+                    RecvWr rwr = new RecvWr(1)) {
                 int gid = Rxe.gidIndex(ctx);
                 ProtectionDomain pd = ctx.allocPd();
                 CompletionQueue cq = ctx.createCq(16);
@@ -78,7 +81,8 @@ class SeedExampleGuestTest {
                 MemorySegment buf = arena.allocate(INTS * 4L, 4096);
                 MemoryRegion mr = pd.register(buf, Rxe.ACCESS);
                 QpInfo mine = Verbs.localQpInfo(qp, Rxe.PORT, gid);
-                System.out.println("INFO " + HexFormat.of().formatHex(mine.encode()) + " " + mr.address() + " " + mr.rkey());
+                System.out.println(
+                        "INFO " + HexFormat.of().formatHex(mine.encode()) + " " + mr.address() + " " + mr.rkey());
                 String[] peer = stdin.readLine().split(" ");
                 QpInfo remote = QpInfo.decode(HexFormat.of().parseHex(peer[1]));
                 long remoteAddr = Long.parseLong(peer[2]);
@@ -91,7 +95,8 @@ class SeedExampleGuestTest {
                     if (!"GO".equals(stdin.readLine())) {
                         throw new IllegalStateException("expected GO");
                     }
-                    int rc = qp.postSend(swr.writeWithImm(1, mr, 0, INTS * 4, remoteAddr, rkey, IMM, VerbsH.IBV_SEND_SIGNALED));
+                    int rc = qp.postSend(
+                            swr.writeWithImm(1, mr, 0, INTS * 4, remoteAddr, rkey, IMM, VerbsH.IBV_SEND_SIGNALED));
                     if (rc != 0) {
                         throw new VerbsException("ibv_post_send", "", rc);
                     }
@@ -108,7 +113,8 @@ class SeedExampleGuestTest {
                     Rxe.await(cq, wcs, 1, 30_000, (w, i) -> {
                         w.throwIfError(i);
                         if (w.opcode(i) != VerbsH.IBV_WC_RECV_RDMA_WITH_IMM || !w.hasImm(i) || w.wrId(i) != 9) {
-                            throw new AssertionError("expected IBV_WC_RECV_RDMA_WITH_IMM for wr 9, got opcode " + w.opcode(i));
+                            throw new AssertionError(
+                                    "expected IBV_WC_RECV_RDMA_WITH_IMM for wr 9, got opcode " + w.opcode(i));
                         }
                         imm[0] = w.immData(i);
                     });

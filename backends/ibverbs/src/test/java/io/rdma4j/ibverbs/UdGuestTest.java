@@ -1,6 +1,11 @@
 package io.rdma4j.ibverbs;
 
-import static io.rdma4j.ibverbs.ffi.VerbsH.*;
+import static io.rdma4j.ibverbs.ffi.VerbsH.GRH_BYTES;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_GRH;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_RECV;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_SEND;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,8 +23,11 @@ class UdGuestTest {
 
     @Test
     void udSendArrivesWithGrhThroughAnAddressHandle() {
-        try (Context ctx = Rxe.open(); Arena arena = Arena.ofShared(); WorkCompletions wcs = new WorkCompletions(8);
-                SendWr swr = new SendWr(1); RecvWr rwr = new RecvWr(1)) {
+        try (Context ctx = Rxe.open();
+                Arena arena = Arena.ofShared();
+                WorkCompletions wcs = new WorkCompletions(8);
+                SendWr swr = new SendWr(1);
+                RecvWr rwr = new RecvWr(1)) {
             int gid = Rxe.gidIndex(ctx);
             ProtectionDomain pd = ctx.allocPd();
             CompletionQueue cq = ctx.createCq(32);
@@ -34,9 +42,14 @@ class UdGuestTest {
             }
             // every UD receive starts with 40 bytes of GRH
             assertEquals(0, receiver.postRecv(rwr.wrId(1).sge(buf, 0, GRH_BYTES + 1024)));
-            AddressHandle ah = pd.createAh(new AhAttr().port(Rxe.PORT).global(ctx.queryGid(Rxe.PORT, gid), gid, 64, 0, 0));
+            AddressHandle ah =
+                    pd.createAh(new AhAttr().port(Rxe.PORT).global(ctx.queryGid(Rxe.PORT, gid), gid, 64, 0, 0));
             // RC-only opcodes and a send without a destination are refused before posting
-            swr.wrId(2).opcode(IBV_WR_RDMA_WRITE).sge(buf, 4096, 256).rdma(buf.address(), buf.rkey()).flags(IBV_SEND_SIGNALED);
+            swr.wrId(2)
+                    .opcode(IBV_WR_RDMA_WRITE)
+                    .sge(buf, 4096, 256)
+                    .rdma(buf.address(), buf.rkey())
+                    .flags(IBV_SEND_SIGNALED);
             assertThrows(IllegalArgumentException.class, () -> sender.postSend(swr));
             swr.opcode(IBV_WR_SEND);
             assertThrows(IllegalArgumentException.class, () -> sender.postSend(swr));

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 /** Every layout, offset and constant of the bindings against rdma-core's installed headers, compiled with gcc. */
 class VerbsLayoutTest {
     /** Adds every public static int constant of {@code holder} whose name starts with one of the prefixes. */
-    private static CLayoutCheck constants(CLayoutCheck c, Class<?> holder, String... prefixes) throws IllegalAccessException {
+    private static CLayoutCheck constants(CLayoutCheck c, Class<?> holder, String... prefixes)
+            throws IllegalAccessException {
         for (Field f : holder.getFields()) {
             if (Modifier.isStatic(f.getModifiers()) && f.getType() == int.class) {
                 for (String p : prefixes) {
@@ -27,7 +28,8 @@ class VerbsLayoutTest {
 
     @Test
     void verbsStructsMatchInfinibandVerbsH() throws Exception {
-        CLayoutCheck c = new CLayoutCheck().include("infiniband/verbs.h")
+        CLayoutCheck c = new CLayoutCheck()
+                .include("infiniband/verbs.h")
                 .struct("union ibv_gid", VerbsH.IBV_GID)
                 .struct("struct ibv_device_attr", VerbsH.IBV_DEVICE_ATTR)
                 .struct("struct ibv_port_attr", VerbsH.IBV_PORT_ATTR)
@@ -55,8 +57,20 @@ class VerbsLayoutTest {
                 .struct("struct ibv_context_ops", VerbsH.IBV_CONTEXT_OPS)
                 .struct("struct ibv_context", VerbsH.IBV_CONTEXT)
                 .struct("struct verbs_context", VerbsH.VERBS_CONTEXT);
-        constants(c, VerbsH.class, "IBV_WR_", "IBV_SEND_", "IBV_WC_", "IBV_QP_", "IBV_ACCESS_", "IBV_MTU_", "IBV_QPS_", "IBV_QPT_", "IBV_PORT_",
-                "IBV_GID_TYPE_", "IBV_LINK_LAYER_");
+        constants(
+                c,
+                VerbsH.class,
+                "IBV_WR_",
+                "IBV_SEND_",
+                "IBV_WC_",
+                "IBV_QP_",
+                "IBV_ACCESS_",
+                "IBV_MTU_",
+                "IBV_QPS_",
+                "IBV_QPT_",
+                "IBV_PORT_",
+                "IBV_GID_TYPE_",
+                "IBV_LINK_LAYER_");
         for (int i = 0; i < VerbsH.WC_STATUS_NAMES.size(); i++) {
             c.constant(VerbsH.WC_STATUS_NAMES.get(i), i);
         }
@@ -69,7 +83,9 @@ class VerbsLayoutTest {
 
     @Test
     void rdmaCmStructsMatchRdmaCmaH() throws Exception {
-        CLayoutCheck c = new CLayoutCheck().include("rdma/rdma_cma.h").include("netinet/in.h")
+        CLayoutCheck c = new CLayoutCheck()
+                .include("rdma/rdma_cma.h")
+                .include("netinet/in.h")
                 .struct("struct sockaddr", RdmaCmaH.SOCKADDR)
                 .struct("struct sockaddr_in", RdmaCmaH.SOCKADDR_IN)
                 .struct("struct sockaddr_in6", RdmaCmaH.SOCKADDR_IN6)

@@ -34,16 +34,23 @@ final class Vgem implements AutoCloseable {
     private static final long PRIME_HANDLE_SIZE = 12;
     /** DRM_IOWR(0x2d, struct drm_prime_handle). */
     private static final long DRM_IOCTL_PRIME_HANDLE_TO_FD = ioWr('d', 0x2d, PRIME_HANDLE_SIZE);
+
     private static final int O_RDWR = 2;
     private static final int O_CLOEXEC = 0x80000;
 
     private static final Linker LINKER = Linker.nativeLinker();
-    private static final MethodHandle OPEN = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("open"),
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Errno.OPTION, Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle IOCTL = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("ioctl"),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Errno.OPTION, Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle CLOSE = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("close"),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle OPEN = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("open"),
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+            Errno.OPTION,
+            Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle IOCTL = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("ioctl"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS),
+            Errno.OPTION,
+            Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle CLOSE = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private final int device;
 
@@ -57,12 +64,14 @@ final class Vgem implements AutoCloseable {
 
     /** Loads vgem and opens its card node; fails (does not skip) when the guest cannot, naming why. */
     static Vgem open() throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("modprobe", "vgem").redirectErrorStream(true).start();
+        Process p =
+                new ProcessBuilder("modprobe", "vgem").redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
             throw new AssertionError("modprobe vgem failed (exit " + p.exitValue() + "): " + out);
         }
-        // vgem registers a bare platform device named "vgem" (no platform driver): its card's device is /sys/devices/platform/vgem
+        // vgem registers a bare platform device named "vgem" (no platform driver): its card's device is
+        // /sys/devices/platform/vgem
         java.util.Map<Path, String> devices = new java.util.TreeMap<>();
         try (Stream<Path> cards = Files.list(Path.of("/sys/class/drm"))) {
             cards.filter(c -> c.getFileName().toString().matches("card\\d+")).forEach(c -> {
@@ -73,8 +82,12 @@ final class Vgem implements AutoCloseable {
                 }
             });
         }
-        Path card = devices.entrySet().stream().filter(e -> e.getValue().endsWith("/vgem")).map(java.util.Map.Entry::getKey).findFirst()
-                .orElseThrow(() -> new AssertionError("vgem loaded but no /sys/class/drm/card* belongs to it: " + devices));
+        Path card = devices.entrySet().stream()
+                .filter(e -> e.getValue().endsWith("/vgem"))
+                .map(java.util.Map.Entry::getKey)
+                .findFirst()
+                .orElseThrow(
+                        () -> new AssertionError("vgem loaded but no /sys/class/drm/card* belongs to it: " + devices));
         Path node = Path.of("/dev/dri", card.getFileName().toString());
         try (Arena a = Arena.ofConfined()) {
             MemorySegment cap = Errno.newCapture(a);
@@ -97,7 +110,10 @@ final class Vgem implements AutoCloseable {
             dumb.set(JAVA_INT, 0, (int) (size / 4096)); // height
             dumb.set(JAVA_INT, 4, 1024); // width in 32-bit pixels: 4096-byte rows
             dumb.set(JAVA_INT, 8, 32); // bpp
-            check((int) IOCTL.invokeExact(cap, device, DRM_IOCTL_MODE_CREATE_DUMB, dumb), cap, "DRM_IOCTL_MODE_CREATE_DUMB");
+            check(
+                    (int) IOCTL.invokeExact(cap, device, DRM_IOCTL_MODE_CREATE_DUMB, dumb),
+                    cap,
+                    "DRM_IOCTL_MODE_CREATE_DUMB");
             if (dumb.get(JAVA_LONG, 24) < size) {
                 throw new AssertionError("vgem made a " + dumb.get(JAVA_LONG, 24) + "-byte buffer for " + size);
             }
@@ -105,7 +121,10 @@ final class Vgem implements AutoCloseable {
             prime.set(JAVA_INT, 0, dumb.get(JAVA_INT, 16)); // handle
             prime.set(JAVA_INT, 4, O_CLOEXEC | O_RDWR); // DRM_CLOEXEC | DRM_RDWR
             prime.set(JAVA_INT, 8, -1);
-            check((int) IOCTL.invokeExact(cap, device, DRM_IOCTL_PRIME_HANDLE_TO_FD, prime), cap, "DRM_IOCTL_PRIME_HANDLE_TO_FD");
+            check(
+                    (int) IOCTL.invokeExact(cap, device, DRM_IOCTL_PRIME_HANDLE_TO_FD, prime),
+                    cap,
+                    "DRM_IOCTL_PRIME_HANDLE_TO_FD");
             return prime.get(JAVA_INT, 8);
         } catch (Throwable t) {
             throw t instanceof AssertionError ae ? ae : new AssertionError(t);

@@ -1,6 +1,9 @@
 package io.rdma4j.libfabric;
 
-import static io.rdma4j.libfabric.ffi.FabricH.*;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_ADDR_STR;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_ADDR_UNSPEC;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_SOCKADDR_IN;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_SOCKADDR_IN6;
 import static io.rdma4j.libfabric.ffi.FiDomainH.AV_OPS;
 import static io.rdma4j.libfabric.ffi.FiDomainH.OPS_AV_INSERT;
 
@@ -11,7 +14,9 @@ import java.lang.foreign.ValueLayout;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** An address vector ({@code fi_av_open}, {@code FI_AV_TABLE}): peers' endpoint names become {@code fi_addr_t} numbers. */
+/**
+ * An address vector ({@code fi_av_open}, {@code FI_AV_TABLE}): peers' endpoint names become {@code fi_addr_t} numbers.
+ */
 public final class AddressVector extends FabricResource {
     private final Domain domain;
     final Set<Endpoint> bound = ConcurrentHashMap.newKeySet();
@@ -35,7 +40,8 @@ public final class AddressVector extends FabricResource {
     @Override
     void checkCanClose() {
         if (bound.stream().anyMatch(FabricResource::isOpen)) {
-            throw new IllegalStateException("address vector is still bound to an open endpoint: close the endpoint first");
+            throw new IllegalStateException(
+                    "address vector is still bound to an open endpoint: close the endpoint first");
         }
     }
 
@@ -49,8 +55,8 @@ public final class AddressVector extends FabricResource {
     }
 
     /**
-     * {@code fi_av_insert} of one peer's endpoint name ({@link Endpoint#name()} at the peer). The name comes from
-     * the wire and is checked against the provider's address format before libfabric reads it.
+     * {@code fi_av_insert} of one peer's endpoint name ({@link Endpoint#name()} at the peer). The name comes from the
+     * wire and is checked against the provider's address format before libfabric reads it.
      *
      * @return the peer's {@code fi_addr_t}
      */
@@ -65,10 +71,17 @@ public final class AddressVector extends FabricResource {
             out.set(ValueLayout.JAVA_LONG, 0, FI_ADDR_UNSPEC);
             int rc = guarded("fi_av_insert", () -> (int) Fi.AV_INSERT.invokeExact(fn, av, addr, 1L, out, 0L, 0L));
             if (rc < 0) {
-                throw FabricException.of("fi_av_insert", "name of " + name.length + " bytes", rc, "is the name from an endpoint of the same provider?");
+                throw FabricException.of(
+                        "fi_av_insert",
+                        "name of " + name.length + " bytes",
+                        rc,
+                        "is the name from an endpoint of the same provider?");
             }
             if (rc != 1) {
-                throw new FabricException("fi_av_insert", "name of " + name.length + " bytes", 22,
+                throw new FabricException(
+                        "fi_av_insert",
+                        "name of " + name.length + " bytes",
+                        22,
                         "the provider rejected the peer's name: is it from an endpoint of the same provider?");
             }
             long fiAddr = out.get(ValueLayout.JAVA_LONG, 0);
@@ -99,8 +112,9 @@ public final class AddressVector extends FabricResource {
             }
             default -> {
                 if (info.srcAddrLen() > 0 && name.length < info.srcAddrLen()) {
-                    throw new IllegalArgumentException("peer name of " + name.length + " bytes is too short: " + info.provider()
-                            + " names are " + info.srcAddrLen() + " bytes; pass the peer's Endpoint.name() unchanged");
+                    throw new IllegalArgumentException(
+                            "peer name of " + name.length + " bytes is too short: " + info.provider() + " names are "
+                                    + info.srcAddrLen() + " bytes; pass the peer's Endpoint.name() unchanged");
                 }
             }
         }
@@ -108,12 +122,14 @@ public final class AddressVector extends FabricResource {
 
     private static void requireSockaddr(byte[] name, int size, int family, String type) {
         if (name.length != size) {
-            throw new IllegalArgumentException("peer name of " + name.length + " bytes is too " + (name.length < size ? "short" : "long")
-                    + ": a " + type + " is " + size + " bytes; pass the peer's Endpoint.name() unchanged");
+            throw new IllegalArgumentException(
+                    "peer name of " + name.length + " bytes is too " + (name.length < size ? "short" : "long") + ": a "
+                            + type + " is " + size + " bytes; pass the peer's Endpoint.name() unchanged");
         }
         int f = (name[0] & 0xff) | (name[1] & 0xff) << 8;
         if (f != family) {
-            throw new IllegalArgumentException("peer name is not a " + type + " (address family " + f + ", expected " + family + ")");
+            throw new IllegalArgumentException(
+                    "peer name is not a " + type + " (address family " + f + ", expected " + family + ")");
         }
     }
 }

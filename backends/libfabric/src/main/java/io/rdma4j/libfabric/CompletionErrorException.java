@@ -12,7 +12,10 @@ public final class CompletionErrorException extends FabricException {
     private final String providerText;
 
     CompletionErrorException(long context, long flags, int err, int providerErrno, String providerText) {
-        super("fi_cq_readerr", "context=" + context + ", flags=" + Completions.flagsToString(flags), err,
+        super(
+                "fi_cq_readerr",
+                "context=" + context + ", flags=" + Completions.flagsToString(flags),
+                err,
                 "provider error " + providerErrno + ": " + providerText);
         this.context = context;
         this.flags = flags;

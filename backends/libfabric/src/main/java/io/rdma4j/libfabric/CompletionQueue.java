@@ -1,6 +1,15 @@
 package io.rdma4j.libfabric;
 
-import static io.rdma4j.libfabric.ffi.FiEqH.*;
+import static io.rdma4j.libfabric.ffi.FiEqH.CQ_OPS;
+import static io.rdma4j.libfabric.ffi.FiEqH.ERR_ERR;
+import static io.rdma4j.libfabric.ffi.FiEqH.ERR_ERR_DATA;
+import static io.rdma4j.libfabric.ffi.FiEqH.ERR_FLAGS;
+import static io.rdma4j.libfabric.ffi.FiEqH.ERR_OP_CONTEXT;
+import static io.rdma4j.libfabric.ffi.FiEqH.ERR_PROV_ERRNO;
+import static io.rdma4j.libfabric.ffi.FiEqH.FI_CQ_ERR_ENTRY;
+import static io.rdma4j.libfabric.ffi.FiEqH.OPS_CQ_READ;
+import static io.rdma4j.libfabric.ffi.FiEqH.OPS_CQ_READERR;
+import static io.rdma4j.libfabric.ffi.FiEqH.OPS_CQ_STRERROR;
 
 import io.rdma4j.ffi.Structs;
 import io.rdma4j.libfabric.ffi.Fi;
@@ -43,17 +52,18 @@ public final class CompletionQueue extends FabricResource {
     @Override
     void checkCanClose() {
         if (bound.stream().anyMatch(FabricResource::isOpen)) {
-            throw new IllegalStateException("completion queue is still bound to an open endpoint: close the endpoint first");
+            throw new IllegalStateException(
+                    "completion queue is still bound to an open endpoint: close the endpoint first");
         }
     }
 
     /**
-     * {@code fi_cq_read} into {@code out}: {@code static inline ssize_t fi_cq_read(struct fid_cq *cq, void *buf, size_t count)
-     * { return cq->ops->read(cq, buf, count); }}
+     * {@code fi_cq_read} into {@code out}: {@code static inline ssize_t fi_cq_read(struct fid_cq *cq, void *buf, size_t
+     * count) { return cq->ops->read(cq, buf, count); }}
      *
      * @return the number of completions read (0 when none is ready)
-     * @throws CompletionErrorException when the next completion is an error ({@code -FI_EAVAIL}), carrying the
-     *     failed operation's context and the provider's text
+     * @throws CompletionErrorException when the next completion is an error ({@code -FI_EAVAIL}), carrying the failed
+     *     operation's context and the provider's text
      */
     public int read(Completions out) {
         return read(out, out.capacity());
@@ -133,15 +143,20 @@ public final class CompletionQueue extends FabricResource {
             int provErrno = e.get(ValueLayout.JAVA_INT, ERR_PROV_ERRNO);
             long errData = e.get(ValueLayout.JAVA_LONG, ERR_ERR_DATA);
             MemorySegment buf = arena.allocate(256);
-            MemorySegment text = (MemorySegment) Fi.CQ_STRERROR.invokeExact(strerror, cq, provErrno, errData, buf, 256L);
+            MemorySegment text =
+                    (MemorySegment) Fi.CQ_STRERROR.invokeExact(strerror, cq, provErrno, errData, buf, 256L);
             String providerText = Structs.string(text);
             long context = e.get(ValueLayout.JAVA_LONG, ERR_OP_CONTEXT);
             ContextPool pool = poolOf(pools, context);
             if (pool != null) {
                 context = pool.release(context);
             }
-            return new CompletionErrorException(context, e.get(ValueLayout.JAVA_LONG, ERR_FLAGS),
-                    err, provErrno, providerText == null ? "" : providerText);
+            return new CompletionErrorException(
+                    context,
+                    e.get(ValueLayout.JAVA_LONG, ERR_FLAGS),
+                    err,
+                    provErrno,
+                    providerText == null ? "" : providerText);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -1,15 +1,27 @@
 package io.rdma4j.libfabric;
 
-import static io.rdma4j.libfabric.ffi.FabricH.*;
-import static io.rdma4j.libfabric.ffi.FiEqH.*;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MSG;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_READ;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_RECV;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_REMOTE_CQ_DATA;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_REMOTE_READ;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_REMOTE_WRITE;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_RMA;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_SEND;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_WRITE;
+import static io.rdma4j.libfabric.ffi.FiEqH.ENTRY_DATA;
+import static io.rdma4j.libfabric.ffi.FiEqH.ENTRY_FLAGS;
+import static io.rdma4j.libfabric.ffi.FiEqH.ENTRY_LEN;
+import static io.rdma4j.libfabric.ffi.FiEqH.ENTRY_OP_CONTEXT;
+import static io.rdma4j.libfabric.ffi.FiEqH.FI_CQ_DATA_ENTRY;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * A reusable batch of {@code struct fi_cq_data_entry} that {@link CompletionQueue#read} fills: read it, look at
- * entries {@code 0 .. count() - 1}, read again. Nothing is allocated per read. Owns native memory: close it.
+ * A reusable batch of {@code struct fi_cq_data_entry} that {@link CompletionQueue#read} fills: read it, look at entries
+ * {@code 0 .. count() - 1}, read again. Nothing is allocated per read. Owns native memory: close it.
  */
 public final class Completions implements AutoCloseable {
     private static final long ENTRY = FI_CQ_DATA_ENTRY.byteSize();
@@ -91,8 +103,20 @@ public final class Completions implements AutoCloseable {
     /** Readable completion flags, e.g. {@code FI_RMA|FI_WRITE}. */
     public static String flagsToString(long flags) {
         StringBuilder sb = new StringBuilder();
-        long[] bits = {FI_MSG, FI_RMA, FI_READ, FI_WRITE, FI_RECV, FI_SEND, FI_REMOTE_READ, FI_REMOTE_WRITE, FI_REMOTE_CQ_DATA};
-        String[] names = {"FI_MSG", "FI_RMA", "FI_READ", "FI_WRITE", "FI_RECV", "FI_SEND", "FI_REMOTE_READ", "FI_REMOTE_WRITE", "FI_REMOTE_CQ_DATA"};
+        long[] bits = {
+            FI_MSG, FI_RMA, FI_READ, FI_WRITE, FI_RECV, FI_SEND, FI_REMOTE_READ, FI_REMOTE_WRITE, FI_REMOTE_CQ_DATA
+        };
+        String[] names = {
+            "FI_MSG",
+            "FI_RMA",
+            "FI_READ",
+            "FI_WRITE",
+            "FI_RECV",
+            "FI_SEND",
+            "FI_REMOTE_READ",
+            "FI_REMOTE_WRITE",
+            "FI_REMOTE_CQ_DATA"
+        };
         long rest = flags;
         for (int i = 0; i < bits.length; i++) {
             if ((flags & bits[i]) != 0) {

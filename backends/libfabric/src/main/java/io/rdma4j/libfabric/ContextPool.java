@@ -5,14 +5,17 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Operation contexts for providers that require {@code FI_CONTEXT} or {@code FI_CONTEXT2} mode (efa-direct, for one):
- * they use the memory the context points at while the operation is in flight, so the caller's number cannot be
- * passed as the pointer. Each operation gets a 64-byte slot ({@code sizeof(struct fi_context2)}) of native memory;
- * the slot's address goes to the provider, the caller's number is kept in a parallel array, and the completion queue
- * translates the address back and frees the slot. Running out of slots is back-pressure, as a full queue would be.
+ * they use the memory the context points at while the operation is in flight, so the caller's number cannot be passed
+ * as the pointer. Each operation gets a 64-byte slot ({@code sizeof(struct fi_context2)}) of native memory; the slot's
+ * address goes to the provider, the caller's number is kept in a parallel array, and the completion queue translates
+ * the address back and frees the slot. Running out of slots is back-pressure, as a full queue would be.
  */
 final class ContextPool {
-    /** {@code struct fi_context2 { void *internal[8]; }}; also covers {@code struct fi_context { void *internal[4]; }}. */
+    /**
+     * {@code struct fi_context2 { void *internal[8]; }}; also covers {@code struct fi_context { void *internal[4]; }}.
+     */
     static final long SLOT = 64;
+
     private final Arena arena = Arena.ofShared();
     private final long base;
     private final long end;

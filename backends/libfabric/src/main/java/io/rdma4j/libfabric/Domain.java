@@ -1,7 +1,19 @@
 package io.rdma4j.libfabric;
 
-import static io.rdma4j.libfabric.ffi.FabricH.*;
-import static io.rdma4j.libfabric.ffi.FiDomainH.*;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_AV_TABLE;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_HMEM;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_READ;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_RECV;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_REMOTE_READ;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_REMOTE_WRITE;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_SEND;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_WRITE;
+import static io.rdma4j.libfabric.ffi.FabricH.version;
+import static io.rdma4j.libfabric.ffi.FiDomainH.AV_ATTR_COUNT;
+import static io.rdma4j.libfabric.ffi.FiDomainH.AV_ATTR_TYPE;
+import static io.rdma4j.libfabric.ffi.FiDomainH.DOMAIN_OPS;
+import static io.rdma4j.libfabric.ffi.FiDomainH.OPS_DOMAIN_AV_OPEN;
+import static io.rdma4j.libfabric.ffi.FiDomainH.OPS_DOMAIN_CQ_OPEN;
 
 import io.rdma4j.ffi.Segments;
 import io.rdma4j.libfabric.ffi.Fi;
@@ -97,7 +109,10 @@ public final class Domain extends FabricResource {
         return openEndpoint(cq, av, false);
     }
 
-    /** As {@link #openEndpoint(CompletionQueue, AddressVector)}; {@code forceContextPool} lets tests run the FI_CONTEXT path. */
+    /**
+     * As {@link #openEndpoint(CompletionQueue, AddressVector)}; {@code forceContextPool} lets tests run the FI_CONTEXT
+     * path.
+     */
     Endpoint openEndpoint(CompletionQueue cq, AddressVector av, boolean forceContextPool) {
         if (cq.domain() != this || av.domain() != this) {
             throw new IllegalArgumentException("the completion queue and address vector must come from this domain");
@@ -113,8 +128,8 @@ public final class Domain extends FabricResource {
     /**
      * {@code fi_mr_reg} of a native segment (any arena; keep it open while the region is in use, deregister before
      * freeing). Honours the provider's mr_mode: with {@code FI_MR_PROV_KEY} the provider chooses the key, otherwise a
-     * key unique in this domain is requested; {@link MemoryRegion#remote()} gives the address a peer must use
-     * (virtual with {@code FI_MR_VIRT_ADDR}, offsets from 0 otherwise).
+     * key unique in this domain is requested; {@link MemoryRegion#remote()} gives the address a peer must use (virtual
+     * with {@code FI_MR_VIRT_ADDR}, offsets from 0 otherwise).
      */
     public MemoryRegion register(MemorySegment segment, long access) {
         Segments.requireNative(segment, "segment to register");
@@ -136,13 +151,24 @@ public final class Domain extends FabricResource {
         return requestedKey;
     }
 
-    /** {@code fi_mr_regattr} of host memory ({@code iface = FI_HMEM_SYSTEM}), otherwise as {@link #register(MemorySegment, long)}. */
+    /**
+     * {@code fi_mr_regattr} of host memory ({@code iface = FI_HMEM_SYSTEM}), otherwise as
+     * {@link #register(MemorySegment, long)}.
+     */
     public MemoryRegion registerAttr(MemorySegment segment, long access) {
         Segments.requireNative(segment, "segment to register");
         if (segment.byteSize() == 0) {
             throw new IllegalArgumentException("cannot register an empty segment");
         }
-        return new MemoryRegion(this, segment, segment.address(), segment.byteSize(), access, requestedKey(), FiDomainH.FI_HMEM_SYSTEM, 0);
+        return new MemoryRegion(
+                this,
+                segment,
+                segment.address(),
+                segment.byteSize(),
+                access,
+                requestedKey(),
+                FiDomainH.FI_HMEM_SYSTEM,
+                0);
     }
 
     /**
@@ -152,14 +178,16 @@ public final class Domain extends FabricResource {
      */
     public MemoryRegion registerAttr(long address, long length, long access, int iface, int device) {
         if (address == 0 || length <= 0) {
-            throw new IllegalArgumentException("fi_mr_regattr needs a non-NULL address and length > 0; got address=0x" + Long.toHexString(address)
-                    + " length=" + length);
+            throw new IllegalArgumentException("fi_mr_regattr needs a non-NULL address and length > 0; got address=0x"
+                    + Long.toHexString(address) + " length=" + length);
         }
         if (iface < FiDomainH.FI_HMEM_SYSTEM || iface > FiDomainH.FI_HMEM_SYNAPSEAI) {
-            throw new IllegalArgumentException("iface " + iface + " is not an enum fi_hmem_iface value of libfabric 1.17 (0..5)");
+            throw new IllegalArgumentException(
+                    "iface " + iface + " is not an enum fi_hmem_iface value of libfabric 1.17 (0..5)");
         }
         if (iface == FiDomainH.FI_HMEM_SYSTEM) {
-            throw new IllegalArgumentException("host memory registers from a MemorySegment: use registerAttr(segment, access)");
+            throw new IllegalArgumentException(
+                    "host memory registers from a MemorySegment: use registerAttr(segment, access)");
         }
         if (device < 0) {
             throw new IllegalArgumentException("device id must be >= 0, got " + device);
@@ -168,9 +196,9 @@ public final class Domain extends FabricResource {
     }
 
     /**
-     * Registers CUDA device memory ({@code fi_mr_regattr} with {@code FI_HMEM_CUDA} and the device ordinal) after checking
-     * that this domain's provider offers {@code FI_HMEM}; without it, one error says so and names what would work,
-     * including the dma-buf path ({@code FI_MR_DMABUF}) when the runtime libfabric is too old for it.
+     * Registers CUDA device memory ({@code fi_mr_regattr} with {@code FI_HMEM_CUDA} and the device ordinal) after
+     * checking that this domain's provider offers {@code FI_HMEM}; without it, one error says so and names what would
+     * work, including the dma-buf path ({@code FI_MR_DMABUF}) when the runtime libfabric is too old for it.
      */
     public MemoryRegion registerCuda(long address, long length, int device, long access) {
         String why = hmemUnsupported("CUDA");
@@ -187,10 +215,14 @@ public final class Domain extends FabricResource {
         }
         int v = Libfabric.version();
         String version = (v >>> 16) + "." + (v & 0xffff);
-        return "libfabric provider " + info.provider() + " (libfabric " + version + ") does not offer FI_HMEM (its fi_info caps lack it), so it "
-                + "cannot register " + kind + " device memory: use a provider and a libfabric built with " + kind + " support (efa, "
+        return "libfabric provider " + info.provider() + " (libfabric " + version
+                + ") does not offer FI_HMEM (its fi_info caps lack it), so it "
+                + "cannot register " + kind + " device memory: use a provider and a libfabric built with " + kind
+                + " support (efa, "
                 + "verbs;ofi_rxm, shm with FI_HMEM in `fi_info -c FI_HMEM`)"
-                + (Integer.compareUnsigned(v, FiDomainH.FI_VERSION_1_20) < 0 ? "; dma-buf registration (FI_MR_DMABUF) needs libfabric 1.20 or "
-                + "newer, and this process loaded " + version : "");
+                + (Integer.compareUnsigned(v, FiDomainH.FI_VERSION_1_20) < 0
+                        ? "; dma-buf registration (FI_MR_DMABUF) needs libfabric 1.20 or "
+                                + "newer, and this process loaded " + version
+                        : "");
     }
 }

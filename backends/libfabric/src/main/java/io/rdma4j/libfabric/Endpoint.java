@@ -1,9 +1,27 @@
 package io.rdma4j.libfabric;
 
-import static io.rdma4j.libfabric.ffi.FabricH.*;
+import static io.rdma4j.libfabric.ffi.FabricH.FID_OPS;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_ADDR_UNSPEC;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_CONTEXT;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_CONTEXT2;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_ENABLE;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_RECV;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_TRANSMIT;
+import static io.rdma4j.libfabric.ffi.FabricH.OPS_BIND;
+import static io.rdma4j.libfabric.ffi.FabricH.OPS_CONTROL;
 import static io.rdma4j.libfabric.ffi.FiDomainH.DOMAIN_OPS;
 import static io.rdma4j.libfabric.ffi.FiDomainH.OPS_DOMAIN_ENDPOINT;
-import static io.rdma4j.libfabric.ffi.FiEndpointH.*;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.EP_CM;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.EP_MSG;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.EP_RMA;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_CM_GETNAME;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_MSG_INJECT;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_MSG_RECV;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_MSG_SEND;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_RMA_INJECT;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_RMA_READ;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_RMA_WRITE;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_RMA_WRITEDATA;
 
 import io.rdma4j.ffi.OpsTable;
 import io.rdma4j.libfabric.ffi.Fi;
@@ -13,25 +31,25 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * A reliable-datagram endpoint ({@code fi_endpoint}, {@code FI_EP_RDM}) bound to one completion queue and one
- * address vector.
- * <p>
- * Data path: {@link #write}, {@link #writeData}, {@link #read}, {@link #send}, {@link #recv}, {@link #inject} and
+ * A reliable-datagram endpoint ({@code fi_endpoint}, {@code FI_EP_RDM}) bound to one completion queue and one address
+ * vector.
+ *
+ * <p>Data path: {@link #write}, {@link #writeData}, {@link #read}, {@link #send}, {@link #recv}, {@link #inject} and
  * {@link #injectWrite} call the provider's ops table directly and allocate nothing. They return 0 when the operation
- * was posted, {@link #BACK_PRESSURED} when the provider is out of resources (poll the completion queue, then retry),
- * or another negative {@code -FI_*} code ({@link Libfabric#statusText}). Misuse (a closed endpoint, a range outside
- * the local or remote region, an unknown peer, a freed segment) throws before any native call.
- * <p>
- * {@code context} is a caller's number (a wr_id) that comes back in {@link Completions#context(int)}; for providers
- * that require {@code FI_CONTEXT}/{@code FI_CONTEXT2} mode the endpoint passes a slot of its own context memory
- * instead and the completion queue maps it back, so callers see the same numbers either way.
- * <p>
- * Completion of a write at the initiator does not mean the bytes are visible at the target: use {@link #writeData}
+ * was posted, {@link #BACK_PRESSURED} when the provider is out of resources (poll the completion queue, then retry), or
+ * another negative {@code -FI_*} code ({@link Libfabric#statusText}). Misuse (a closed endpoint, a range outside the
+ * local or remote region, an unknown peer, a freed segment) throws before any native call.
+ *
+ * <p>{@code context} is a caller's number (a wr_id) that comes back in {@link Completions#context(int)}; for providers
+ * that require {@code FI_CONTEXT}/{@code FI_CONTEXT2} mode the endpoint passes a slot of its own context memory instead
+ * and the completion queue maps it back, so callers see the same numbers either way.
+ *
+ * <p>Completion of a write at the initiator does not mean the bytes are visible at the target: use {@link #writeData}
  * for the write whose arrival matters and wait for its remote CQ data at the target.
- * <p>
- * Threads: post from one thread at a time; the completion queue may be polled from another. Close an endpoint (or
- * anything above it) only once no other thread is posting on it: a post that races with close may reach freed
- * provider memory.
+ *
+ * <p>Threads: post from one thread at a time; the completion queue may be polled from another. Close an endpoint (or
+ * anything above it) only once no other thread is posting on it: a post that races with close may reach freed provider
+ * memory.
  */
 public final class Endpoint extends FabricResource {
     /** {@code -FI_EAGAIN}: the provider cannot take the operation now; progress the completion queue and retry. */
@@ -85,7 +103,10 @@ public final class Endpoint extends FabricResource {
         }
         try {
             // fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV); fi_ep_bind(ep, &av->fid, 0); fi_enable(ep)
-            check("fi_ep_bind", "cq, FI_TRANSMIT|FI_RECV", guarded("fi_ep_bind", () -> bind(e, cqFid, FI_TRANSMIT | FI_RECV)));
+            check(
+                    "fi_ep_bind",
+                    "cq, FI_TRANSMIT|FI_RECV",
+                    guarded("fi_ep_bind", () -> bind(e, cqFid, FI_TRANSMIT | FI_RECV)));
             check("fi_ep_bind", "av", guarded("fi_ep_bind", () -> bind(e, avFid, 0)));
             MemorySegment control = Fi.op(e + FID_OPS, OPS_CONTROL, "fi_enable");
             check("fi_enable", "", guarded("fi_enable", () -> (int) Fi.CONTROL.invokeExact(control, e, FI_ENABLE, 0L)));
@@ -105,7 +126,8 @@ public final class Endpoint extends FabricResource {
         this.msgInject = OpsTable.functionOrNull(msg, OPS_MSG_INJECT);
         boolean contextMode = (info.mode() & (FI_CONTEXT | FI_CONTEXT2)) != 0;
         this.pool = contextMode || forceContextPool
-                ? new ContextPool(Math.clamp(info.txSize() + info.rxSize(), 256, 1 << 16)) : null;
+                ? new ContextPool(Math.clamp(info.txSize() + info.rxSize(), 256, 1 << 16))
+                : null;
         cq.bound.add(this);
         av.bound.add(this);
         if (pool != null) {
@@ -197,31 +219,41 @@ public final class Endpoint extends FabricResource {
     private void checkOp(MemoryRegion local, long peer, MemorySegment fn, String op) {
         fid();
         if (local.domain() != domain) {
-            throw new IllegalArgumentException(op + ": the memory region belongs to another domain; register it with this endpoint's domain");
+            throw new IllegalArgumentException(
+                    op + ": the memory region belongs to another domain; register it with this endpoint's domain");
         }
         if (!av.isValidPeer(peer)) {
             throw new IllegalArgumentException(op + ": peer " + peer + " is not in this endpoint's address vector ("
                     + av.count() + " inserted): use the value AddressVector.insert returned");
         }
         if (fn.equals(MemorySegment.NULL)) {
-            throw new UnsupportedOperationException(op + " is not implemented by provider " + domain.info().provider());
+            throw new UnsupportedOperationException(
+                    op + " is not implemented by provider " + domain.info().provider());
         }
     }
 
     private void checkLength(long length, String op) {
         if (Long.compareUnsigned(length, maxMsgSize) > 0) {
-            throw new IllegalArgumentException(op + ": " + length + " bytes exceed the provider's max_msg_size " + Long.toUnsignedString(maxMsgSize));
+            throw new IllegalArgumentException(op + ": " + length + " bytes exceed the provider's max_msg_size "
+                    + Long.toUnsignedString(maxMsgSize));
         }
     }
 
     /**
      * {@code fi_write}: copies {@code length} bytes at {@code localOffset} of {@code local} to {@code remoteOffset} of
-     * the peer's region. {@code static inline ssize_t fi_write(ep, buf, len, desc, dest_addr, addr, key, context)
-     * { return ep->rma->write(ep, buf, len, desc, dest_addr, addr, key, context); }}
+     * the peer's region. {@code static inline ssize_t fi_write(ep, buf, len, desc, dest_addr, addr, key, context) {
+     * return ep->rma->write(ep, buf, len, desc, dest_addr, addr, key, context); }}
      *
      * @return {@link #OK}, {@link #BACK_PRESSURED}, or another negative {@code -FI_*} code
      */
-    public long write(MemoryRegion local, long localOffset, long length, long peer, RemoteRegion remote, long remoteOffset, long context) {
+    public long write(
+            MemoryRegion local,
+            long localOffset,
+            long length,
+            long peer,
+            RemoteRegion remote,
+            long remoteOffset,
+            long context) {
         checkOp(local, peer, rmaWrite, "fi_write");
         checkLength(length, "fi_write");
         long buf = local.checkedAddress(localOffset, length, "fi_write");
@@ -231,7 +263,10 @@ public final class Endpoint extends FabricResource {
             if (c == 0 && pool != null) {
                 return BACK_PRESSURED;
             }
-            return posted((long) Fi.RMA.invokeExact(rmaWrite, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), c), c);
+            return posted(
+                    (long) Fi.RMA.invokeExact(
+                            rmaWrite, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), c),
+                    c);
         } catch (Throwable t) {
             throw rethrow(t);
         } finally {
@@ -240,14 +275,21 @@ public final class Endpoint extends FabricResource {
     }
 
     /**
-     * {@code fi_writedata}: a write that also delivers {@code data} to the target's completion queue (remote CQ
-     * data). The target sees the completion only after the bytes are in place, so it is the way to tell the target
-     * that data is visible.
+     * {@code fi_writedata}: a write that also delivers {@code data} to the target's completion queue (remote CQ data).
+     * The target sees the completion only after the bytes are in place, so it is the way to tell the target that data
+     * is visible.
      *
      * @return {@link #OK}, {@link #BACK_PRESSURED}, or another negative {@code -FI_*} code
      */
-    public long writeData(MemoryRegion local, long localOffset, long length, long data, long peer, RemoteRegion remote,
-            long remoteOffset, long context) {
+    public long writeData(
+            MemoryRegion local,
+            long localOffset,
+            long length,
+            long data,
+            long peer,
+            RemoteRegion remote,
+            long remoteOffset,
+            long context) {
         checkOp(local, peer, rmaWriteData, "fi_writedata");
         checkLength(length, "fi_writedata");
         checkData(data);
@@ -258,7 +300,10 @@ public final class Endpoint extends FabricResource {
             if (c == 0 && pool != null) {
                 return BACK_PRESSURED;
             }
-            return posted((long) Fi.RMA_WRITEDATA.invokeExact(rmaWriteData, ep, buf, length, local.descriptor(), data, peer, raddr, remote.key(), c), c);
+            return posted(
+                    (long) Fi.RMA_WRITEDATA.invokeExact(
+                            rmaWriteData, ep, buf, length, local.descriptor(), data, peer, raddr, remote.key(), c),
+                    c);
         } catch (Throwable t) {
             throw rethrow(t);
         } finally {
@@ -271,7 +316,14 @@ public final class Endpoint extends FabricResource {
      *
      * @return {@link #OK}, {@link #BACK_PRESSURED}, or another negative {@code -FI_*} code
      */
-    public long read(MemoryRegion local, long localOffset, long length, long peer, RemoteRegion remote, long remoteOffset, long context) {
+    public long read(
+            MemoryRegion local,
+            long localOffset,
+            long length,
+            long peer,
+            RemoteRegion remote,
+            long remoteOffset,
+            long context) {
         checkOp(local, peer, rmaRead, "fi_read");
         checkLength(length, "fi_read");
         long buf = local.checkedAddress(localOffset, length, "fi_read");
@@ -281,7 +333,10 @@ public final class Endpoint extends FabricResource {
             if (c == 0 && pool != null) {
                 return BACK_PRESSURED;
             }
-            return posted((long) Fi.RMA.invokeExact(rmaRead, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), c), c);
+            return posted(
+                    (long) Fi.RMA.invokeExact(
+                            rmaRead, ep, buf, length, local.descriptor(), peer, raddr, remote.key(), c),
+                    c);
         } catch (Throwable t) {
             throw rethrow(t);
         } finally {
@@ -293,7 +348,8 @@ public final class Endpoint extends FabricResource {
      * {@code fi_inject_write}: a write of at most {@link Info#injectSize()} bytes whose source buffer is free again on
      * return; it produces no completion at the initiator.
      */
-    public long injectWrite(MemoryRegion local, long localOffset, long length, long peer, RemoteRegion remote, long remoteOffset) {
+    public long injectWrite(
+            MemoryRegion local, long localOffset, long length, long peer, RemoteRegion remote, long remoteOffset) {
         checkOp(local, peer, rmaInject, "fi_inject_write");
         checkInject(length, "fi_inject_write");
         long buf = local.checkedAddress(localOffset, length, "fi_inject_write");
@@ -326,7 +382,8 @@ public final class Endpoint extends FabricResource {
     }
 
     /**
-     * {@code fi_recv}: posts a buffer for one incoming message from {@code peer}, or from anyone with {@link #ANY_PEER}.
+     * {@code fi_recv}: posts a buffer for one incoming message from {@code peer}, or from anyone with
+     * {@link #ANY_PEER}.
      */
     public long recv(MemoryRegion local, long offset, long length, long peer, long context) {
         fid();
@@ -335,7 +392,8 @@ public final class Endpoint extends FabricResource {
         } else if (local.domain() != domain) {
             throw new IllegalArgumentException("fi_recv: the memory region belongs to another domain");
         } else if (msgRecv.equals(MemorySegment.NULL)) {
-            throw new UnsupportedOperationException("fi_recv is not implemented by provider " + domain.info().provider());
+            throw new UnsupportedOperationException(
+                    "fi_recv is not implemented by provider " + domain.info().provider());
         }
         long buf = local.checkedAddress(offset, length, "fi_recv");
         try {
@@ -351,7 +409,10 @@ public final class Endpoint extends FabricResource {
         }
     }
 
-    /** {@code fi_inject}: a message of at most {@link Info#injectSize()} bytes, buffer reusable on return, no completion. */
+    /**
+     * {@code fi_inject}: a message of at most {@link Info#injectSize()} bytes, buffer reusable on return, no
+     * completion.
+     */
     public long inject(MemoryRegion local, long offset, long length, long peer) {
         checkOp(local, peer, msgInject, "fi_inject");
         checkInject(length, "fi_inject");
@@ -367,15 +428,15 @@ public final class Endpoint extends FabricResource {
 
     private void checkInject(long length, String op) {
         if (length < 0 || length > injectSize) {
-            throw new IllegalArgumentException(op + ": " + length + " bytes exceed the provider's inject_size " + injectSize
-                    + "; use write/send for larger transfers");
+            throw new IllegalArgumentException(op + ": " + length + " bytes exceed the provider's inject_size "
+                    + injectSize + "; use write/send for larger transfers");
         }
     }
 
     private void checkData(long data) {
         if (cqDataSize < 8 && (cqDataSize == 0 || data >>> (8 * cqDataSize) != 0)) {
-            throw new IllegalArgumentException("fi_writedata: remote CQ data 0x" + Long.toHexString(data) + " does not fit the provider's "
-                    + cqDataSize + "-byte cq_data_size");
+            throw new IllegalArgumentException("fi_writedata: remote CQ data 0x" + Long.toHexString(data)
+                    + " does not fit the provider's " + cqDataSize + "-byte cq_data_size");
         }
     }
 }

@@ -11,8 +11,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * An open fabric ({@code fi_fabric}) for one {@link Info}. It keeps its own copy of the info ({@code fi_dupinfo}),
- * used to open domains and endpoints, and frees it on close.
+ * An open fabric ({@code fi_fabric}) for one {@link Info}. It keeps its own copy of the info ({@code fi_dupinfo}), used
+ * to open domains and endpoints, and frees it on close.
  */
 public final class Fabric extends FabricResource {
     private final Info info;

@@ -71,12 +71,10 @@ abstract class FabricResource implements AutoCloseable {
     }
 
     /** Fails before any native call when closing now would leave something dangling; by default nothing. */
-    void checkCanClose() {
-    }
+    void checkCanClose() {}
 
     /** Runs after {@code fi_close} succeeded. */
-    void afterClose() {
-    }
+    void afterClose() {}
 
     @Override
     public final void close() {
@@ -101,8 +99,12 @@ abstract class FabricResource implements AutoCloseable {
             if (f != 0) {
                 int rc = fiClose(f);
                 if (rc != 0) {
-                    throw FabricException.of("fi_close", what, rc,
-                            "close what uses this " + what + " first (endpoints before queues, address vectors and domains)");
+                    throw FabricException.of(
+                            "fi_close",
+                            what,
+                            rc,
+                            "close what uses this " + what
+                                    + " first (endpoints before queues, address vectors and domains)");
                 }
                 fid = 0;
                 afterClose();

@@ -1,6 +1,40 @@
 package io.rdma4j.libfabric;
 
-import static io.rdma4j.libfabric.ffi.FabricH.*;
+import static io.rdma4j.libfabric.ffi.FabricH.DOMAIN_MR_MODE;
+import static io.rdma4j.libfabric.ffi.FabricH.DOMAIN_NAME;
+import static io.rdma4j.libfabric.ffi.FabricH.EP_TYPE;
+import static io.rdma4j.libfabric.ffi.FabricH.FABRIC_NAME;
+import static io.rdma4j.libfabric.ffi.FabricH.FABRIC_PROV_NAME;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_CONTEXT;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_CONTEXT2;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_EP_RDM;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_ALLOCATED;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_BASIC;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_COLLECTIVE;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_ENDPOINT;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_HMEM;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_LOCAL;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_MMU_NOTIFY;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_PROV_KEY;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_RAW;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_RMA_EVENT;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_SCALABLE;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_VIRT_ADDR;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MSG;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_READ;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_RECV;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_REMOTE_READ;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_REMOTE_WRITE;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_RMA;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_SEND;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_WRITE;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_CAPS;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_DOMAIN_ATTR;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_EP_ATTR;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_FABRIC_ATTR;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_MODE;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_RX_ATTR;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_TX_ATTR;
 
 import io.rdma4j.libfabric.ffi.FabricH;
 import java.lang.foreign.Arena;
@@ -9,9 +43,9 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * What to ask {@code fi_getinfo} for. {@link #rdm()} asks for a reliable-datagram endpoint with messages and RMA in
- * both directions, and offers every memory-registration mode this binding honours ({@link #SUPPORTED_MR_MODE}) and
- * the context modes ({@code FI_CONTEXT}, {@code FI_CONTEXT2}); the provider picks what it needs. No provider is
- * preferred or excluded unless {@link #provider} names one.
+ * both directions, and offers every memory-registration mode this binding honours ({@link #SUPPORTED_MR_MODE}) and the
+ * context modes ({@code FI_CONTEXT}, {@code FI_CONTEXT2}); the provider picks what it needs. No provider is preferred
+ * or excluded unless {@link #provider} names one.
  */
 public final class Hints {
     /**
@@ -24,7 +58,8 @@ public final class Hints {
     public static final int SUPPORTED_MR_MODE =
             FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED | FI_MR_HMEM;
     /** FI_MSG | FI_RMA with both initiator (FI_READ, FI_WRITE, FI_SEND, FI_RECV) and target (FI_REMOTE_*) roles. */
-    public static final long DEFAULT_CAPS = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    public static final long DEFAULT_CAPS =
+            FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
     private final boolean none;
     private String provider;
@@ -47,7 +82,10 @@ public final class Hints {
         return new Hints(false);
     }
 
-    /** No hints at all (a NULL hints pointer): every provider, endpoint type and capability, as {@code fi_info -l} shows. */
+    /**
+     * No hints at all (a NULL hints pointer): every provider, endpoint type and capability, as {@code fi_info -l}
+     * shows.
+     */
     public static Hints none() {
         return new Hints(true);
     }
@@ -92,8 +130,8 @@ public final class Hints {
         requireHints();
         String problem = unhonouredMrMode(mrMode);
         if (problem != null) {
-            throw new IllegalArgumentException("mr_mode " + Info.mrModeToString(mrMode) + " cannot be offered: "
-                    + problem);
+            throw new IllegalArgumentException(
+                    "mr_mode " + Info.mrModeToString(mrMode) + " cannot be offered: " + problem);
         }
         this.mrMode = mrMode;
         return this;
@@ -109,7 +147,8 @@ public final class Hints {
             return null;
         }
         StringBuilder sb = new StringBuilder("this binding does not implement ")
-                .append(Info.mrModeToString(missing)).append(" (");
+                .append(Info.mrModeToString(missing))
+                .append(" (");
         String sep = "";
         for (int bit = 1; bit != 0; bit <<= 1) {
             if ((missing & bit) != 0) {
@@ -117,31 +156,39 @@ public final class Hints {
                 sep = "; ";
             }
         }
-        return sb.append("). It honours ").append(Info.mrModeToString(SUPPORTED_MR_MODE))
-                .append(": offer a subset of those, or use a provider that needs no more").toString();
+        return sb.append("). It honours ")
+                .append(Info.mrModeToString(SUPPORTED_MR_MODE))
+                .append(": offer a subset of those, or use a provider that needs no more")
+                .toString();
     }
 
     private static String needs(int bit) {
         return switch (bit) {
             case FI_MR_BASIC, FI_MR_SCALABLE ->
-                    "a pre-1.5 mode; this binding asks for API 1.5 or newer and its explicit bits";
+                "a pre-1.5 mode; this binding asks for API 1.5 or newer and its explicit bits";
             case FI_MR_RAW -> "raw keys larger than 64 bits exchanged with fi_mr_raw_attr and fi_mr_map_raw";
             case FI_MR_MMU_NOTIFY -> "fi_mr_refresh after the pages under a region change";
             case FI_MR_RMA_EVENT -> "fi_mr_bind to a counter and fi_mr_enable before use";
-            case FI_MR_ENDPOINT -> "each region bound to one endpoint with fi_mr_bind and fi_mr_enable, while"
-                    + " regions here belong to the domain and serve all its endpoints";
+            case FI_MR_ENDPOINT ->
+                "each region bound to one endpoint with fi_mr_bind and fi_mr_enable, while"
+                        + " regions here belong to the domain and serve all its endpoints";
             case FI_MR_COLLECTIVE -> "collective operations, which this binding does not offer";
             default -> "an mr_mode bit unknown to this binding";
         };
     }
 
-    /** API version to request, {@code FI_VERSION(major, minor)}; by default 1.17 or the runtime's, whichever is lower. */
+    /**
+     * API version to request, {@code FI_VERSION(major, minor)}; by default 1.17 or the runtime's, whichever is lower.
+     */
     public Hints version(int version) {
         this.version = version;
         return this;
     }
 
-    /** Local source address for the endpoints (fi_getinfo's node with FI_SOURCE), e.g. {@code 127.0.0.1} for tcp on loopback. */
+    /**
+     * Local source address for the endpoints (fi_getinfo's node with FI_SOURCE), e.g. {@code 127.0.0.1} for tcp on
+     * loopback.
+     */
     public Hints sourceAddress(String node) {
         this.node = node;
         this.service = null;
@@ -167,11 +214,15 @@ public final class Hints {
 
     private void requireHints() {
         if (none) {
-            throw new IllegalStateException("Hints.none() asks for everything; start from Hints.rdm() to restrict the query");
+            throw new IllegalStateException(
+                    "Hints.none() asks for everything; start from Hints.rdm() to restrict the query");
         }
     }
 
-    /** Lays the hints out as a {@code struct fi_info} and its attribute structs in {@code arena}; NULL for {@link #none()}. */
+    /**
+     * Lays the hints out as a {@code struct fi_info} and its attribute structs in {@code arena}; NULL for
+     * {@link #none()}.
+     */
     MemorySegment toNative(Arena arena) {
         if (none) {
             return MemorySegment.NULL;
@@ -209,8 +260,10 @@ public final class Hints {
         if (none) {
             return "no hints";
         }
-        return "provider=" + (provider == null ? "any" : provider) + (fabricName == null ? "" : ", fabric=" + fabricName)
-                + (domainName == null ? "" : ", domain=" + domainName) + ", ep_type=" + epType + ", caps=0x" + Long.toHexString(caps)
+        return "provider=" + (provider == null ? "any" : provider)
+                + (fabricName == null ? "" : ", fabric=" + fabricName)
+                + (domainName == null ? "" : ", domain=" + domainName) + ", ep_type=" + epType + ", caps=0x"
+                + Long.toHexString(caps)
                 + ", mr_mode=0x" + Integer.toHexString(mrMode) + (node == null ? "" : ", source=" + node);
     }
 }

@@ -1,14 +1,44 @@
 package io.rdma4j.libfabric;
 
-import static io.rdma4j.libfabric.ffi.FabricH.*;
+import static io.rdma4j.libfabric.ffi.FabricH.DOMAIN_CQ_DATA_SIZE;
+import static io.rdma4j.libfabric.ffi.FabricH.DOMAIN_DATA_PROGRESS;
+import static io.rdma4j.libfabric.ffi.FabricH.DOMAIN_MR_KEY_SIZE;
+import static io.rdma4j.libfabric.ffi.FabricH.DOMAIN_MR_MODE;
+import static io.rdma4j.libfabric.ffi.FabricH.DOMAIN_NAME;
+import static io.rdma4j.libfabric.ffi.FabricH.DOMAIN_THREADING;
+import static io.rdma4j.libfabric.ffi.FabricH.EP_MAX_MSG_SIZE;
+import static io.rdma4j.libfabric.ffi.FabricH.EP_TYPE;
+import static io.rdma4j.libfabric.ffi.FabricH.FABRIC_API_VERSION;
+import static io.rdma4j.libfabric.ffi.FabricH.FABRIC_NAME;
+import static io.rdma4j.libfabric.ffi.FabricH.FABRIC_PROV_NAME;
+import static io.rdma4j.libfabric.ffi.FabricH.FABRIC_PROV_VERSION;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_EP_DGRAM;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_EP_MSG;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_EP_RDM;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_EP_UNSPEC;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_LOCAL;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_PROV_KEY;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_MR_VIRT_ADDR;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_ADDR_FORMAT;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_CAPS;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_DOMAIN_ATTR;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_EP_ATTR;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_FABRIC_ATTR;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_MODE;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_RX_ATTR;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_SRC_ADDRLEN;
+import static io.rdma4j.libfabric.ffi.FabricH.INFO_TX_ATTR;
+import static io.rdma4j.libfabric.ffi.FabricH.RX_SIZE;
+import static io.rdma4j.libfabric.ffi.FabricH.TX_INJECT_SIZE;
+import static io.rdma4j.libfabric.ffi.FabricH.TX_SIZE;
 
 import io.rdma4j.ClosedException;
 import io.rdma4j.libfabric.ffi.Fi;
 
 /**
- * One match of {@code fi_getinfo}: a provider on a fabric and domain, with the attributes a user of the raw layer
- * acts on. The values are copied out of the native {@code struct fi_info}, so they stay readable after the
- * {@link InfoList} is closed; {@link Fabric#open(Info)} needs the list still open.
+ * One match of {@code fi_getinfo}: a provider on a fabric and domain, with the attributes a user of the raw layer acts
+ * on. The values are copied out of the native {@code struct fi_info}, so they stay readable after the {@link InfoList}
+ * is closed; {@link Fabric#open(Info)} needs the list still open.
  */
 public final class Info {
     private final InfoList list;
@@ -128,7 +158,10 @@ public final class Info {
         return srcAddrLen;
     }
 
-    /** @return the memory-registration mode the provider asks for ({@code FI_MR_*} bits; 0 is offset addressing with requested keys) */
+    /**
+     * @return the memory-registration mode the provider asks for ({@code FI_MR_*} bits; 0 is offset addressing with
+     *     requested keys)
+     */
     public int mrMode() {
         return mrMode;
     }
@@ -142,7 +175,9 @@ public final class Info {
         return (mrMode & FI_MR_VIRT_ADDR) != 0;
     }
 
-    /** @return true when the provider chooses keys ({@code FI_MR_PROV_KEY}), false when the application requests them */
+    /**
+     * @return true when the provider chooses keys ({@code FI_MR_PROV_KEY}), false when the application requests them
+     */
     public boolean providerKeys() {
         return (mrMode & FI_MR_PROV_KEY) != 0;
     }
@@ -191,8 +226,20 @@ public final class Info {
             return "0 (offsets, requested keys)";
         }
         StringBuilder sb = new StringBuilder();
-        String[] names = {"FI_MR_BASIC", "FI_MR_SCALABLE", "FI_MR_LOCAL", "FI_MR_RAW", "FI_MR_VIRT_ADDR", "FI_MR_ALLOCATED",
-            "FI_MR_PROV_KEY", "FI_MR_MMU_NOTIFY", "FI_MR_RMA_EVENT", "FI_MR_ENDPOINT", "FI_MR_HMEM", "FI_MR_COLLECTIVE"};
+        String[] names = {
+            "FI_MR_BASIC",
+            "FI_MR_SCALABLE",
+            "FI_MR_LOCAL",
+            "FI_MR_RAW",
+            "FI_MR_VIRT_ADDR",
+            "FI_MR_ALLOCATED",
+            "FI_MR_PROV_KEY",
+            "FI_MR_MMU_NOTIFY",
+            "FI_MR_RMA_EVENT",
+            "FI_MR_ENDPOINT",
+            "FI_MR_HMEM",
+            "FI_MR_COLLECTIVE"
+        };
         for (int i = 0; i < names.length; i++) {
             if ((mrMode & (1 << i)) != 0) {
                 sb.append(sb.isEmpty() ? "" : "|").append(names[i]);
@@ -221,7 +268,8 @@ public final class Info {
     @Override
     public String toString() {
         return provider + " " + providerVersionString() + " fabric=" + fabric + " domain=" + domain
-                + " " + endpointTypeToString(endpointType) + " mr_mode=" + mrModeToString(mrMode) + " max_msg_size=" + Long.toUnsignedString(maxMsgSize)
+                + " " + endpointTypeToString(endpointType) + " mr_mode=" + mrModeToString(mrMode) + " max_msg_size="
+                + Long.toUnsignedString(maxMsgSize)
                 + " inject_size=" + injectSize + " cq_data_size=" + cqDataSize + " mr_key_size=" + mrKeySize;
     }
 }

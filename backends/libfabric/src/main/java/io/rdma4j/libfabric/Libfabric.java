@@ -1,6 +1,7 @@
 package io.rdma4j.libfabric;
 
-import static io.rdma4j.libfabric.ffi.FabricH.*;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_SOURCE;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_VERSION_1_17;
 
 import io.rdma4j.ffi.SignalGuard;
 import io.rdma4j.libfabric.ffi.Fi;
@@ -11,16 +12,15 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * Entry point: availability of {@code libfabric.so.1}, its version, and {@link #getinfo(Hints)}.
- * <p>
- * Progress: the providers used here (shm, tcp;ofi_rxm, and efa, verbs;ofi_rxm on hardware) report manual data
- * progress. A send-side completion means the local buffer may be reused, not that the bytes are visible at the
- * target; and the target only moves data while it polls its completion queue. Where visibility matters, write the last
- * chunk with {@link Endpoint#writeData} and let the target wait for the remote CQ data completion; keep polling the
- * target's queue while transfers are in flight.
+ *
+ * <p>Progress: the providers used here (shm, tcp;ofi_rxm, and efa, verbs;ofi_rxm on hardware) report manual data
+ * progress. A send-side completion means the local buffer may be reused, not that the bytes are visible at the target;
+ * and the target only moves data while it polls its completion queue. Where visibility matters, write the last chunk
+ * with {@link Endpoint#writeData} and let the target wait for the remote CQ data completion; keep polling the target's
+ * queue while transfers are in flight.
  */
 public final class Libfabric {
-    private Libfabric() {
-    }
+    private Libfabric() {}
 
     /** @return true when {@code libfabric.so.1} loaded; never throws */
     public static boolean isAvailable() {
@@ -59,7 +59,8 @@ public final class Libfabric {
         if (status >= 0) {
             return "success";
         }
-        return status == Endpoint.BACK_PRESSURED ? "back-pressured (FI_EAGAIN): poll the completion queue and retry"
+        return status == Endpoint.BACK_PRESSURED
+                ? "back-pressured (FI_EAGAIN): poll the completion queue and retry"
                 : FabricException.text((int) -status);
     }
 
@@ -90,7 +91,10 @@ public final class Libfabric {
                 return new InfoList(0, hints);
             }
             if (rc != 0) {
-                throw FabricException.of("fi_getinfo", hints.toString(), rc,
+                throw FabricException.of(
+                        "fi_getinfo",
+                        hints.toString(),
+                        rc,
                         "check the hints; Libfabric.getinfo(Hints.none()) lists what this machine offers");
             }
             return new InfoList(out.get(ValueLayout.JAVA_LONG, 0), hints);

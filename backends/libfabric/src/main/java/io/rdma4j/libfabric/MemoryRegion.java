@@ -40,11 +40,15 @@ public final class MemoryRegion extends FabricResource {
             Segments.requireAlive(segment, "segment to register");
             // static inline int fi_mr_reg(domain, buf, len, acs, offset, requested_key, flags, mr, context)
             // { return domain->mr->reg(&domain->fid, buf, len, acs, offset, requested_key, flags, mr, context); }
-            int rc = guarded("fi_mr_reg", () -> (int) Fi.MR_REG.invokeExact(fn, dom, address, length, access, 0L, requestedKey, 0L, out, 0L));
+            int rc = guarded("fi_mr_reg", () ->
+                    (int) Fi.MR_REG.invokeExact(fn, dom, address, length, access, 0L, requestedKey, 0L, out, 0L));
             java.lang.ref.Reference.reachabilityFence(segment);
             if (rc != 0) {
-                throw FabricException.of("fi_mr_reg", "len=" + length + ", access=0x" + Long.toHexString(access)
-                        + (domain.info().providerKeys() ? "" : ", requested_key=" + requestedKey), rc,
+                throw FabricException.of(
+                        "fi_mr_reg",
+                        "len=" + length + ", access=0x" + Long.toHexString(access)
+                                + (domain.info().providerKeys() ? "" : ", requested_key=" + requestedKey),
+                        rc,
                         rc == -12 ? "raise the locked-memory limit (ulimit -l) or register less memory" : null);
             }
             mr = out.get(ValueLayout.JAVA_LONG, 0);
@@ -62,7 +66,15 @@ public final class MemoryRegion extends FabricResource {
      * {@code fi_mr_regattr} of {@code [address, address + length)} in memory of {@code iface} ({@code FI_HMEM_SYSTEM}
      * with {@code segment} set, or a device interface with its device id and no segment).
      */
-    MemoryRegion(Domain domain, MemorySegment segment, long address, long length, long access, long requestedKey, int iface, int device) {
+    MemoryRegion(
+            Domain domain,
+            MemorySegment segment,
+            long address,
+            long length,
+            long access,
+            long requestedKey,
+            int iface,
+            int device) {
         super("memory region of " + length + " bytes (" + ifaceName(iface) + ")", domain);
         this.domain = domain;
         this.segment = segment;
@@ -72,7 +84,8 @@ public final class MemoryRegion extends FabricResource {
         long dom = domain.fid();
         MemorySegment fn = Fi.op(dom + DOMAIN_MR, FiDomainH.OPS_MR_REGATTR, "fi_mr_regattr");
         long mr;
-        String args = "iface=" + ifaceName(iface) + (iface == FiDomainH.FI_HMEM_SYSTEM ? "" : ", device=" + device) + ", addr=0x"
+        String args = "iface=" + ifaceName(iface) + (iface == FiDomainH.FI_HMEM_SYSTEM ? "" : ", device=" + device)
+                + ", addr=0x"
                 + Long.toHexString(address) + ", len=" + length + ", access=0x" + Long.toHexString(access)
                 + (domain.info().providerKeys() ? "" : ", requested_key=" + requestedKey);
         try (Arena arena = Arena.ofConfined()) {
@@ -86,23 +99,33 @@ public final class MemoryRegion extends FabricResource {
             attr.set(ValueLayout.JAVA_LONG, FiDomainH.MR_ATTR_OFFSET, 0);
             attr.set(ValueLayout.JAVA_LONG, FiDomainH.MR_ATTR_REQUESTED_KEY, requestedKey);
             attr.set(ValueLayout.JAVA_INT, FiDomainH.MR_ATTR_IFACE, iface);
-            // union { uint64_t reserved; int cuda; int ze; int neuron; int synapseai; } device: every id is the int at offset 0
+            // union { uint64_t reserved; int cuda; int ze; int neuron; int synapseai; } device: every id is the int at
+            // offset 0
             attr.set(ValueLayout.JAVA_INT, FiDomainH.MR_ATTR_DEVICE, device);
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
             if (segment != null) {
                 Segments.requireAlive(segment, "segment to register");
             }
-            // static inline int fi_mr_regattr(struct fid_domain *domain, const struct fi_mr_attr *attr, uint64_t flags, struct fid_mr **mr)
+            // static inline int fi_mr_regattr(struct fid_domain *domain, const struct fi_mr_attr *attr, uint64_t flags,
+            // struct fid_mr **mr)
             // { return domain->mr->regattr(&domain->fid, attr, flags, mr); }
             int rc = guarded("fi_mr_regattr", () -> (int) Fi.MR_REGATTR.invokeExact(fn, dom, attr, 0L, out));
             if (segment != null) {
                 java.lang.ref.Reference.reachabilityFence(segment);
             }
             if (rc != 0) {
-                throw FabricException.of("fi_mr_regattr", args, rc, rc == -12 ? "raise the locked-memory limit (ulimit -l) or register less memory"
-                        : iface != FiDomainH.FI_HMEM_SYSTEM ? "The provider " + domain.info().provider() + " (libfabric "
-                        + Libfabric.versionString() + ") cannot register " + ifaceName(iface) + " memory: use a build and provider with "
-                        + "FI_HMEM support for it, or stage through host memory" : null);
+                throw FabricException.of(
+                        "fi_mr_regattr",
+                        args,
+                        rc,
+                        rc == -12
+                                ? "raise the locked-memory limit (ulimit -l) or register less memory"
+                                : iface != FiDomainH.FI_HMEM_SYSTEM
+                                        ? "The provider " + domain.info().provider() + " (libfabric "
+                                                + Libfabric.versionString() + ") cannot register " + ifaceName(iface)
+                                                + " memory: use a build and provider with "
+                                                + "FI_HMEM support for it, or stage through host memory"
+                                        : null);
             }
             mr = out.get(ValueLayout.JAVA_LONG, 0);
         } catch (Throwable t) {

@@ -7,11 +7,11 @@ import java.nio.ByteOrder;
  * A peer's registered memory as it was described to us: the address to use in RMA ({@code address} is the region's
  * virtual address with {@code FI_MR_VIRT_ADDR}, 0 with offset addressing), its key, and its length. Every RMA call
  * checks {@code [offset, offset + length)} against {@link #length()} in Java before the provider sees it.
- * <p>
- * Keys are checked by the provider at the target, not here: tcp;ofi_rxm fails a read with a wrong key (an error
+ *
+ * <p>Keys are checked by the provider at the target, not here: tcp;ofi_rxm fails a read with a wrong key (an error
  * completion, {@link CompletionErrorException}) and then drops the connection to that peer; a write with a wrong key
- * completes at the initiator before the target looks at the key. shm in libfabric 1.17 does not check keys at all:
- * it reaches the peer's memory by virtual address. Treat a region description as trusted only from a trusted peer.
+ * completes at the initiator before the target looks at the key. shm in libfabric 1.17 does not check keys at all: it
+ * reaches the peer's memory by virtual address. Treat a region description as trusted only from a trusted peer.
  *
  * @param address RMA address of the region's first byte
  * @param key remote key ({@code fi_mr_key} at the peer)
@@ -26,7 +26,8 @@ public record RemoteRegion(long address, long key, long length) {
             throw new IllegalArgumentException("remote region length must be positive, was " + length);
         }
         if (address + length - 1 < address && address != 0) {
-            throw new IllegalArgumentException("remote region [0x" + Long.toHexString(address) + ", +" + length + ") wraps around the address space");
+            throw new IllegalArgumentException("remote region [0x" + Long.toHexString(address) + ", +" + length
+                    + ") wraps around the address space");
         }
     }
 
@@ -41,7 +42,12 @@ public record RemoteRegion(long address, long key, long length) {
 
     /** Encodes for exchange with a peer. */
     public byte[] toBytes() {
-        return ByteBuffer.allocate(ENCODED_SIZE).order(ByteOrder.LITTLE_ENDIAN).putLong(address).putLong(key).putLong(length).array();
+        return ByteBuffer.allocate(ENCODED_SIZE)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(address)
+                .putLong(key)
+                .putLong(length)
+                .array();
     }
 
     /** Decodes what a peer sent; the bytes are untrusted and are checked. */

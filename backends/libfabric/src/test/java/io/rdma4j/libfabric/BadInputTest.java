@@ -24,29 +24,34 @@ class BadInputTest {
     @ValueSource(strings = {"shm", "tcp"})
     void rejectsWritePastTheEndOfTheRemoteRegion(String provider) {
         try (InfoList infos = Libfabric.getinfo(Peer.hints(provider));
-                Peer a = new Peer(infos.first(), 8192); Peer b = new Peer(infos.first(), 4096)) {
+                Peer a = new Peer(infos.first(), 8192);
+                Peer b = new Peer(infos.first(), 4096)) {
             long peer = a.av.insert(b.ep.name());
             RemoteRegion remote = b.mr.remote();
             var e = assertThrows(IndexOutOfBoundsException.class, () -> a.ep.write(a.mr, 0, 4097, peer, remote, 0, 1));
             assertTrue(e.getMessage().contains("past the end of the peer's 4096-byte region"), e.getMessage());
             assertThrows(IndexOutOfBoundsException.class, () -> a.ep.write(a.mr, 0, 1, peer, remote, 4096, 1));
             assertThrows(IndexOutOfBoundsException.class, () -> a.ep.read(a.mr, 0, 16, peer, remote, -8, 1));
-            assertThrows(IndexOutOfBoundsException.class, () -> a.ep.writeData(a.mr, 0, 16, 1, peer, remote, Long.MAX_VALUE, 1));
+            assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> a.ep.writeData(a.mr, 0, 16, 1, peer, remote, Long.MAX_VALUE, 1));
             // a peer that lies about its length is caught as soon as the local side is checked too
-            var local = assertThrows(IndexOutOfBoundsException.class, () -> a.ep.write(a.mr, 8000, 1000, peer, remote, 0, 1));
+            var local = assertThrows(
+                    IndexOutOfBoundsException.class, () -> a.ep.write(a.mr, 8000, 1000, peer, remote, 0, 1));
             assertTrue(local.getMessage().contains("8192-byte registered region"), local.getMessage());
         }
     }
 
     /**
      * tcp;ofi_rxm checks keys at the target and fails the operation. (shm in libfabric 1.17 does not check keys: it
-     * reaches the peer's memory by virtual address through cross-memory attach, so there is nothing to test there.)
-     * A write with a wrong key completes at the initiator before the target looks at the key, so the test reads.
+     * reaches the peer's memory by virtual address through cross-memory attach, so there is nothing to test there.) A
+     * write with a wrong key completes at the initiator before the target looks at the key, so the test reads.
      */
     @Test
     void wrongKeyCompletesInErrorWithTheProvidersText() {
         try (InfoList infos = Libfabric.getinfo(Peer.hints("tcp"));
-                Peer a = new Peer(infos.first(), 4096); Peer b = new Peer(infos.first(), 4096)) {
+                Peer a = new Peer(infos.first(), 4096);
+                Peer b = new Peer(infos.first(), 4096)) {
             long peer = a.av.insert(b.ep.name());
             b.av.insert(a.ep.name());
             RemoteRegion good = b.mr.remote();
@@ -56,7 +61,10 @@ class BadInputTest {
             assertEquals(42L, error.context(), error.getMessage());
             assertTrue(error.fiErrno() > 0, error.getMessage());
             assertTrue(error.getMessage().startsWith("fi_cq_readerr(context=42"), error.getMessage());
-            assertTrue(error.getMessage().contains("provider error " + error.providerErrno() + ": " + error.providerText()), error.getMessage());
+            assertTrue(
+                    error.getMessage()
+                            .contains("provider error " + error.providerErrno() + ": " + error.providerText()),
+                    error.getMessage());
             assertTrue(a.contexts.isEmpty(), "the failed read must not also complete successfully");
             // libfabric 1.17's rxm drops the connection after the rejected key, so the next operation fails too; a
             // provider that reconnects delivers it. Either way it ends clearly, without a crash.
@@ -71,7 +79,8 @@ class BadInputTest {
                     after = e;
                 }
             }
-            assertTrue(after != null ? after.context() == 43L : b.remoteData.contains(9L),
+            assertTrue(
+                    after != null ? after.context() == 43L : b.remoteData.contains(9L),
                     "the operation after the error neither failed clearly nor arrived: " + after);
         }
     }
@@ -91,7 +100,8 @@ class BadInputTest {
 
     @Test
     void closedEndpointThrowsClosedException() {
-        try (InfoList infos = Libfabric.getinfo(Peer.hints("shm")); Peer a = new Peer(infos.first(), 4096)) {
+        try (InfoList infos = Libfabric.getinfo(Peer.hints("shm"));
+                Peer a = new Peer(infos.first(), 4096)) {
             long self = a.av.insert(a.ep.name());
             RemoteRegion remote = a.mr.remote();
             a.ep.close();
@@ -104,7 +114,8 @@ class BadInputTest {
 
     @Test
     void rejectsTooShortAndMalformedPeerNames() {
-        try (InfoList shm = Libfabric.getinfo(Peer.hints("shm")); Peer a = new Peer(shm.first(), 4096)) {
+        try (InfoList shm = Libfabric.getinfo(Peer.hints("shm"));
+                Peer a = new Peer(shm.first(), 4096)) {
             byte[] name = a.ep.name();
             byte[] unterminated = Arrays.copyOf(name, name.length);
             Arrays.fill(unterminated, (byte) 'x');
@@ -114,9 +125,11 @@ class BadInputTest {
             assertThrows(IllegalArgumentException.class, () -> a.av.insert(new byte[1]));
             assertEquals(0, a.av.count());
         }
-        try (InfoList tcp = Libfabric.getinfo(Peer.hints("tcp")); Peer a = new Peer(tcp.first(), 4096)) {
+        try (InfoList tcp = Libfabric.getinfo(Peer.hints("tcp"));
+                Peer a = new Peer(tcp.first(), 4096)) {
             byte[] name = a.ep.name();
-            var e = assertThrows(IllegalArgumentException.class, () -> a.av.insert(Arrays.copyOf(name, name.length - 1)));
+            var e = assertThrows(
+                    IllegalArgumentException.class, () -> a.av.insert(Arrays.copyOf(name, name.length - 1)));
             assertTrue(e.getMessage().contains("too short"), e.getMessage());
             byte[] wrongFamily = name.clone();
             wrongFamily[0] = 99;
@@ -127,7 +140,8 @@ class BadInputTest {
 
     @Test
     void rejectsAFreedSegmentUnknownPeersAndOversizedInjects() {
-        try (InfoList infos = Libfabric.getinfo(Peer.hints("shm")); Peer a = new Peer(infos.first(), 4096)) {
+        try (InfoList infos = Libfabric.getinfo(Peer.hints("shm"));
+                Peer a = new Peer(infos.first(), 4096)) {
             long self = a.av.insert(a.ep.name());
             Arena arena = Arena.ofShared();
             MemorySegment doomed = arena.allocate(4096);

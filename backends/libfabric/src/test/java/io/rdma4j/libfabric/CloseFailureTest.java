@@ -52,8 +52,8 @@ class CloseFailureTest {
     /** @return a {@code struct fid} whose {@code fi_close} answers {@code -FI_EBUSY} */
     private static MemorySegment busyFid(Arena arena) throws ReflectiveOperationException {
         MethodHandle busy = MethodHandles.dropArguments(MethodHandles.constant(int.class, -FI_EBUSY), 0, long.class);
-        MemorySegment close = Linker.nativeLinker().upcallStub(busy,
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), arena);
+        MemorySegment close = Linker.nativeLinker()
+                .upcallStub(busy, FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), arena);
         MemorySegment ops = arena.allocate(FabricH.FI_OPS);
         ops.set(ValueLayout.JAVA_LONG, 0, FabricH.FI_OPS.byteSize());
         ops.set(ValueLayout.ADDRESS, FabricH.OPS_CLOSE, close);

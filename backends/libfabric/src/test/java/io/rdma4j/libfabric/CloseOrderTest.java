@@ -24,7 +24,8 @@ class CloseOrderTest {
 
     @Test
     void endpointBeforeDomainAndDomainWithLiveRegions() {
-        try (InfoList infos = Libfabric.getinfo(Peer.hints("shm")); Arena arena = Arena.ofShared()) {
+        try (InfoList infos = Libfabric.getinfo(Peer.hints("shm"));
+                Arena arena = Arena.ofShared()) {
             Fabric fabric = Fabric.open(infos.first());
             Domain domain = fabric.openDomain();
             CompletionQueue cq = domain.openCompletionQueue(16);
@@ -48,7 +49,8 @@ class CloseOrderTest {
 
     @Test
     void queueStillBoundToAnEndpointRefusesToCloseClearly() {
-        try (InfoList infos = Libfabric.getinfo(Peer.hints("tcp")); Fabric fabric = Fabric.open(infos.first())) {
+        try (InfoList infos = Libfabric.getinfo(Peer.hints("tcp"));
+                Fabric fabric = Fabric.open(infos.first())) {
             Domain domain = fabric.openDomain();
             CompletionQueue cq = domain.openCompletionQueue(16);
             AddressVector av = domain.openAddressVector(2);
@@ -83,13 +85,14 @@ class CloseOrderTest {
     /**
      * 10,000 cycles of a domain with a completion queue, an address vector and a memory region on shm, then 300 more
      * that also open an endpoint. An shm endpoint creates and maps its own shared-memory region (about 10 ms each
-     * here), so 10,000 of them would take minutes of CI time without exercising any other code path; 300 cycles
-     * would still show any per-endpoint descriptor leak. The fabric is opened once: fi_fabric loads providers,
-     * process-wide state rather than a per-object handle.
+     * here), so 10,000 of them would take minutes of CI time without exercising any other code path; 300 cycles would
+     * still show any per-endpoint descriptor leak. The fabric is opened once: fi_fabric loads providers, process-wide
+     * state rather than a per-object handle.
      */
     @Test
     void tenThousandOpenCloseCyclesLeakNoFileDescriptors() throws IOException {
-        try (InfoList infos = Libfabric.getinfo(Peer.hints("shm")); Fabric fabric = Fabric.open(infos.first());
+        try (InfoList infos = Libfabric.getinfo(Peer.hints("shm"));
+                Fabric fabric = Fabric.open(infos.first());
                 Arena arena = Arena.ofShared()) {
             MemorySegment buffer = arena.allocate(4096);
             cycle(fabric, buffer, 20, true); // warm up lazily created provider state

@@ -24,7 +24,8 @@ class ContextModeTest {
     @ValueSource(strings = {"shm", "tcp"})
     void contextsComeBackThroughSlots(String provider) {
         try (InfoList infos = Libfabric.getinfo(Peer.hints(provider));
-                Peer a = new Peer(infos.first(), 1 << 20, true); Peer b = new Peer(infos.first(), 1 << 20, true)) {
+                Peer a = new Peer(infos.first(), 1 << 20, true);
+                Peer b = new Peer(infos.first(), 1 << 20, true)) {
             long peer = a.av.insert(b.ep.name());
             long back = b.av.insert(a.ep.name());
             RemoteRegion remote = b.mr.remote();
@@ -35,8 +36,14 @@ class ContextModeTest {
             Peer.post(a, b, () -> b.ep.recv(b.mr, 65536, 128, back, 2001));
             a.buffer.set(ValueLayout.JAVA_LONG, 16384, 42L);
             Peer.post(a, b, () -> a.ep.send(a.mr, 16384, 8, peer, 1004));
-            Peer.progressUntil(a, b, () -> a.contexts.size() == 4 && b.contexts.size() == 1 && b.remoteData.size() == 1, "all completions");
-            assertEquals(List.of(1001L, 1002L, 1003L, 1004L), a.contexts.stream().sorted().toList());
+            Peer.progressUntil(
+                    a,
+                    b,
+                    () -> a.contexts.size() == 4 && b.contexts.size() == 1 && b.remoteData.size() == 1,
+                    "all completions");
+            assertEquals(
+                    List.of(1001L, 1002L, 1003L, 1004L),
+                    a.contexts.stream().sorted().toList());
             assertEquals(List.of(2001L), b.contexts);
             assertEquals(List.of(77L), b.remoteData);
             assertEquals(0x1122334455667788L, a.buffer.get(ValueLayout.JAVA_LONG, 8192));

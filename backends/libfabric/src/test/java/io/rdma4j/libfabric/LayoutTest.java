@@ -18,8 +18,14 @@ class LayoutTest {
     @Test
     void layoutsAndConstantsMatchTheInstalledHeaders() throws Exception {
         CLayoutCheck check = new CLayoutCheck()
-                .include("rdma/fabric.h").include("rdma/fi_domain.h").include("rdma/fi_endpoint.h").include("rdma/fi_cm.h")
-                .include("rdma/fi_rma.h").include("rdma/fi_eq.h").include("rdma/fi_errno.h").include("sys/uio.h")
+                .include("rdma/fabric.h")
+                .include("rdma/fi_domain.h")
+                .include("rdma/fi_endpoint.h")
+                .include("rdma/fi_cm.h")
+                .include("rdma/fi_rma.h")
+                .include("rdma/fi_eq.h")
+                .include("rdma/fi_errno.h")
+                .include("sys/uio.h")
                 .struct("struct fi_info", FabricH.FI_INFO)
                 .struct("struct fi_tx_attr", FabricH.FI_TX_ATTR)
                 .struct("struct fi_rx_attr", FabricH.FI_RX_ATTR)
@@ -51,7 +57,8 @@ class LayoutTest {
         int constants = 0;
         for (Class<?> c : List.of(FabricH.class, FiEqH.class, FiErrnoH.class)) {
             for (Field f : c.getFields()) {
-                boolean constant = Modifier.isStatic(f.getModifiers()) && (f.getType() == int.class || f.getType() == long.class);
+                boolean constant =
+                        Modifier.isStatic(f.getModifiers()) && (f.getType() == int.class || f.getType() == long.class);
                 // FI_VERSION_1_17 is FI_VERSION(1, 17), a function-like macro, checked below
                 if (constant && f.getName().startsWith("FI_") && !f.getName().equals("FI_VERSION_1_17")) {
                     check.constant(f.getName(), ((Number) f.get(null)).longValue());

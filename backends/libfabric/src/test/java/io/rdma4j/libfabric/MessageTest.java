@@ -20,7 +20,8 @@ class MessageTest {
     @ValueSource(strings = {"shm", "tcp"})
     void sendAndInjectArriveInPostedReceives(String provider) {
         try (InfoList infos = Libfabric.getinfo(Peer.hints(provider));
-                Peer a = new Peer(infos.first(), 1 << 20); Peer b = new Peer(infos.first(), 1 << 20)) {
+                Peer a = new Peer(infos.first(), 1 << 20);
+                Peer b = new Peer(infos.first(), 1 << 20)) {
             long peer = a.av.insert(b.ep.name());
             long back = b.av.insert(a.ep.name());
             // two receives: one from the initiator by address, one from anyone
@@ -49,7 +50,8 @@ class MessageTest {
     @ValueSource(strings = {"shm", "tcp"})
     void injectWriteLandsAtTheTarget(String provider) {
         try (InfoList infos = Libfabric.getinfo(Peer.hints(provider));
-                Peer a = new Peer(infos.first(), 1 << 16); Peer b = new Peer(infos.first(), 1 << 16)) {
+                Peer a = new Peer(infos.first(), 1 << 16);
+                Peer b = new Peer(infos.first(), 1 << 16)) {
             long peer = a.av.insert(b.ep.name());
             b.av.insert(a.ep.name());
             RemoteRegion remote = b.mr.remote();
@@ -60,15 +62,20 @@ class MessageTest {
             Peer.post(a, b, () -> a.ep.injectWrite(a.mr, 0, n, peer, remote, 1000));
             a.buffer.asSlice(0, n).fill((byte) 0); // the source is free as soon as inject returns
             // an inject-write has no completion anywhere: progress both sides until the bytes show up
-            Peer.progressUntil(a, b, () -> {
-                for (int i = 0; i < n; i++) {
-                    if (b.buffer.get(ValueLayout.JAVA_BYTE, 1000 + i) != (byte) (0x40 + i)) {
-                        return false;
-                    }
-                }
-                return true;
-            }, "inject-write bytes at the target");
-            assertTrue(a.contexts.isEmpty() && b.contexts.isEmpty(), "no completions: " + a.contexts + " " + b.contexts);
+            Peer.progressUntil(
+                    a,
+                    b,
+                    () -> {
+                        for (int i = 0; i < n; i++) {
+                            if (b.buffer.get(ValueLayout.JAVA_BYTE, 1000 + i) != (byte) (0x40 + i)) {
+                                return false;
+                            }
+                        }
+                        return true;
+                    },
+                    "inject-write bytes at the target");
+            assertTrue(
+                    a.contexts.isEmpty() && b.contexts.isEmpty(), "no completions: " + a.contexts + " " + b.contexts);
         }
     }
 }

@@ -15,8 +15,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Which {@code mr_mode} bits the binding honours, proven where a provider here asks for them: shm of libfabric 1.17
- * has a variant that requires {@code FI_MR_HMEM}, and bytes move through it. The bits no provider here can exercise
+ * Which {@code mr_mode} bits the binding honours, proven where a provider here asks for them: shm of libfabric 1.17 has
+ * a variant that requires {@code FI_MR_HMEM}, and bytes move through it. The bits no provider here can exercise
  * ({@code FI_MR_ENDPOINT}, {@code FI_MR_RAW}, ...) are refused by name, in the hints and when opening a fabric.
  */
 class MrModeTest {
@@ -28,14 +28,18 @@ class MrModeTest {
     @Test
     void defaultHintsOfferFiMrHmemAndBytesMoveThroughAProviderThatRequiresIt() {
         try (InfoList infos = Libfabric.getinfo(Hints.rdm().provider("shm"))) {
-            Info info = infos.stream().filter(i -> (i.mrMode() & FabricH.FI_MR_HMEM) != 0).findFirst().orElse(null);
+            Info info = infos.stream()
+                    .filter(i -> (i.mrMode() & FabricH.FI_MR_HMEM) != 0)
+                    .findFirst()
+                    .orElse(null);
             // shm 1.17 answers an offer of FI_MR_HMEM with a variant that requires it; without the offer it is absent
             assertNotNull(info, "shm offers a variant requiring FI_MR_HMEM when it is offered: " + infos);
             assertEquals(0, info.mrMode() & ~Hints.SUPPORTED_MR_MODE, Info.mrModeToString(info.mrMode()));
-            try (Peer a = new Peer(info, 1 << 20); Peer b = new Peer(info, 1 << 20);
+            try (Peer a = new Peer(info, 1 << 20);
+                    Peer b = new Peer(info, 1 << 20);
                     // FI_MR_HMEM: memory registered through fi_mr_regattr with its iface, as device memory must be
-                    MemoryRegion attrRegion = a.domain.registerAttr(a.arena.allocate(1 << 16, 4096),
-                            Domain.ACCESS_ALL)) {
+                    MemoryRegion attrRegion =
+                            a.domain.registerAttr(a.arena.allocate(1 << 16, 4096), Domain.ACCESS_ALL)) {
                 long peer = a.av.insert(b.ep.name());
                 long back = b.av.insert(a.ep.name());
                 RemoteRegion remote = b.mr.remote();
@@ -44,7 +48,10 @@ class MrModeTest {
                     src.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 13 + 1));
                 }
                 Peer.post(a, b, () -> a.ep.writeData(attrRegion, 0, 4096, 77, peer, remote, 8192, 1));
-                Peer.progressUntil(a, b, () -> b.remoteData.contains(77L) && a.contexts.contains(1L),
+                Peer.progressUntil(
+                        a,
+                        b,
+                        () -> b.remoteData.contains(77L) && a.contexts.contains(1L),
                         "writedata from a regattr region");
                 assertEquals(-1, src.asSlice(0, 4096).mismatch(b.buffer.asSlice(8192, 4096)));
 
@@ -61,15 +68,21 @@ class MrModeTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource({"FI_MR_ENDPOINT,fi_mr_bind and fi_mr_enable", "FI_MR_RAW,fi_mr_raw_attr and fi_mr_map_raw",
-        "FI_MR_RMA_EVENT,fi_mr_bind to a counter", "FI_MR_MMU_NOTIFY,fi_mr_refresh",
-        "FI_MR_COLLECTIVE,collective operations"})
+    @CsvSource({
+        "FI_MR_ENDPOINT,fi_mr_bind and fi_mr_enable",
+        "FI_MR_RAW,fi_mr_raw_attr and fi_mr_map_raw",
+        "FI_MR_RMA_EVENT,fi_mr_bind to a counter",
+        "FI_MR_MMU_NOTIFY,fi_mr_refresh",
+        "FI_MR_COLLECTIVE,collective operations"
+    })
     void hintsRefuseAnMrModeTheBindingDoesNotImplementAndSayWhatItWouldNeed(String bit, String need) throws Exception {
         int value = FabricH.class.getField(bit).getInt(null);
         var e = assertThrows(IllegalArgumentException.class, () -> Hints.rdm().mrMode(FabricH.FI_MR_LOCAL | value));
         String m = e.getMessage();
-        assertTrue(m.startsWith("mr_mode FI_MR_LOCAL|" + bit + " cannot be offered: this binding does not implement "
-                + bit + " ("), m);
+        assertTrue(
+                m.startsWith("mr_mode FI_MR_LOCAL|" + bit + " cannot be offered: this binding does not implement " + bit
+                        + " ("),
+                m);
         assertTrue(m.contains(need), m);
         assertTrue(m.contains("It honours FI_MR_LOCAL|FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|FI_MR_PROV_KEY|FI_MR_HMEM"), m);
     }
@@ -102,12 +115,14 @@ class MrModeTest {
             try (InfoList forged = new InfoList(copy, Hints.none())) {
                 Info info = forged.get(0);
                 var e = assertThrows(IllegalArgumentException.class, () -> Fabric.open(info));
-                assertEquals("provider shm on shm requires mr_mode FI_MR_VIRT_ADDR|FI_MR_ENDPOINT, but this binding"
-                        + " does not implement FI_MR_ENDPOINT (FI_MR_ENDPOINT: each region bound to one endpoint with"
-                        + " fi_mr_bind and fi_mr_enable, while regions here belong to the domain and serve all its"
-                        + " endpoints). It honours"
-                        + " FI_MR_LOCAL|FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|FI_MR_PROV_KEY|FI_MR_HMEM:"
-                        + " offer a subset of those, or use a provider that needs no more", e.getMessage());
+                assertEquals(
+                        "provider shm on shm requires mr_mode FI_MR_VIRT_ADDR|FI_MR_ENDPOINT, but this binding"
+                                + " does not implement FI_MR_ENDPOINT (FI_MR_ENDPOINT: each region bound to one endpoint with"
+                                + " fi_mr_bind and fi_mr_enable, while regions here belong to the domain and serve all its"
+                                + " endpoints). It honours"
+                                + " FI_MR_LOCAL|FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|FI_MR_PROV_KEY|FI_MR_HMEM:"
+                                + " offer a subset of those, or use a provider that needs no more",
+                        e.getMessage());
             }
         }
     }

@@ -13,25 +13,33 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The data path allocates nothing on the Java heap: after a warm-up, 10,000 of each of write, writedata, read,
- * send + recv, inject + recv and inject-write, with the completion-queue reads that reap them, are posted from this
- * thread over a real provider while the JVM counts the bytes this thread allocates
- * ({@code com.sun.management.ThreadMXBean#getThreadAllocatedBytes}). Each operation carries its index as data and
- * the test checks it arrived, so the loop cannot pass by doing nothing.
+ * The data path allocates nothing on the Java heap: after a warm-up, 10,000 of each of write, writedata, read, send +
+ * recv, inject + recv and inject-write, with the completion-queue reads that reap them, are posted from this thread
+ * over a real provider while the JVM counts the bytes this thread allocates
+ * ({@code com.sun.management.ThreadMXBean#getThreadAllocatedBytes}). Each operation carries its index as data and the
+ * test checks it arrived, so the loop cannot pass by doing nothing.
  */
 class PostPathAllocationTest {
     static final int OPS = 10_000;
     static final int WARMUP_ROUNDS = 3;
     /**
-     * Bytes allowed over all {@link #OPS} operations of one kind. One allocation per operation costs at least 16
-     * bytes (an object header), 160,000 bytes in all; the slack covers one-off allocations the JVM may charge to
-     * this thread once (a deoptimisation, a lazily built method handle), which do not grow with the count.
+     * Bytes allowed over all {@link #OPS} operations of one kind. One allocation per operation costs at least 16 bytes
+     * (an object header), 160,000 bytes in all; the slack covers one-off allocations the JVM may charge to this thread
+     * once (a deoptimisation, a lazily built method handle), which do not grow with the count.
      */
     static final long SLACK_BYTES = 1024;
+
     static final long SIZE = 64;
     static final long DEADLINE_NANOS = 60_000_000_000L;
 
-    enum Op { WRITE, WRITEDATA, READ, SEND_RECV, INJECT_RECV, INJECT_WRITE }
+    enum Op {
+        WRITE,
+        WRITEDATA,
+        READ,
+        SEND_RECV,
+        INJECT_RECV,
+        INJECT_WRITE
+    }
 
     @BeforeAll
     static void libfabricPresent() {
@@ -42,7 +50,8 @@ class PostPathAllocationTest {
     @CsvSource({"shm,false", "shm,true", "tcp,false", "tcp,true"})
     void postsAndCompletionReadsAllocateNothingPerOperation(String provider, boolean contextPool) {
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        assumeTrue(mx.isThreadAllocatedMemorySupported() && mx.isThreadAllocatedMemoryEnabled(),
+        assumeTrue(
+                mx.isThreadAllocatedMemorySupported() && mx.isThreadAllocatedMemoryEnabled(),
                 "this JVM does not count allocated bytes per thread");
         long tid = Thread.currentThread().threadId();
         try (InfoList infos = Libfabric.getinfo(Peer.hints(provider));
@@ -68,17 +77,20 @@ class PostPathAllocationTest {
                     + OPS
                     + " operations of each kind: " + allocated + " (counter read alone: " + empty + ")");
             for (Map.Entry<Op, Long> e : allocated.entrySet()) {
-                assertTrue(e.getValue() <= SLACK_BYTES, e.getKey() + " over " + provider + " allocated " + e.getValue()
-                        + " bytes in " + OPS + " operations (" + (double) e.getValue() / OPS + " per operation): "
-                        + allocated);
+                assertTrue(
+                        e.getValue() <= SLACK_BYTES,
+                        e.getKey() + " over " + provider + " allocated " + e.getValue()
+                                + " bytes in " + OPS + " operations (" + (double) e.getValue() / OPS
+                                + " per operation): "
+                                + allocated);
             }
             assertEquals(0, a.ep.contextPool() == null ? 0 : a.ep.contextPool().inUse(), "context slots leaked");
         }
     }
 
     /**
-     * One operation in flight at a time, reaped before the next, so every completion is accounted for. Primitive
-     * fields only: the loop must not allocate for its own bookkeeping either.
+     * One operation in flight at a time, reaped before the next, so every completion is accounted for. Primitive fields
+     * only: the loop must not allocate for its own bookkeeping either.
      */
     static final class Loop {
         final Peer a;

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -40,7 +39,8 @@ class RmaTest {
     void writeDataWriteAndReadMoveVerifiedBytes(String provider, long size) {
         try (InfoList infos = Libfabric.getinfo(Peer.hints(provider))) {
             Info info = infos.first();
-            try (Peer initiator = new Peer(info, MAX); Peer target = new Peer(info, MAX)) {
+            try (Peer initiator = new Peer(info, MAX);
+                    Peer target = new Peer(info, MAX)) {
                 long peer = initiator.av.insert(target.ep.name());
                 long back = target.av.insert(initiator.ep.name());
                 assertEquals(0, peer);
@@ -50,8 +50,15 @@ class RmaTest {
                 // writedata: the remote CQ data tells the target the bytes are in place
                 fill(initiator.buffer, size, 1);
                 long tag = 0x5eed0000L + size;
-                Peer.post(initiator, target, () -> initiator.ep.writeData(initiator.mr, 0, size, tag, peer, remote, 0, 11));
-                Peer.progressUntil(initiator, target, () -> !target.remoteData.isEmpty() && initiator.contexts.contains(11L), "writedata");
+                Peer.post(
+                        initiator,
+                        target,
+                        () -> initiator.ep.writeData(initiator.mr, 0, size, tag, peer, remote, 0, 11));
+                Peer.progressUntil(
+                        initiator,
+                        target,
+                        () -> !target.remoteData.isEmpty() && initiator.contexts.contains(11L),
+                        "writedata");
                 assertEquals(tag, target.remoteData.get(0));
                 verify(target.buffer, 0, size, 1);
 
@@ -60,7 +67,11 @@ class RmaTest {
                 fill(initiator.buffer, size, 2);
                 Peer.post(initiator, target, () -> initiator.ep.write(initiator.mr, 0, size, peer, remote, off, 12));
                 Peer.post(initiator, target, () -> initiator.ep.writeData(initiator.mr, 0, 1, 7, peer, remote, 0, 13));
-                Peer.progressUntil(initiator, target, () -> target.remoteData.size() == 2 && initiator.contexts.contains(12L), "write");
+                Peer.progressUntil(
+                        initiator,
+                        target,
+                        () -> target.remoteData.size() == 2 && initiator.contexts.contains(12L),
+                        "write");
                 assertEquals(7L, target.remoteData.get(1));
                 verify(target.buffer, off, size, 2);
 

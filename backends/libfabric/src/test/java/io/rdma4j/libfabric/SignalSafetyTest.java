@@ -40,7 +40,9 @@ class SignalSafetyTest {
                 }
             }
         }
-        try (InfoList shm = Libfabric.getinfo(Peer.hints("shm")); Peer a = new Peer(shm.first(), 4096); Peer b = new Peer(shm.first(), 4096)) {
+        try (InfoList shm = Libfabric.getinfo(Peer.hints("shm"));
+                Peer a = new Peer(shm.first(), 4096);
+                Peer b = new Peer(shm.first(), 4096)) {
             long peer = a.av.insert(b.ep.name());
             Peer.post(a, b, () -> a.ep.writeData(a.mr, 0, 4096, 1, peer, b.mr.remote(), 0, 1));
             Peer.progressUntil(a, b, () -> !b.remoteData.isEmpty(), "writedata");

@@ -9,12 +9,11 @@ import java.util.HexFormat;
 
 /**
  * The target process of {@link TwoProcessTest}: prints its endpoint name and region on stdout, reads the initiator's
- * name on stdin, polls until the initiator's final writedata arrives, verifies every byte and says so.
- * Args: provider, region size, expected remote CQ data.
+ * name on stdin, polls until the initiator's final writedata arrives, verifies every byte and says so. Args: provider,
+ * region size, expected remote CQ data.
  */
 public final class TargetMain {
-    private TargetMain() {
-    }
+    private TargetMain() {}
 
     public static void main(String[] args) throws Exception {
         long sigsegvBefore = Libc.signalHandler(11);
@@ -23,7 +22,8 @@ public final class TargetMain {
         long expectedData = Long.parseLong(args[2]);
         HexFormat hex = HexFormat.of();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        try (InfoList infos = Libfabric.getinfo(Peer.hints(provider)); Peer me = new Peer(infos.first(), size)) {
+        try (InfoList infos = Libfabric.getinfo(Peer.hints(provider));
+                Peer me = new Peer(infos.first(), size)) {
             System.out.println("SIGSEGV " + (Libc.signalHandler(11) == sigsegvBefore ? "kept" : "replaced"));
             System.out.println("NAME " + hex.formatHex(me.ep.name()));
             System.out.println("REGION " + hex.formatHex(me.mr.remote().toBytes()));

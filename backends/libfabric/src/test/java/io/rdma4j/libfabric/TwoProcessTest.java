@@ -14,7 +14,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** A write between two JVM processes: names and region exchanged over the child's stdin/stdout, bytes verified there. */
+/**
+ * A write between two JVM processes: names and region exchanged over the child's stdin/stdout, bytes verified there.
+ */
 class TwoProcessTest {
     static final long SIZE = 8L << 20;
     static final long CHUNK = 1L << 20;
@@ -29,11 +31,14 @@ class TwoProcessTest {
     void writesAcrossProcessesAndTheTargetVerifiesEveryByte(String provider) throws Exception {
         long tag = 0xC0FFEEL;
         Process child = ChildJvm.start(TargetMain.class, provider, Long.toString(SIZE), Long.toString(tag));
-        try (InfoList infos = Libfabric.getinfo(Peer.hints(provider)); Peer me = new Peer(infos.first(), SIZE)) {
-            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        try (InfoList infos = Libfabric.getinfo(Peer.hints(provider));
+                Peer me = new Peer(infos.first(), SIZE)) {
+            BufferedReader out =
+                    new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
             PrintStream in = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
             HexFormat hex = HexFormat.of();
-            assertEquals("SIGSEGV kept", out.readLine(), "the JVM's SIGSEGV handler in the child after loading libfabric");
+            assertEquals(
+                    "SIGSEGV kept", out.readLine(), "the JVM's SIGSEGV handler in the child after loading libfabric");
             byte[] name = hex.parseHex(field(out.readLine(), "NAME"));
             RemoteRegion region = RemoteRegion.fromBytes(hex.parseHex(field(out.readLine(), "REGION")));
             assertEquals(SIZE, region.length());

@@ -27,18 +27,18 @@ import java.util.zip.CRC32C;
 public final class Checkpoint {
     /** The manifest area at the start of the extent. */
     public static final int MANIFEST_BYTES = 64 * 1024;
+
     private static final byte[] MAGIC = "R4JCKPT1".getBytes(StandardCharsets.US_ASCII);
     private static final int VERSION = 1;
 
-    private Checkpoint() {
-    }
+    private Checkpoint() {}
 
     /**
      * One checkpointed buffer.
+     *
      * @param offset bytes from the start of the data area (a multiple of the block size)
      */
-    public record Entry(String name, long offset, long length, int crc32c) {
-    }
+    public record Entry(String name, long offset, long length, int crc32c) {}
 
     /** What a checkpoint holds. */
     public record Manifest(List<Entry> entries, long dataBytes) {
@@ -117,6 +117,7 @@ public final class Checkpoint {
 
     /**
      * Writes every buffer, flushes, then writes and flushes the manifest.
+     *
      * @param buffers names to contents, in the order to lay them out
      */
     public static Manifest write(Controller c, long nsid, long lba, SequencedMap<String, MemorySegment> buffers) {
@@ -125,6 +126,7 @@ public final class Checkpoint {
 
     /**
      * Writes every buffer, flushes, then writes and flushes the manifest, to any {@link Blocks}.
+     *
      * @param buffers names to contents, in the order to lay them out
      */
     public static Manifest write(Blocks c, long lba, SequencedMap<String, MemorySegment> buffers) {
@@ -144,8 +146,8 @@ public final class Checkpoint {
         byte[] manifest = encode(m);
         long capacity = c.blocks();
         if (lba < 0 || lba + m.blocks(bs) > capacity) {
-            throw new IllegalArgumentException("the checkpoint needs " + m.blocks(bs) + " blocks from LBA " + lba + " but " + c
-                    + " has " + capacity);
+            throw new IllegalArgumentException("the checkpoint needs " + m.blocks(bs) + " blocks from LBA " + lba
+                    + " but " + c + " has " + capacity);
         }
         // 1. Invalidate whatever manifest is there, so a crash from here on leaves none.
         await(c.write(lba, MemorySegment.ofArray(new byte[bs])));
@@ -178,6 +180,7 @@ public final class Checkpoint {
 
     /**
      * Reads and checks the manifest at {@code lba}.
+     *
      * @throws NvmeException naming why when there is no complete checkpoint there
      */
     public static Manifest readManifest(Controller c, long nsid, long lba) {
@@ -193,6 +196,7 @@ public final class Checkpoint {
 
     /**
      * Reads every entry into the segment {@code sink} gives for it (at least its length) and verifies its CRC32C.
+     *
      * @throws NvmeException when an entry's CRC32C does not match
      */
     public static void restore(Controller c, long nsid, long lba, Manifest m, Function<Entry, MemorySegment> sink) {
@@ -209,7 +213,8 @@ public final class Checkpoint {
         for (Entry e : m.entries()) {
             MemorySegment s = sink.apply(e);
             if (s.byteSize() < e.length()) {
-                throw new IllegalArgumentException("buffer for '" + e.name() + "' has " + s.byteSize() + " bytes; it needs " + e.length());
+                throw new IllegalArgumentException(
+                        "buffer for '" + e.name() + "' has " + s.byteSize() + " bytes; it needs " + e.length());
             }
             targets.add(s);
             long whole = e.length() / bs * bs;
@@ -234,8 +239,10 @@ public final class Checkpoint {
             }
             int crc = crc32c(s.asSlice(0, e.length()));
             if (crc != e.crc32c()) {
-                throw new NvmeException(String.format("checkpoint entry '%s' read back with CRC32C %08x; the manifest says %08x: the data on the"
-                        + " namespace was changed or damaged after the checkpoint", e.name(), crc, e.crc32c()));
+                throw new NvmeException(String.format(
+                        "checkpoint entry '%s' read back with CRC32C %08x; the manifest says %08x: the data on the"
+                                + " namespace was changed or damaged after the checkpoint",
+                        e.name(), crc, e.crc32c()));
             }
         }
     }
@@ -250,7 +257,8 @@ public final class Checkpoint {
         for (Entry e : m.entries()) {
             byte[] name = e.name().getBytes(StandardCharsets.UTF_8);
             if (name.length > 65535 || o + 2 + name.length + 20 + 4 > MANIFEST_BYTES) {
-                throw new IllegalArgumentException("the manifest does not fit in " + MANIFEST_BYTES + " bytes: use fewer or shorter names");
+                throw new IllegalArgumentException(
+                        "the manifest does not fit in " + MANIFEST_BYTES + " bytes: use fewer or shorter names");
             }
             Le.put16(b, o, name.length);
             System.arraycopy(name, 0, b, o + 2, name.length);
@@ -270,27 +278,31 @@ public final class Checkpoint {
     static Manifest decode(byte[] b, String where) {
         for (int i = 0; i < 8; i++) {
             if (b[i] != MAGIC[i]) {
-                throw new NvmeException("no complete checkpoint at " + where + " (no manifest: the checkpoint was never written,"
-                        + " or was interrupted before its manifest)");
+                throw new NvmeException(
+                        "no complete checkpoint at " + where + " (no manifest: the checkpoint was never written,"
+                                + " or was interrupted before its manifest)");
             }
         }
         int version = Le.i32(b, 8);
         int count = Le.i32(b, 12);
         int end = Le.i32(b, 24);
         if (version != VERSION || count < 0 || end < 32 || end > MANIFEST_BYTES - 4) {
-            throw new NvmeException("checkpoint manifest at " + where + " is damaged or of an unknown version " + version);
+            throw new NvmeException(
+                    "checkpoint manifest at " + where + " is damaged or of an unknown version " + version);
         }
         CRC32C crc = new CRC32C();
         crc.update(b, 0, end);
         if ((int) crc.getValue() != Le.i32(b, end)) {
-            throw new NvmeException("checkpoint manifest at " + where + " fails its CRC32C: it is damaged; the checkpoint is not usable");
+            throw new NvmeException("checkpoint manifest at " + where
+                    + " fails its CRC32C: it is damaged; the checkpoint is not usable");
         }
         List<Entry> entries = new ArrayList<>();
         int o = 32;
         for (int i = 0; i < count; i++) {
             int n = Le.u16(b, o);
             if (o + 2 + n + 20 > end) {
-                throw new NvmeException("checkpoint manifest at " + where + " is inconsistent (entry " + i + " runs past its end)");
+                throw new NvmeException(
+                        "checkpoint manifest at " + where + " is inconsistent (entry " + i + " runs past its end)");
             }
             String name = new String(b, o + 2, n, StandardCharsets.UTF_8);
             o += 2 + n;

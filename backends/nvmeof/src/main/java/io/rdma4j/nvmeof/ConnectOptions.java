@@ -15,13 +15,28 @@ import java.time.Duration;
  * @param connectTimeout for the TCP connect, ICResp and each bring-up step
  * @param ioTimeout a command without a completion after this long resets its connection; zero waits forever
  * @param sourceAddress local address of the NIC to leave by (TCP binds to it, RDMA-CM resolves from it); null lets the
- *                      kernel's route choose
+ *     kernel's route choose
  */
-public record ConnectOptions(HostIdentity identity, int ioQueues, int queueDepth, Duration keepAlive, boolean headerDigest,
-                             boolean dataDigest, Duration connectTimeout, Duration ioTimeout, InetAddress sourceAddress) {
+public record ConnectOptions(
+        HostIdentity identity,
+        int ioQueues,
+        int queueDepth,
+        Duration keepAlive,
+        boolean headerDigest,
+        boolean dataDigest,
+        Duration connectTimeout,
+        Duration ioTimeout,
+        InetAddress sourceAddress) {
     /** Options leaving by the kernel's route. */
-    public ConnectOptions(HostIdentity identity, int ioQueues, int queueDepth, Duration keepAlive, boolean headerDigest,
-                          boolean dataDigest, Duration connectTimeout, Duration ioTimeout) {
+    public ConnectOptions(
+            HostIdentity identity,
+            int ioQueues,
+            int queueDepth,
+            Duration keepAlive,
+            boolean headerDigest,
+            boolean dataDigest,
+            Duration connectTimeout,
+            Duration ioTimeout) {
         this(identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, null);
     }
 
@@ -40,42 +55,62 @@ public record ConnectOptions(HostIdentity identity, int ioQueues, int queueDepth
         }
     }
 
-    /** @return 4 I/O queues of depth 128, keep-alive 10 s, no digests, connect timeout 10 s, I/O timeout 30 s, the kernel's route */
+    /**
+     * @return 4 I/O queues of depth 128, keep-alive 10 s, no digests, connect timeout 10 s, I/O timeout 30 s, the
+     *     kernel's route
+     */
     public static ConnectOptions defaults() {
-        return new ConnectOptions(null, 4, 128, Duration.ofSeconds(10), false, false, Duration.ofSeconds(10), Duration.ofSeconds(30), null);
+        return new ConnectOptions(
+                null,
+                4,
+                128,
+                Duration.ofSeconds(10),
+                false,
+                false,
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(30),
+                null);
     }
 
     public ConnectOptions withIdentity(HostIdentity v) {
-        return new ConnectOptions(v, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
+        return new ConnectOptions(
+                v, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
     }
 
     public ConnectOptions withIoQueues(int v) {
-        return new ConnectOptions(identity, v, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
+        return new ConnectOptions(
+                identity, v, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
     }
 
     public ConnectOptions withQueueDepth(int v) {
-        return new ConnectOptions(identity, ioQueues, v, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
+        return new ConnectOptions(
+                identity, ioQueues, v, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
     }
 
     public ConnectOptions withKeepAlive(Duration v) {
-        return new ConnectOptions(identity, ioQueues, queueDepth, v, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
+        return new ConnectOptions(
+                identity, ioQueues, queueDepth, v, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
     }
 
     public ConnectOptions withDigests(boolean header, boolean data) {
-        return new ConnectOptions(identity, ioQueues, queueDepth, keepAlive, header, data, connectTimeout, ioTimeout, sourceAddress);
+        return new ConnectOptions(
+                identity, ioQueues, queueDepth, keepAlive, header, data, connectTimeout, ioTimeout, sourceAddress);
     }
 
     public ConnectOptions withConnectTimeout(Duration v) {
-        return new ConnectOptions(identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, v, ioTimeout, sourceAddress);
+        return new ConnectOptions(
+                identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, v, ioTimeout, sourceAddress);
     }
 
     public ConnectOptions withIoTimeout(Duration v) {
-        return new ConnectOptions(identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, v, sourceAddress);
+        return new ConnectOptions(
+                identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, v, sourceAddress);
     }
 
     /** @return these options leaving from {@code v}, a local address of the NIC to use (null: the kernel's route) */
     public ConnectOptions withSourceAddress(InetAddress v) {
-        return new ConnectOptions(identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, v);
+        return new ConnectOptions(
+                identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, v);
     }
 
     /** @return the identity to use: the given one, else the persistent one */

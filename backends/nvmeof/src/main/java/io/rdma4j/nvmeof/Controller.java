@@ -19,10 +19,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -70,6 +70,7 @@ public final class Controller implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
+
     private static final ScheduledExecutorService KEEP_ALIVE = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "nvmeof-keep-alive");
         t.setDaemon(true);
@@ -90,11 +91,25 @@ public final class Controller implements AutoCloseable {
     private boolean closed;
 
     /** Everything one bring-up created; {@link #reconnect()} replaces it whole. */
-    private record Session(FabricQueue admin, List<FabricQueue> io, RdmaResources rdma, int cntlid, long cap, int version, ControllerInfo info, long maxTransfer,
-                           int depth, ScheduledFuture<?> keepAlive, int asyncEventRequests) {
-    }
+    private record Session(
+            FabricQueue admin,
+            List<FabricQueue> io,
+            RdmaResources rdma,
+            int cntlid,
+            long cap,
+            int version,
+            ControllerInfo info,
+            long maxTransfer,
+            int depth,
+            ScheduledFuture<?> keepAlive,
+            int asyncEventRequests) {}
 
-    private Controller(Target target, String subsystemNqn, ConnectOptions options, TcpQueue.Connector connector, boolean discovery) {
+    private Controller(
+            Target target,
+            String subsystemNqn,
+            ConnectOptions options,
+            TcpQueue.Connector connector,
+            boolean discovery) {
         HostIdentity.validateNqn(subsystemNqn, "subsystem NQN");
         this.target = target;
         this.subsystemNqn = subsystemNqn;
@@ -106,6 +121,7 @@ public final class Controller implements AutoCloseable {
 
     /**
      * Connects to subsystem {@code subsystemNqn} at {@code target} and brings up its controller and I/O queues.
+     *
      * @throws NvmeStatusException when the controller refuses (e.g. Connect Invalid Parameters for an unknown NQN)
      * @throws NvmeConnectionException when the target cannot be reached
      */
@@ -113,7 +129,8 @@ public final class Controller implements AutoCloseable {
         return connect(target, subsystemNqn, options, TcpQueue.Connector.PLAIN);
     }
 
-    static Controller connect(Target target, String subsystemNqn, ConnectOptions options, TcpQueue.Connector connector) {
+    static Controller connect(
+            Target target, String subsystemNqn, ConnectOptions options, TcpQueue.Connector connector) {
         Controller c = new Controller(target, subsystemNqn, options, connector, subsystemNqn.equals(DISCOVERY_NQN));
         c.session = c.bringUp();
         return c;
@@ -147,11 +164,18 @@ public final class Controller implements AutoCloseable {
         try {
             int kato = (int) options.keepAlive().toMillis();
             byte[] connectData = Sqe.connectData(identity.idBytes(), 0xffff, subsystemNqn, identity.nqn());
-            Cqe c = call(admin, Sqe.connect(0, ADMIN_DEPTH - 1, kato, false), heap(connectData, true),
-                    "Connect(qid=0, subnqn=" + subsystemNqn + ", hostnqn=" + identity.nqn() + ")", true);
+            Cqe c = call(
+                    admin,
+                    Sqe.connect(0, ADMIN_DEPTH - 1, kato, false),
+                    heap(connectData, true),
+                    "Connect(qid=0, subnqn=" + subsystemNqn + ", hostnqn=" + identity.nqn() + ")",
+                    true);
             int cntlid = c.dw0() & 0xffff;
-            long cap = call(admin, Sqe.propertyGet(Sqe.PROP_CAP, true), FabricQueue.Data.NONE, "Property Get CAP", true).value64();
-            int version = call(admin, Sqe.propertyGet(Sqe.PROP_VS, false), FabricQueue.Data.NONE, "Property Get VS", true).dw0();
+            long cap = call(admin, Sqe.propertyGet(Sqe.PROP_CAP, true), FabricQueue.Data.NONE, "Property Get CAP", true)
+                    .value64();
+            int version = call(
+                            admin, Sqe.propertyGet(Sqe.PROP_VS, false), FabricQueue.Data.NONE, "Property Get VS", true)
+                    .dw0();
             int mpsMin = (int) (cap >>> 48 & 0xf);
             long pageSize = 4096L << mpsMin;
             if (!discovery && (cap >>> 37 & 1) == 0) {
@@ -159,7 +183,12 @@ public final class Controller implements AutoCloseable {
                         + ") lacks the NVM command set, the only one this host speaks");
             }
             int cc = 1 | mpsMin << 7 | 6 << 16 | 4 << 20; // EN, MPS, CSS NVM, IOSQES 64 B, IOCQES 16 B
-            call(admin, Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL), FabricQueue.Data.NONE, "Property Set CC.EN", true);
+            call(
+                    admin,
+                    Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL),
+                    FabricQueue.Data.NONE,
+                    "Property Set CC.EN",
+                    true);
             long readyMs = Math.max(1000, (cap >>> 24 & 0xff) * 500);
             waitStatus(admin, readyMs, true);
             byte[] id = new byte[ControllerInfo.SIZE];
@@ -167,11 +196,27 @@ public final class Controller implements AutoCloseable {
             ControllerInfo info = ControllerInfo.parse(id);
             long maxTransfer = Math.min(info.maxTransferBytes(pageSize), MAX_COMMAND_BYTES);
             if (discovery) {
-                return new Session(admin, List.of(), rdma, cntlid, cap, version, info, Math.min(maxTransfer, ADMIN_MAX_DATA), 0, null, 0);
+                return new Session(
+                        admin,
+                        List.of(),
+                        rdma,
+                        cntlid,
+                        cap,
+                        version,
+                        info,
+                        Math.min(maxTransfer, ADMIN_MAX_DATA),
+                        0,
+                        null,
+                        0);
             }
             int want = options.ioQueues();
-            int granted = call(admin, Sqe.setFeatures(Sqe.FID_NUMBER_OF_QUEUES, (want - 1) | (want - 1) << 16), FabricQueue.Data.NONE,
-                    "Set Features Number of Queues(" + want + ")", false).dw0();
+            int granted = call(
+                            admin,
+                            Sqe.setFeatures(Sqe.FID_NUMBER_OF_QUEUES, (want - 1) | (want - 1) << 16),
+                            FabricQueue.Data.NONE,
+                            "Set Features Number of Queues(" + want + ")",
+                            false)
+                    .dw0();
             int queues = Math.min(want, Math.min((granted & 0xffff) + 1, (granted >>> 16) + 1));
             int depth = (int) Math.min(options.queueDepth(), (cap & 0xffff) + 1);
             if (info.maxcmd() > 0) {
@@ -179,10 +224,16 @@ public final class Controller implements AutoCloseable {
             }
             int inCapsule = (int) Math.min(info.inCapsuleDataBytes(), maxTransfer);
             for (int q = 1; q <= queues; q++) {
-                FabricQueue queue = openQueue(rdma, q, depth, cntlid, options.ioTimeout(), (int) maxTransfer, inCapsule);
+                FabricQueue queue =
+                        openQueue(rdma, q, depth, cntlid, options.ioTimeout(), (int) maxTransfer, inCapsule);
                 io.add(queue);
                 byte[] d = Sqe.connectData(identity.idBytes(), cntlid, subsystemNqn, identity.nqn());
-                call(queue, Sqe.connect(q, depth - 1, 0, false), heap(d, true), "Connect(qid=" + q + ", cntlid=" + cntlid + ")", true);
+                call(
+                        queue,
+                        Sqe.connect(q, depth - 1, 0, false),
+                        heap(d, true),
+                        "Connect(qid=" + q + ", cntlid=" + cntlid + ")",
+                        true);
             }
             ScheduledFuture<?> ka = null;
             if (kato > 0 && info.kas() != 0) {
@@ -208,28 +259,55 @@ public final class Controller implements AutoCloseable {
      * Opens one queue of this controller's transport. On NVMe/RDMA the admin queue carries no in-capsule data (the
      * kernel target gives its admin queue no in-capsule buffers) and every queue shares {@code rdma}'s registrations.
      */
-    private FabricQueue openQueue(RdmaResources rdma, int qid, int depth, int cntlid, Duration ioTimeout, int maxData, int inCapsule) {
+    private FabricQueue openQueue(
+            RdmaResources rdma, int qid, int depth, int cntlid, Duration ioTimeout, int maxData, int inCapsule) {
         Duration step = options.connectTimeout();
         String name = target + (qid == 0 ? " admin" : " qid " + qid);
         return switch (target.transport()) {
-            case TCP -> TcpQueue.open(address(), name, new TcpQueue.Config(qid, depth, options.headerDigest(), options.dataDigest(), step, ioTimeout,
-                    maxData, inCapsule), connector == TcpQueue.Connector.PLAIN ? TcpQueue.Connector.leavingFrom(options.sourceAddress()) : connector);
-            case RDMA -> RdmaQueue.open(target.host(), target.port(), options.sourceAddress(), name, new RdmaQueue.Config(qid, depth, cntlid, step, ioTimeout, maxData,
-                    qid == 0 ? 0 : inCapsule), rdma);
+            case TCP ->
+                TcpQueue.open(
+                        address(),
+                        name,
+                        new TcpQueue.Config(
+                                qid,
+                                depth,
+                                options.headerDigest(),
+                                options.dataDigest(),
+                                step,
+                                ioTimeout,
+                                maxData,
+                                inCapsule),
+                        connector == TcpQueue.Connector.PLAIN
+                                ? TcpQueue.Connector.leavingFrom(options.sourceAddress())
+                                : connector);
+            case RDMA ->
+                RdmaQueue.open(
+                        target.host(),
+                        target.port(),
+                        options.sourceAddress(),
+                        name,
+                        new RdmaQueue.Config(qid, depth, cntlid, step, ioTimeout, maxData, qid == 0 ? 0 : inCapsule),
+                        rdma);
         };
     }
 
     /**
      * Enables the notices the controller offers (OAES) and sends min(AERL + 1, {@value #MAX_ASYNC_EVENT_REQUESTS})
      * Asynchronous Event Requests.
+     *
      * @return how many were sent
      */
     private int armAsyncEvents(FabricQueue admin, List<FabricQueue> io, ControllerInfo info) {
         int notices = info.oaes() & AEN_NOTICES;
         if (notices != 0) {
             // A controller that refuses the configuration keeps its default one, whose events still arrive: not fatal.
-            await(admin.submit(Sqe.setFeatures(Sqe.FID_ASYNC_EVENT_CONFIG, notices), FabricQueue.Data.NONE,
-                    "Set Features Asynchronous Event Configuration"), options.connectTimeout(), target + ": Set Features Asynchronous Event Configuration");
+            await(
+                    admin.submit(
+                            Sqe.setFeatures(Sqe.FID_ASYNC_EVENT_CONFIG, notices),
+                            FabricQueue.Data.NONE,
+                            "Set Features Asynchronous Event Configuration"),
+                    options.connectTimeout(),
+                    target + ": Set Features Asynchronous Event Configuration");
         }
         int n = Math.min(info.aerl() + 1, MAX_ASYNC_EVENT_REQUESTS);
         for (int i = 0; i < n; i++) {
@@ -240,59 +318,66 @@ public final class Controller implements AutoCloseable {
 
     /** Sends one Asynchronous Event Request; its completion reads the named log page, reports the event and re-arms. */
     private void asyncEventRequest(FabricQueue admin, List<FabricQueue> io) {
-        admin.submitUntimed(Sqe.asyncEventRequest(), "Asynchronous Event Request").whenComplete((cqe, ex) -> {
-            if (ex != null || admin.failure() != null || !cqe.ok()) {
-                // The connection closed or failed (a reconnect arms new requests), or the controller ended this request
-                // with an error status (Asynchronous Event Request Limit Exceeded, aborted at shutdown): not re-armed.
-                return;
-            }
-            int dw0 = cqe.dw0();
-            int type = dw0 & 0x7;
-            int info = dw0 >>> 8 & 0xff;
-            int logPage = dw0 >>> 16 & 0xff;
-            if (!AsyncEvent.definedType(type) || logPage == 0) {
-                NvmeProtocolException why = new NvmeProtocolException(target + ": the controller completed an Asynchronous Event Request with "
-                        + (AsyncEvent.definedType(type) ? "log page identifier 0 (reserved)" : "reserved event type " + type)
-                        + String.format(" (DW0 0x%08x); the connection was closed: call reconnect()", dw0));
-                io.forEach(q -> q.fail(why));
-                admin.fail(why);
-                return;
-            }
-            readEventLog(admin, io, type, info, logPage);
-        });
+        admin.submitUntimed(Sqe.asyncEventRequest(), "Asynchronous Event Request")
+                .whenComplete((cqe, ex) -> {
+                    if (ex != null || admin.failure() != null || !cqe.ok()) {
+                        // The connection closed or failed (a reconnect arms new requests), or the controller ended this
+                        // request
+                        // with an error status (Asynchronous Event Request Limit Exceeded, aborted at shutdown): not
+                        // re-armed.
+                        return;
+                    }
+                    int dw0 = cqe.dw0();
+                    int type = dw0 & 0x7;
+                    int info = dw0 >>> 8 & 0xff;
+                    int logPage = dw0 >>> 16 & 0xff;
+                    if (!AsyncEvent.definedType(type) || logPage == 0) {
+                        NvmeProtocolException why = new NvmeProtocolException(target
+                                + ": the controller completed an Asynchronous Event Request with "
+                                + (AsyncEvent.definedType(type)
+                                        ? "log page identifier 0 (reserved)"
+                                        : "reserved event type " + type)
+                                + String.format(" (DW0 0x%08x); the connection was closed: call reconnect()", dw0));
+                        io.forEach(q -> q.fail(why));
+                        admin.fail(why);
+                        return;
+                    }
+                    readEventLog(admin, io, type, info, logPage);
+                });
     }
 
     /** Reads (and so clears) the log page an event names, then reports the event and sends a new request. */
     private void readEventLog(FabricQueue admin, List<FabricQueue> io, int type, int info, int logPage) {
         byte[] log = new byte[logPage == Sqe.LID_CHANGED_NAMESPACES ? 4096 : logPage == Sqe.LID_ERROR ? 64 : 512];
         String what = String.format("Get Log Page(0x%02x, clearing an asynchronous event)", logPage);
-        admin.submit(Sqe.getLogPage(logPage, Sqe.NSID_ALL, 0, log.length), heap(log, false), what).whenComplete((cqe, ex) -> {
-            if (ex != null || admin.failure() != null) {
-                return;
-            }
-            List<Long> changed = new ArrayList<>();
-            boolean more = false;
-            if (cqe.ok() && logPage == Sqe.LID_CHANGED_NAMESPACES) {
-                more = Le.u32(log, 0) == Sqe.NSID_ALL;
-                for (int i = 0; i < 1024 && !more; i++) {
-                    long nsid = Le.u32(log, i * 4);
-                    if (nsid == 0) {
-                        break;
+        admin.submit(Sqe.getLogPage(logPage, Sqe.NSID_ALL, 0, log.length), heap(log, false), what)
+                .whenComplete((cqe, ex) -> {
+                    if (ex != null || admin.failure() != null) {
+                        return;
                     }
-                    changed.add(nsid);
-                }
-            }
-            AsyncEvent e = new AsyncEvent(type, info, logPage, changed, more);
-            if (e.namespaceAttributeChanged()) {
-                if (more) {
-                    namespaces.clear();
-                } else {
-                    changed.forEach(namespaces::remove);
-                }
-            }
-            deliver(e);
-            asyncEventRequest(admin, io);
-        });
+                    List<Long> changed = new ArrayList<>();
+                    boolean more = false;
+                    if (cqe.ok() && logPage == Sqe.LID_CHANGED_NAMESPACES) {
+                        more = Le.u32(log, 0) == Sqe.NSID_ALL;
+                        for (int i = 0; i < 1024 && !more; i++) {
+                            long nsid = Le.u32(log, i * 4);
+                            if (nsid == 0) {
+                                break;
+                            }
+                            changed.add(nsid);
+                        }
+                    }
+                    AsyncEvent e = new AsyncEvent(type, info, logPage, changed, more);
+                    if (e.namespaceAttributeChanged()) {
+                        if (more) {
+                            namespaces.clear();
+                        } else {
+                            changed.forEach(namespaces::remove);
+                        }
+                    }
+                    deliver(e);
+                    asyncEventRequest(admin, io);
+                });
     }
 
     private void deliver(AsyncEvent e) {
@@ -305,7 +390,8 @@ public final class Controller implements AutoCloseable {
                     l.accept(e);
                 } catch (RuntimeException x) {
                     Thread t = Thread.currentThread();
-                    t.getUncaughtExceptionHandler().uncaughtException(t, x); // one failing listener does not silence the others
+                    t.getUncaughtExceptionHandler()
+                            .uncaughtException(t, x); // one failing listener does not silence the others
                 }
             }
         });
@@ -314,6 +400,7 @@ public final class Controller implements AutoCloseable {
     /**
      * Calls {@code listener} with every asynchronous event from now on, on a dedicated thread (it may call this
      * controller). Events arrive until {@link #close()}, across {@link #reconnect()}.
+     *
      * @return closing it removes the listener
      */
     public AutoCloseable onAsyncEvent(Consumer<AsyncEvent> listener) {
@@ -325,13 +412,17 @@ public final class Controller implements AutoCloseable {
     /**
      * Takes the oldest asynchronous event not yet taken (the last {@value #EVENT_BACKLOG} are kept), waiting up to
      * {@code timeout} for one.
+     *
      * @return the event, or null when none arrived in time
      */
     public AsyncEvent pollAsyncEvent(Duration timeout) throws InterruptedException {
         return events.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    /** @return how many Asynchronous Event Requests bring-up sent (min(AERL + 1, {@value #MAX_ASYNC_EVENT_REQUESTS}); 0 on discovery) */
+    /**
+     * @return how many Asynchronous Event Requests bring-up sent (min(AERL + 1, {@value #MAX_ASYNC_EVENT_REQUESTS}); 0
+     *     on discovery)
+     */
     public int asyncEventRequests() {
         return live().asyncEventRequests();
     }
@@ -341,9 +432,13 @@ public final class Controller implements AutoCloseable {
             return;
         }
         admin.submit(Sqe.keepAlive(), FabricQueue.Data.NONE, "Keep Alive").whenComplete((cqe, ex) -> {
-            NvmeException why = ex != null ? new NvmeConnectionException(target + ": keep-alive failed: " + unwrap(ex).getMessage(), unwrap(ex))
-                    : cqe.ok() ? null : new NvmeConnectionException(target + ": keep-alive failed: "
-                    + NvmeStatusException.name(false, cqe.sct(), cqe.sc()) + "; call reconnect()");
+            NvmeException why = ex != null
+                    ? new NvmeConnectionException(
+                            target + ": keep-alive failed: " + unwrap(ex).getMessage(), unwrap(ex))
+                    : cqe.ok()
+                            ? null
+                            : new NvmeConnectionException(target + ": keep-alive failed: "
+                                    + NvmeStatusException.name(false, cqe.sct(), cqe.sc()) + "; call reconnect()");
             if (why != null) {
                 io.forEach(q -> q.fail(why));
                 admin.fail(why);
@@ -354,11 +449,18 @@ public final class Controller implements AutoCloseable {
     private void waitStatus(FabricQueue admin, long timeoutMs, boolean ready) {
         long deadline = System.nanoTime() + timeoutMs * 1_000_000;
         while (true) {
-            int csts = call(admin, Sqe.propertyGet(Sqe.PROP_CSTS, false), FabricQueue.Data.NONE, "Property Get CSTS", true).dw0();
+            int csts = call(
+                            admin,
+                            Sqe.propertyGet(Sqe.PROP_CSTS, false),
+                            FabricQueue.Data.NONE,
+                            "Property Get CSTS",
+                            true)
+                    .dw0();
             if ((csts & 2) != 0) {
-                throw new NvmeException(target + " " + subsystemNqn + ": the controller reports a fatal status (CSTS.CFS, CSTS=0x"
-                        + Integer.toHexString(csts) + ") " + (ready ? "while enabling" : "while shutting down")
-                        + "; the target needs attention (its log says why)");
+                throw new NvmeException(
+                        target + " " + subsystemNqn + ": the controller reports a fatal status (CSTS.CFS, CSTS=0x"
+                                + Integer.toHexString(csts) + ") " + (ready ? "while enabling" : "while shutting down")
+                                + "; the target needs attention (its log says why)");
             }
             if (ready ? (csts & 1) != 0 : (csts >>> 2 & 3) == 2) {
                 return;
@@ -458,7 +560,9 @@ public final class Controller implements AutoCloseable {
 
     /** @return whether NVMe/TCP header and data digests are on (as negotiated); both false on NVMe/RDMA */
     public boolean[] digests() {
-        return live().admin() instanceof TcpQueue a ? new boolean[] {a.headerDigest(), a.dataDigest()} : new boolean[] {false, false};
+        return live().admin() instanceof TcpQueue a
+                ? new boolean[] {a.headerDigest(), a.dataDigest()}
+                : new boolean[] {false, false};
     }
 
     /** @return MAXH2CDATA the admin queue's ICResp announced (NVMe/TCP), 0 on NVMe/RDMA */
@@ -497,7 +601,10 @@ public final class Controller implements AutoCloseable {
         long start = 0;
         while (true) {
             byte[] d = new byte[4096];
-            admin(Sqe.identify(Sqe.CNS_ACTIVE_NS_LIST, start, d.length), heap(d, false), "Identify Active Namespace List(from " + start + ")");
+            admin(
+                    Sqe.identify(Sqe.CNS_ACTIVE_NS_LIST, start, d.length),
+                    heap(d, false),
+                    "Identify Active Namespace List(from " + start + ")");
             int n = 0;
             for (int i = 0; i < 1024; i++) {
                 long nsid = Le.u32(d, i * 4);
@@ -562,7 +669,9 @@ public final class Controller implements AutoCloseable {
         for (int off = 0; off < length; off += chunk) {
             int n = Math.min(chunk, length - off);
             byte[] d = new byte[n];
-            admin(Sqe.getLogPage(Sqe.LID_DISCOVERY, 0, offset + off, n), heap(d, false),
+            admin(
+                    Sqe.getLogPage(Sqe.LID_DISCOVERY, 0, offset + off, n),
+                    heap(d, false),
                     "Get Log Page(discovery, offset=" + (offset + off) + ", length=" + n + ")");
             System.arraycopy(d, 0, out, off, n);
         }
@@ -571,6 +680,7 @@ public final class Controller implements AutoCloseable {
 
     /**
      * Reads {@code buffer.byteSize()} bytes (a multiple of the block size) from {@code lba} into {@code buffer}.
+     *
      * @param buffer any writable segment: native (registered or not) or heap
      */
     public CompletableFuture<Void> read(long nsid, long lba, MemorySegment buffer) {
@@ -589,8 +699,9 @@ public final class Controller implements AutoCloseable {
 
     private CompletableFuture<Void> transfer(boolean write, long nsid, long lba, MemorySegment buffer) {
         if (!live().admin().accessible(buffer)) {
-            throw new IllegalArgumentException((write ? "write" : "read") + " buffer belongs to a confined arena, so the queue threads cannot"
-                    + " move its data: allocate it from Arena.ofShared() (or Arena.global(), or use a heap segment)");
+            throw new IllegalArgumentException(
+                    (write ? "write" : "read") + " buffer belongs to a confined arena, so the queue threads cannot"
+                            + " move its data: allocate it from Arena.ofShared() (or Arena.global(), or use a heap segment)");
         }
         NamespaceInfo ns = namespace(nsid);
         long len = buffer.byteSize();
@@ -604,7 +715,10 @@ public final class Controller implements AutoCloseable {
         }
         long chunk = Math.min(live().maxTransfer(), 65536L * bs) / bs * bs;
         if (len <= chunk) { // one command: no list, no combined future
-            return io(Sqe.readWrite(write, nsid, lba, (int) (len / bs)), new FabricQueue.Data(buffer, 0, (int) len, write), null);
+            return io(
+                    Sqe.readWrite(write, nsid, lba, (int) (len / bs)),
+                    new FabricQueue.Data(buffer, 0, (int) len, write),
+                    null);
         }
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (long off = 0; off < len; off += chunk) {
@@ -627,16 +741,21 @@ public final class Controller implements AutoCloseable {
     public CompletableFuture<Void> writeZeroes(long nsid, long lba, long blocks) {
         checkNsid(nsid);
         if (!live().info().supportsWriteZeroes()) {
-            throw new UnsupportedOperationException("controller " + live().info().model() + " does not support Write Zeroes (ONCS bit 3 clear):"
-                    + " write a zero-filled buffer instead");
+            throw new UnsupportedOperationException(
+                    "controller " + live().info().model() + " does not support Write Zeroes (ONCS bit 3 clear):"
+                            + " write a zero-filled buffer instead");
         }
         if (blocks < 1 || lba < 0) {
-            throw new IllegalArgumentException("writeZeroes(lba=" + lba + ", blocks=" + blocks + "): need lba >= 0 and blocks >= 1");
+            throw new IllegalArgumentException(
+                    "writeZeroes(lba=" + lba + ", blocks=" + blocks + "): need lba >= 0 and blocks >= 1");
         }
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (long b = 0; b < blocks; b += 65536) {
             int n = (int) Math.min(65536, blocks - b);
-            parts.add(io(Sqe.writeZeroes(nsid, lba + b, n), FabricQueue.Data.NONE, "Write Zeroes(nsid=" + nsid + ", slba=" + (lba + b) + ", blocks=" + n + ")"));
+            parts.add(io(
+                    Sqe.writeZeroes(nsid, lba + b, n),
+                    FabricQueue.Data.NONE,
+                    "Write Zeroes(nsid=" + nsid + ", slba=" + (lba + b) + ", blocks=" + n + ")"));
         }
         return all(parts);
     }
@@ -645,13 +764,16 @@ public final class Controller implements AutoCloseable {
     private CompletableFuture<Void> io(byte[] sqe, FabricQueue.Data data, String what) {
         Session s = live();
         if (s.io().isEmpty()) {
-            throw new IllegalStateException((what != null ? what : Sqe.describe(sqe)) + ": a discovery controller has no I/O queues");
+            throw new IllegalStateException(
+                    (what != null ? what : Sqe.describe(sqe)) + ": a discovery controller has no I/O queues");
         }
         FabricQueue q = s.io().get(Math.floorMod(nextQueue.getAndIncrement(), s.io().size()));
         NvmeException down = q.failure();
         if (down != null) {
-            return CompletableFuture.failedFuture(new NvmeConnectionException((what != null ? what : Sqe.describe(sqe))
-                    + ": the connection is down (" + down.getMessage() + "); call reconnect()", down));
+            return CompletableFuture.failedFuture(new NvmeConnectionException(
+                    (what != null ? what : Sqe.describe(sqe)) + ": the connection is down (" + down.getMessage()
+                            + "); call reconnect()",
+                    down));
         }
         // Completes with the failure itself (never wrapped in a CompletionException), like a split transfer's all().
         CompletableFuture<Void> result = new CompletableFuture<>();
@@ -659,8 +781,8 @@ public final class Controller implements AutoCloseable {
             if (t != null) {
                 result.completeExceptionally(unwrap(t));
             } else if (!cqe.ok()) {
-                result.completeExceptionally(new NvmeStatusException(what != null ? what : Sqe.describe(sqe), false, cqe.sct(), cqe.sc(),
-                        cqe.dnr(), cqe.dw0()));
+                result.completeExceptionally(new NvmeStatusException(
+                        what != null ? what : Sqe.describe(sqe), false, cqe.sct(), cqe.sc(), cqe.dnr(), cqe.dw0()));
             } else {
                 result.complete(null);
             }
@@ -741,7 +863,12 @@ public final class Controller implements AutoCloseable {
         }
         try {
             int cc = (int) (1 | (s.cap() >>> 48 & 0xf) << 7 | 6 << 16 | 4 << 20 | 1 << 14);
-            call(s.admin(), Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL), FabricQueue.Data.NONE, "Property Set CC.SHN", true);
+            call(
+                    s.admin(),
+                    Sqe.propertySet(Sqe.PROP_CC, false, cc & 0xffffffffL),
+                    FabricQueue.Data.NONE,
+                    "Property Set CC.SHN",
+                    true);
             waitStatus(s.admin(), 5000, false);
         } catch (NvmeConnectionException e) {
             // the connection dropped while shutting down: the target tears the controller down itself
@@ -751,7 +878,7 @@ public final class Controller implements AutoCloseable {
     @Override
     public String toString() {
         Session s = session;
-        return "Controller[" + target + " " + subsystemNqn + (s == null ? ", closed" : ", cntlid=" + s.cntlid() + ", " + s.io().size() + " I/O queues")
-                + "]";
+        return "Controller[" + target + " " + subsystemNqn
+                + (s == null ? ", closed" : ", cntlid=" + s.cntlid() + ", " + s.io().size() + " I/O queues") + "]";
     }
 }

@@ -25,9 +25,26 @@ import io.rdma4j.nvmeof.internal.Le;
  * @param aerl asynchronous event request limit, 0-based (AERL): the controller takes aerl + 1 outstanding requests
  * @param oaes optional asynchronous events supported (OAES); bit 8 = Namespace Attribute Notices
  */
-public record ControllerInfo(int vendorId, String serial, String model, String firmware, int mdts, int cntlid, int version, int kas,
-                             int maxcmd, long namespaces, int oncs, int vwc, int sgls, String subsystemNqn, long ioccsz, long iorcsz,
-                             int icdoff, int aerl, int oaes) {
+public record ControllerInfo(
+        int vendorId,
+        String serial,
+        String model,
+        String firmware,
+        int mdts,
+        int cntlid,
+        int version,
+        int kas,
+        int maxcmd,
+        long namespaces,
+        int oncs,
+        int vwc,
+        int sgls,
+        String subsystemNqn,
+        long ioccsz,
+        long iorcsz,
+        int icdoff,
+        int aerl,
+        int oaes) {
     /** Identify data is 4096 bytes. */
     public static final int SIZE = 4096;
 
@@ -35,20 +52,39 @@ public record ControllerInfo(int vendorId, String serial, String model, String f
         if (d.length < SIZE) {
             throw new NvmeProtocolException("Identify Controller data is " + d.length + " bytes; it must be " + SIZE);
         }
-        return new ControllerInfo(Le.u16(d, 0), Le.ascii(d, 4, 20), Le.ascii(d, 24, 40), Le.ascii(d, 64, 8), Le.u8(d, 77), Le.u16(d, 78),
-                Le.i32(d, 80), Le.u16(d, 320), Le.u16(d, 514), Le.u32(d, 516), Le.u16(d, 520), Le.u8(d, 525), Le.i32(d, 536),
-                Le.ascii(d, 768, 256), Le.u32(d, 1792), Le.u32(d, 1796), Le.u16(d, 1800), Le.u8(d, 259),
+        return new ControllerInfo(
+                Le.u16(d, 0),
+                Le.ascii(d, 4, 20),
+                Le.ascii(d, 24, 40),
+                Le.ascii(d, 64, 8),
+                Le.u8(d, 77),
+                Le.u16(d, 78),
+                Le.i32(d, 80),
+                Le.u16(d, 320),
+                Le.u16(d, 514),
+                Le.u32(d, 516),
+                Le.u16(d, 520),
+                Le.u8(d, 525),
+                Le.i32(d, 536),
+                Le.ascii(d, 768, 256),
+                Le.u32(d, 1792),
+                Le.u32(d, 1796),
+                Le.u16(d, 1800),
+                Le.u8(d, 259),
                 Le.i32(d, 92));
     }
 
-    /** @return the largest transfer one command may move, given the controller's minimum page size; Long.MAX_VALUE if unlimited */
+    /**
+     * @return the largest transfer one command may move, given the controller's minimum page size; Long.MAX_VALUE if
+     *     unlimited
+     */
     public long maxTransferBytes(long minPageSize) {
         return mdts == 0 ? Long.MAX_VALUE : minPageSize << mdts;
     }
 
     /**
      * @return the most in-capsule data an I/O command may carry (IOCCSZ * 16 - 64), 0 if none; also 0 when ICDOFF asks
-     *         for data at an offset into the capsule, which this host does not lay out (it sends such writes by R2T)
+     *     for data at an offset into the capsule, which this host does not lay out (it sends such writes by R2T)
      */
     public long inCapsuleDataBytes() {
         return icdoff != 0 ? 0 : Math.max(0, ioccsz * 16 - 64);

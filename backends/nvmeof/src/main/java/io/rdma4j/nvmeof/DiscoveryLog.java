@@ -17,9 +17,11 @@ public record DiscoveryLog(long generation, List<Entry> entries) {
 
     /**
      * One discovery log entry.
+     *
      * @param transportType TRTYPE: 1 RDMA, 2 Fibre Channel, 3 TCP, 254 intra-host
      * @param addressFamily ADRFAM: 1 IPv4, 2 IPv6, 3 InfiniBand, 4 FC
-     * @param subsystemType SUBTYPE: 1 referral to another discovery service, 2 NVM subsystem, 3 current discovery subsystem
+     * @param subsystemType SUBTYPE: 1 referral to another discovery service, 2 NVM subsystem, 3 current discovery
+     *     subsystem
      * @param portId PORTID
      * @param controllerId CNTLID (0xffff dynamic)
      * @param adminMaxSqSize ASQSZ
@@ -27,8 +29,17 @@ public record DiscoveryLog(long generation, List<Entry> entries) {
      * @param subsystemNqn SUBNQN
      * @param address TRADDR
      */
-    public record Entry(int transportType, int addressFamily, int subsystemType, int treq, int portId, int controllerId,
-                        int adminMaxSqSize, String serviceId, String subsystemNqn, String address) {
+    public record Entry(
+            int transportType,
+            int addressFamily,
+            int subsystemType,
+            int treq,
+            int portId,
+            int controllerId,
+            int adminMaxSqSize,
+            String serviceId,
+            String subsystemNqn,
+            String address) {
         /** @return "tcp", "rdma", "fc", "loop" or the number */
         public String transportName() {
             return switch (transportType) {
@@ -66,7 +77,8 @@ public record DiscoveryLog(long generation, List<Entry> entries) {
     /** @return the number of records (NUMREC) in a log page header */
     public static long recordCount(byte[] header) {
         if (header.length < 16) {
-            throw new NvmeProtocolException("discovery log header is " + header.length + " bytes; at least 16 are needed");
+            throw new NvmeProtocolException(
+                    "discovery log header is " + header.length + " bytes; at least 16 are needed");
         }
         return Le.i64(header, 8);
     }
@@ -81,8 +93,17 @@ public record DiscoveryLog(long generation, List<Entry> entries) {
         List<Entry> entries = new ArrayList<>();
         for (int i = 0; i < numrec; i++) {
             int o = HEADER + i * ENTRY;
-            entries.add(new Entry(Le.u8(d, o), Le.u8(d, o + 1), Le.u8(d, o + 2), Le.u8(d, o + 3), Le.u16(d, o + 4), Le.u16(d, o + 6),
-                    Le.u16(d, o + 8), Le.ascii(d, o + 32, 32), Le.ascii(d, o + 256, 256), Le.ascii(d, o + 512, 256)));
+            entries.add(new Entry(
+                    Le.u8(d, o),
+                    Le.u8(d, o + 1),
+                    Le.u8(d, o + 2),
+                    Le.u8(d, o + 3),
+                    Le.u16(d, o + 4),
+                    Le.u16(d, o + 6),
+                    Le.u16(d, o + 8),
+                    Le.ascii(d, o + 32, 32),
+                    Le.ascii(d, o + 256, 256),
+                    Le.ascii(d, o + 512, 256)));
         }
         return new DiscoveryLog(Le.i64(d, 0), List.copyOf(entries));
     }

@@ -10,9 +10,9 @@ import java.nio.file.StandardCopyOption;
 import java.util.UUID;
 
 /**
- * The host NQN and 16-byte host identifier this initiator presents in Fabrics Connect. A subsystem that restricts
- * hosts lists the NQN, and controllers tie reservations to the host ID, so both stay the same across runs: they are
- * created once, as {@code nqn.2014-08.org.nvmexpress:uuid:<uuid>} and that UUID, and kept in
+ * The host NQN and 16-byte host identifier this initiator presents in Fabrics Connect. A subsystem that restricts hosts
+ * lists the NQN, and controllers tie reservations to the host ID, so both stay the same across runs: they are created
+ * once, as {@code nqn.2014-08.org.nvmexpress:uuid:<uuid>} and that UUID, and kept in
  * {@code $XDG_CONFIG_HOME/rdma4j/hostnqn} and {@code hostid} (default {@code ~/.config/rdma4j}).
  *
  * @param nqn host NQN
@@ -32,7 +32,8 @@ public record HostIdentity(String nqn, UUID id) {
             throw new IllegalArgumentException(what + " '" + nqn + "' is longer than the 223 bytes an NQN may have");
         }
         if (!nqn.startsWith("nqn.")) {
-            throw new IllegalArgumentException(what + " '" + nqn + "' does not start with 'nqn.' (e.g. nqn.2014-08.org.nvmexpress:uuid:...)");
+            throw new IllegalArgumentException(
+                    what + " '" + nqn + "' does not start with 'nqn.' (e.g. nqn.2014-08.org.nvmexpress:uuid:...)");
         }
     }
 
@@ -51,7 +52,8 @@ public record HostIdentity(String nqn, UUID id) {
     /** @return the identity kept under the user's configuration directory, created there on first use */
     public static HostIdentity persistent() {
         String xdg = System.getenv("XDG_CONFIG_HOME");
-        Path dir = (xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".config")).resolve("rdma4j");
+        Path dir = (xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".config"))
+                .resolve("rdma4j");
         return persistent(dir);
     }
 
@@ -71,15 +73,20 @@ public record HostIdentity(String nqn, UUID id) {
             String nqn = Files.readString(nqnFile, StandardCharsets.US_ASCII).strip();
             UUID id;
             if (Files.exists(idFile)) {
-                id = UUID.fromString(Files.readString(idFile, StandardCharsets.US_ASCII).strip());
+                id = UUID.fromString(
+                        Files.readString(idFile, StandardCharsets.US_ASCII).strip());
             } else {
-                id = nqn.contains(":uuid:") ? UUID.fromString(nqn.substring(nqn.lastIndexOf(':') + 1)) : UUID.nameUUIDFromBytes(nqn.getBytes(StandardCharsets.UTF_8));
+                id = nqn.contains(":uuid:")
+                        ? UUID.fromString(nqn.substring(nqn.lastIndexOf(':') + 1))
+                        : UUID.nameUUIDFromBytes(nqn.getBytes(StandardCharsets.UTF_8));
                 writeOnce(idFile, id.toString());
             }
             return new HostIdentity(nqn, id);
         } catch (IOException | IllegalArgumentException e) {
-            throw new NvmeException("cannot read or create the host identity in " + dir + " (" + e.getMessage()
-                    + "): fix or delete hostnqn/hostid there, or pass ConnectOptions.hostIdentity(...)", e);
+            throw new NvmeException(
+                    "cannot read or create the host identity in " + dir + " (" + e.getMessage()
+                            + "): fix or delete hostnqn/hostid there, or pass ConnectOptions.hostIdentity(...)",
+                    e);
         }
     }
 

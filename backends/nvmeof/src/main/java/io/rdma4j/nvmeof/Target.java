@@ -2,6 +2,7 @@ package io.rdma4j.nvmeof;
 
 /**
  * Where an NVMe-oF controller listens.
+ *
  * @param transport how to reach it
  * @param host host name or address
  * @param port TCP port or RDMA-CM port (the NVMe-oF default is 4420)
@@ -20,10 +21,12 @@ public record Target(Transport transport, String host, int port) {
 
     public Target {
         if (host == null || host.isBlank()) {
-            throw new IllegalArgumentException("target host is empty: give a host name or address, e.g. 192.168.1.10:4420");
+            throw new IllegalArgumentException(
+                    "target host is empty: give a host name or address, e.g. 192.168.1.10:4420");
         }
         if (port < 1 || port > 65535) {
-            throw new IllegalArgumentException("target port " + port + " is outside 1..65535 (NVMe-oF's default is 4420)");
+            throw new IllegalArgumentException(
+                    "target port " + port + " is outside 1..65535 (NVMe-oF's default is 4420)");
         }
     }
 
@@ -70,12 +73,14 @@ public record Target(Transport transport, String host, int port) {
         try {
             return Integer.parseInt(p);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("'" + whole + "': port '" + p + "' is not a number (expected HOST:PORT, e.g. 10.0.0.2:4420)");
+            throw new IllegalArgumentException(
+                    "'" + whole + "': port '" + p + "' is not a number (expected HOST:PORT, e.g. 10.0.0.2:4420)");
         }
     }
 
     @Override
     public String toString() {
-        return transport.name().toLowerCase(java.util.Locale.ROOT) + "://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+        return transport.name().toLowerCase(java.util.Locale.ROOT) + "://"
+                + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
     }
 }

@@ -33,8 +33,13 @@ class AsyncEventTest {
     Path home;
 
     private ConnectOptions options() {
-        return ConnectOptions.defaults().withIdentity(HostIdentity.persistent(home)).withIoQueues(2).withQueueDepth(8)
-                .withConnectTimeout(Duration.ofSeconds(5)).withIoTimeout(Duration.ofSeconds(5)).withKeepAlive(Duration.ZERO);
+        return ConnectOptions.defaults()
+                .withIdentity(HostIdentity.persistent(home))
+                .withIoQueues(2)
+                .withQueueDepth(8)
+                .withConnectTimeout(Duration.ofSeconds(5))
+                .withIoTimeout(Duration.ofSeconds(5))
+                .withKeepAlive(Duration.ZERO);
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
@@ -67,7 +72,10 @@ class AsyncEventTest {
                     await(() -> heard.size() == 1, "the listener heard it");
                     assertEquals(e, heard.get(0));
                 }
-                int cdw10 = t.logReads.stream().filter(x -> (x & 0xff) == Sqe.LID_CHANGED_NAMESPACES).findFirst().orElseThrow();
+                int cdw10 = t.logReads.stream()
+                        .filter(x -> (x & 0xff) == Sqe.LID_CHANGED_NAMESPACES)
+                        .findFirst()
+                        .orElseThrow();
                 assertEquals(0, cdw10 & 0x8000, "read with RAE 0, which clears the event");
                 assertEquals(List.of(), t.changedNamespaces);
                 await(() -> t.heldAsyncEventRequests() == 4, "the request is sent again");
@@ -85,8 +93,13 @@ class AsyncEventTest {
     @Test
     void outstandingRequestsOutliveTheTimeoutAndAreArmedAgainAfterReconnect() throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
-             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withConnectTimeout(Duration.ofMillis(400))
-                     .withIoTimeout(Duration.ofMillis(400)).withKeepAlive(Duration.ofMillis(200)))) {
+                Controller c = Controller.connect(
+                        t.target(),
+                        ScriptedTarget.NQN,
+                        options()
+                                .withConnectTimeout(Duration.ofMillis(400))
+                                .withIoTimeout(Duration.ofMillis(400))
+                                .withKeepAlive(Duration.ofMillis(200)))) {
             await(() -> t.heldAsyncEventRequests() == 4, "4 requests are outstanding");
             int keepAlives = t.keepAlives.get();
             Thread.sleep(1200); // three times the admin queue's timeout, with the requests still unanswered
@@ -106,25 +119,31 @@ class AsyncEventTest {
 
     @Test
     void malformedCompletionClosesTheConnectionWithAProtocolError() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             await(() -> t.heldAsyncEventRequests() == 4, "4 requests are outstanding");
             assertEquals(512, c.namespace(1).blockSize()); // cached: reads below need no admin command
             t.fireAsyncEvent(3 | 4 << 16); // event type 3 is reserved
             // The admin queue fails last, after every I/O queue.
-            await(() -> {
-                try {
-                    c.activeNamespaces();
-                    return false;
-                } catch (NvmeException x) {
-                    return true;
-                }
-            }, "the admin queue fails");
+            await(
+                    () -> {
+                        try {
+                            c.activeNamespaces();
+                            return false;
+                        } catch (NvmeException x) {
+                            return true;
+                        }
+                    },
+                    "the admin queue fails");
             NvmeException admin = assertThrows(NvmeException.class, c::activeNamespaces);
             assertInstanceOf(NvmeProtocolException.class, admin, admin.toString());
             for (int i = 0; i < 2; i++) { // one read per I/O queue
-                ExecutionException x = assertThrows(ExecutionException.class,
+                ExecutionException x = assertThrows(
+                        ExecutionException.class,
                         () -> c.read(1, 0, MemorySegment.ofArray(new byte[512])).get(10, TimeUnit.SECONDS));
-                assertTrue(x.getCause().getMessage().contains("reserved event type 3") && x.getCause().getMessage().contains("reconnect()"),
+                assertTrue(
+                        x.getCause().getMessage().contains("reserved event type 3")
+                                && x.getCause().getMessage().contains("reconnect()"),
                         x.getCause().getMessage());
             }
             assertNull(c.pollAsyncEvent(Duration.ZERO), "a malformed completion is no event");

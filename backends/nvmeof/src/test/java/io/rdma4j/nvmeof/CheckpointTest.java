@@ -23,14 +23,21 @@ class CheckpointTest {
     Path home;
 
     private ConnectOptions options() {
-        return ConnectOptions.defaults().withIdentity(HostIdentity.persistent(home)).withIoQueues(2).withQueueDepth(8)
-                .withKeepAlive(Duration.ZERO).withIoTimeout(Duration.ofSeconds(5));
+        return ConnectOptions.defaults()
+                .withIdentity(HostIdentity.persistent(home))
+                .withIoQueues(2)
+                .withQueueDepth(8)
+                .withKeepAlive(Duration.ZERO)
+                .withIoTimeout(Duration.ofSeconds(5));
     }
 
     private static LinkedHashMap<String, MemorySegment> tensors(Arena arena) {
         LinkedHashMap<String, MemorySegment> m = new LinkedHashMap<>();
         Random r = new Random(5);
-        for (var e : List.of(Map.entry("layer0.weight", 300_001), Map.entry("layer0.bias", 77), Map.entry("optimizer/ß-state", 65536))) {
+        for (var e : List.of(
+                Map.entry("layer0.weight", 300_001),
+                Map.entry("layer0.bias", 77),
+                Map.entry("optimizer/ß-state", 65536))) {
             byte[] b = new byte[e.getValue()];
             r.nextBytes(b);
             m.put(e.getKey(), arena.allocate(b.length).copyFrom(MemorySegment.ofArray(b)));
@@ -40,13 +47,16 @@ class CheckpointTest {
 
     @Test
     void restoresEveryBufferAndVerifiesItsCrc() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(4 << 20); Arena arena = Arena.ofShared();
-             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(4 << 20);
+                Arena arena = Arena.ofShared();
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             LinkedHashMap<String, MemorySegment> in = tensors(arena);
             Checkpoint.Manifest written = Checkpoint.write(c, 1, 16, in);
             Checkpoint.Manifest read = Checkpoint.readManifest(c, 1, 16);
             assertEquals(written, read);
-            assertEquals(List.copyOf(in.keySet()), read.entries().stream().map(Checkpoint.Entry::name).toList());
+            assertEquals(
+                    List.copyOf(in.keySet()),
+                    read.entries().stream().map(Checkpoint.Entry::name).toList());
             Map<String, MemorySegment> out = new java.util.HashMap<>();
             Checkpoint.restore(c, 1, 16, read, e -> out.computeIfAbsent(e.name(), k -> arena.allocate(e.length())));
             for (var e : in.entrySet()) {
@@ -54,15 +64,19 @@ class CheckpointTest {
             }
             // Damage one byte of the data on the target: restore refuses it.
             t.storage[(16 + Checkpoint.MANIFEST_BYTES / 512) * 512 + 5] ^= 1;
-            NvmeException bad = assertThrows(NvmeException.class,
-                    () -> Checkpoint.restore(c, 1, 16, read, e -> arena.allocate(e.length())));
-            assertTrue(bad.getMessage().contains("layer0.weight") && bad.getMessage().contains("CRC32C"), bad.getMessage());
+            NvmeException bad = assertThrows(
+                    NvmeException.class, () -> Checkpoint.restore(c, 1, 16, read, e -> arena.allocate(e.length())));
+            assertTrue(
+                    bad.getMessage().contains("layer0.weight")
+                            && bad.getMessage().contains("CRC32C"),
+                    bad.getMessage());
         }
     }
 
     @Test
     void interruptedCheckpointIsNeverTakenForComplete() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(4 << 20); Arena arena = Arena.ofShared()) {
+        try (ScriptedTarget t = new ScriptedTarget(4 << 20);
+                Arena arena = Arena.ofShared()) {
             try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
                 Checkpoint.write(c, 1, 0, tensors(arena)); // an older, complete checkpoint
                 assertEquals(3, Checkpoint.readManifest(c, 1, 0).entries().size());

@@ -33,8 +33,13 @@ class ControllerFaultTest {
     Path home;
 
     private ConnectOptions options() {
-        return ConnectOptions.defaults().withIdentity(HostIdentity.persistent(home)).withIoQueues(2).withQueueDepth(8)
-                .withConnectTimeout(Duration.ofSeconds(5)).withIoTimeout(Duration.ofSeconds(5)).withKeepAlive(Duration.ZERO);
+        return ConnectOptions.defaults()
+                .withIdentity(HostIdentity.persistent(home))
+                .withIoQueues(2)
+                .withQueueDepth(8)
+                .withConnectTimeout(Duration.ofSeconds(5))
+                .withIoTimeout(Duration.ofSeconds(5))
+                .withKeepAlive(Duration.ZERO);
     }
 
     private static Throwable failure(CompletableFuture<?> f) {
@@ -50,21 +55,26 @@ class ControllerFaultTest {
 
     @Test
     void splitsLargeTransfersAnswersR2TInMaxH2CDataPiecesAndReadsWithOrWithoutCapsuleResp() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(4 << 20); Arena arena = Arena.ofShared()) {
+        try (ScriptedTarget t = new ScriptedTarget(4 << 20);
+                Arena arena = Arena.ofShared()) {
             t.maxH2CData = 8192;
             t.c2hPiece = 12288;
             t.mdts = 3; // 32 KiB: a 200 KiB transfer becomes 7 commands
             for (boolean success : List.of(true, false)) {
                 t.successFlag = success;
-                try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withDigests(true, true))) {
+                try (Controller c = Controller.connect(
+                        t.target(), ScriptedTarget.NQN, options().withDigests(true, true))) {
                     assertEquals(32768, c.maxTransferBytes());
                     assertEquals(2, c.ioQueueCount());
                     MemorySegment small = random(arena, 2048, 1);
                     MemorySegment big = random(arena, 200 * 1024, 2);
                     c.write(1, 0, small).get(10, TimeUnit.SECONDS);
                     c.write(1, 100, big).get(10, TimeUnit.SECONDS);
-                    assertArrayEquals(small.toArray(ValueLayout.JAVA_BYTE), java.util.Arrays.copyOfRange(t.storage, 0, 2048));
-                    assertArrayEquals(big.toArray(ValueLayout.JAVA_BYTE), java.util.Arrays.copyOfRange(t.storage, 100 * 512, 100 * 512 + 200 * 1024));
+                    assertArrayEquals(
+                            small.toArray(ValueLayout.JAVA_BYTE), java.util.Arrays.copyOfRange(t.storage, 0, 2048));
+                    assertArrayEquals(
+                            big.toArray(ValueLayout.JAVA_BYTE),
+                            java.util.Arrays.copyOfRange(t.storage, 100 * 512, 100 * 512 + 200 * 1024));
                     MemorySegment back = MemorySegment.ofArray(new byte[200 * 1024]); // heap buffers work as well
                     c.read(1, 100, back).get(10, TimeUnit.SECONDS);
                     assertEquals(-1, back.mismatch(big));
@@ -93,9 +103,11 @@ class ControllerFaultTest {
                 return b;
             };
             for (boolean digests : List.of(false, true)) {
-                try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withDigests(digests, digests))) {
-                    var l = new java.util.concurrent.CountDownLatch[]{new java.util.concurrent.CountDownLatch(1),
-                            new java.util.concurrent.CountDownLatch(1)};
+                try (Controller c = Controller.connect(
+                        t.target(), ScriptedTarget.NQN, options().withDigests(digests, digests))) {
+                    var l = new java.util.concurrent.CountDownLatch[] {
+                        new java.util.concurrent.CountDownLatch(1), new java.util.concurrent.CountDownLatch(1)
+                    };
                     latches.set(l);
                     Arena arena = Arena.ofShared();
                     CompletableFuture<Void> read = c.read(1, 8, arena.allocate(16384, 4096));
@@ -110,7 +122,9 @@ class ControllerFaultTest {
                     try (Arena ok = Arena.ofShared()) {
                         MemorySegment back = ok.allocate(16384, 4096);
                         c.read(1, 8, back).get(10, TimeUnit.SECONDS);
-                        assertArrayEquals(java.util.Arrays.copyOfRange(t.storage, 8 * 512, 8 * 512 + 16384), back.toArray(ValueLayout.JAVA_BYTE));
+                        assertArrayEquals(
+                                java.util.Arrays.copyOfRange(t.storage, 8 * 512, 8 * 512 + 16384),
+                                back.toArray(ValueLayout.JAVA_BYTE));
                     }
                 }
             }
@@ -121,13 +135,19 @@ class ControllerFaultTest {
     void backToBackR2TWritesReuseTheirCommandSlots() throws Exception {
         // A command's slot is free once its completion arrived, which may be before the writer thread is done with the
         // R2T it answered: the next write on that slot must still get its data sent.
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared();
-             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withIoQueues(1).withQueueDepth(2))) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared();
+                Controller c = Controller.connect(
+                        t.target(),
+                        ScriptedTarget.NQN,
+                        options().withIoQueues(1).withQueueDepth(2))) {
             for (int i = 0; i < 300; i++) {
                 MemorySegment data = random(arena, 16384, i);
                 long lba = (i % 32) * 32L;
                 c.write(1, lba, data).get(10, TimeUnit.SECONDS);
-                assertArrayEquals(data.toArray(ValueLayout.JAVA_BYTE), java.util.Arrays.copyOfRange(t.storage, (int) lba * 512, (int) lba * 512 + 16384),
+                assertArrayEquals(
+                        data.toArray(ValueLayout.JAVA_BYTE),
+                        java.util.Arrays.copyOfRange(t.storage, (int) lba * 512, (int) lba * 512 + 16384),
                         "write " + i);
             }
         }
@@ -135,8 +155,9 @@ class ControllerFaultTest {
 
     @Test
     void keepsUpToQueueDepthInFlightOnEveryQueue() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(4 << 20); Arena arena = Arena.ofShared();
-             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(4 << 20);
+                Arena arena = Arena.ofShared();
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             List<CompletableFuture<Void>> all = new ArrayList<>();
             MemorySegment buf = arena.allocate(200 * 4096);
             for (int i = 0; i < 200; i++) {
@@ -152,10 +173,12 @@ class ControllerFaultTest {
 
     @Test
     void namesLbaOutOfRangeAndInvalidNamespace() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             NamespaceInfo ns = c.namespace(1);
             assertEquals(2048, ns.blocks());
-            NvmeStatusException e = assertInstanceOf(NvmeStatusException.class,
+            NvmeStatusException e = assertInstanceOf(
+                    NvmeStatusException.class,
                     failure(c.read(1, ns.blocks() - 1, MemorySegment.ofArray(new byte[1024]))));
             assertEquals(0, e.sct());
             assertEquals(NvmeStatusException.SC_LBA_OUT_OF_RANGE, e.sc());
@@ -168,17 +191,22 @@ class ControllerFaultTest {
     @Test
     void wrongSubsystemNqnFailsConnectWithNamedStatus() throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20)) {
-            NvmeStatusException e = assertThrows(NvmeStatusException.class,
+            NvmeStatusException e = assertThrows(
+                    NvmeStatusException.class,
                     () -> Controller.connect(t.target(), "nqn.2026-01.io.rdma4j:nope", options()));
             assertEquals(1, e.sct());
             assertEquals(0x82, e.sc());
-            assertTrue(e.getMessage().contains("Connect Invalid Parameters") && e.getMessage().contains("SUBNQN"), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("Connect Invalid Parameters")
+                            && e.getMessage().contains("SUBNQN"),
+                    e.getMessage());
         }
     }
 
     @Test
     void truncatedPduFailsTheIoWithAProtocolError() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             t.fault = (q, p, b) -> {
                 if (p instanceof Pdu.C2HData && q > 0) {
                     byte[] cut = java.util.Arrays.copyOf(b, b.length / 2);
@@ -198,10 +226,12 @@ class ControllerFaultTest {
 
     @Test
     void unexpectedPduTypeClosesTheConnectionWithTermReq() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             t.fault = (q, p, b) -> {
                 if (p instanceof Pdu.C2HData d && q > 0) {
-                    return io.rdma4j.nvmeof.tcp.PduCodec.encode(new Pdu.R2T(d.cccid(), 1, 0, 4096), io.rdma4j.nvmeof.tcp.PduCodec.Settings.INITIAL);
+                    return io.rdma4j.nvmeof.tcp.PduCodec.encode(
+                            new Pdu.R2T(d.cccid(), 1, 0, 4096), io.rdma4j.nvmeof.tcp.PduCodec.Settings.INITIAL);
                 }
                 return b;
             };
@@ -224,14 +254,17 @@ class ControllerFaultTest {
                 }
             }
             assertEquals(1, later.size(), "one of the two queues still works");
-            assertTrue(later.get(0).getMessage().contains("reconnect()"), later.get(0).getMessage());
+            assertTrue(
+                    later.get(0).getMessage().contains("reconnect()"),
+                    later.get(0).getMessage());
         }
     }
 
     @Test
     void badDataDigestIsAProtocolError() throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
-             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withDigests(true, true))) {
+                Controller c = Controller.connect(
+                        t.target(), ScriptedTarget.NQN, options().withDigests(true, true))) {
             t.fault = (q, p, b) -> {
                 if (p instanceof Pdu.C2HData && q > 0) {
                     b[b.length - 10] ^= 0x40; // flip a data bit, keep the digest
@@ -247,7 +280,8 @@ class ControllerFaultTest {
     @Test
     void badHeaderDigestIsAProtocolErrorTheTargetIsToldOf() throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
-             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withDigests(true, true))) {
+                Controller c = Controller.connect(
+                        t.target(), ScriptedTarget.NQN, options().withDigests(true, true))) {
             t.fault = (q, p, b) -> {
                 if (p instanceof Pdu.C2HData && q > 0) {
                     b[9] ^= 0x01; // a header bit (the CCCID), the header digest kept
@@ -267,7 +301,8 @@ class ControllerFaultTest {
 
     @Test
     void hostilePduLengthIsRefusedBeforeAnyDataIsRead() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             t.fault = (q, p, b) -> {
                 if (p instanceof Pdu.C2HData && q > 0) {
                     io.rdma4j.nvmeof.internal.Le.put32(b, 4, Integer.MAX_VALUE); // PLEN claims 2 GiB of data
@@ -285,18 +320,22 @@ class ControllerFaultTest {
 
     @Test
     void terminationByTheTargetNamesItsReason() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             t.fault = (q, p, b) -> p instanceof Pdu.C2HData && q > 0
-                    ? io.rdma4j.nvmeof.tcp.PduCodec.encode(new Pdu.TermReq(true, 4, 0, new byte[24]), io.rdma4j.nvmeof.tcp.PduCodec.Settings.INITIAL)
+                    ? io.rdma4j.nvmeof.tcp.PduCodec.encode(
+                            new Pdu.TermReq(true, 4, 0, new byte[24]), io.rdma4j.nvmeof.tcp.PduCodec.Settings.INITIAL)
                     : b;
             Throwable e = failure(c.read(1, 0, MemorySegment.ofArray(new byte[4096])));
-            assertTrue(e.getMessage().contains("terminated the connection: Data Transfer Out of Range"), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("terminated the connection: Data Transfer Out of Range"), e.getMessage());
         }
     }
 
     @Test
     void targetGoneMidIoFailsOutstandingIoAndReconnectRebuildsTheQueues() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             t.answerReads = false;
             List<CompletableFuture<Void>> reads = new ArrayList<>();
             for (int i = 0; i < 6; i++) {
@@ -319,7 +358,8 @@ class ControllerFaultTest {
     @Test
     void commandWithoutCompletionTimesOutInsteadOfHanging() throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
-             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withIoTimeout(Duration.ofMillis(300)))) {
+                Controller c = Controller.connect(
+                        t.target(), ScriptedTarget.NQN, options().withIoTimeout(Duration.ofMillis(300)))) {
             t.answerReads = false;
             Throwable e = failure(c.read(1, 0, MemorySegment.ofArray(new byte[512])));
             assertInstanceOf(NvmeConnectionException.class, e);
@@ -330,7 +370,8 @@ class ControllerFaultTest {
     @Test
     void sendsKeepAlivesAtHalfTheTimeout() throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
-             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options().withKeepAlive(Duration.ofMillis(200)))) {
+                Controller c = Controller.connect(
+                        t.target(), ScriptedTarget.NQN, options().withKeepAlive(Duration.ofMillis(200)))) {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (t.keepAlives.get() < 2 && System.nanoTime() < deadline) {
                 Thread.sleep(20);
@@ -353,22 +394,28 @@ class ControllerFaultTest {
             assertEquals(first.nqn(), t.hostNqns.get(0));
             assertEquals(first.nqn(), Files.readString(home.resolve("hostnqn")).strip());
             assertTrue(first.nqn().endsWith(first.id().toString()));
-            assertEquals(first.id().toString().replace("-", ""), java.util.HexFormat.of().formatHex(first.idBytes()));
+            assertEquals(
+                    first.id().toString().replace("-", ""),
+                    java.util.HexFormat.of().formatHex(first.idBytes()));
         }
     }
 
     @Test
     void refusesBuffersItCannotUse() throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
             Arena a = Arena.ofConfined();
             MemorySegment s = a.allocate(512);
             a.close();
             assertThrows(IllegalStateException.class, () -> c.write(1, 0, s));
             try (Arena confined = Arena.ofConfined()) {
-                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.read(1, 0, confined.allocate(512)));
+                IllegalArgumentException e =
+                        assertThrows(IllegalArgumentException.class, () -> c.read(1, 0, confined.allocate(512)));
                 assertTrue(e.getMessage().contains("Arena.ofShared()"), e.getMessage());
             }
-            assertThrows(IllegalArgumentException.class, () -> c.read(1, 0, MemorySegment.ofArray(new byte[512]).asReadOnly()));
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> c.read(1, 0, MemorySegment.ofArray(new byte[512]).asReadOnly()));
             AtomicBoolean called = new AtomicBoolean();
             c.flush(1).thenRun(() -> called.set(true)).get(10, TimeUnit.SECONDS);
             assertTrue(called.get());

@@ -32,27 +32,29 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What the NVMe/TCP data path allocates, counted by the JVM per thread
- * ({@link com.sun.management.ThreadMXBean#getThreadAllocatedBytes(long[])}) over {@value #OPS} operations of 4 KiB
- * (16 KiB for writes through R2T) after {@value #WARMUP} to warm up, against {@link ScriptedTarget} on loopback
- * (whose own threads are not counted). No timing is asserted.
+ * ({@link com.sun.management.ThreadMXBean#getThreadAllocatedBytes(long[])}) over {@value #OPS} operations of 4 KiB (16
+ * KiB for writes through R2T) after {@value #WARMUP} to warm up, against {@link ScriptedTarget} on loopback (whose own
+ * threads are not counted). No timing is asserted.
  *
- * <p>Bounds, per command, with two costs measured on this JVM first: a {@link Cqe} ({@code C}, 40 bytes with
- * compressed class pointers) and what the JDK itself allocates for one scattering or gathering socket call that
- * touches memory of an {@link Arena} ({@code J}: sun.nio.ch.IOUtil takes a releaser for the arena's session, 40 bytes
- * on JDK 25; a plain {@code allocateDirect} buffer costs nothing). The caller's memory here comes from
- * {@code Arena.ofShared()}, as an application's would.
+ * <p>Bounds, per command, with two costs measured on this JVM first: a {@link Cqe} ({@code C}, 40 bytes with compressed
+ * class pointers) and what the JDK itself allocates for one scattering or gathering socket call that touches memory of
+ * an {@link Arena} ({@code J}: sun.nio.ch.IOUtil takes a releaser for the arena's session, 40 bytes on JDK 25; a plain
+ * {@code allocateDirect} buffer costs nothing). The caller's memory here comes from {@code Arena.ofShared()}, as an
+ * application's would.
+ *
  * <ul>
  *   <li>the reader thread (CapsuleResp, C2HData, R2T, digests): {@code C} for the command's completion, plus {@code J}
- *       for the one scattering read that takes a C2HData's payload straight into the caller's memory; nothing per
- *       PDU, whether a read ends with C2HData's SUCCESS flag (1 PDU) or with a CapsuleResp after it (2 PDUs);</li>
- *   <li>the writer thread: nothing, plus {@code J} for the gathering write of an H2CData answering an R2T;</li>
+ *       for the one scattering read that takes a C2HData's payload straight into the caller's memory; nothing per PDU,
+ *       whether a read ends with C2HData's SUCCESS flag (1 PDU) or with a CapsuleResp after it (2 PDUs);
+ *   <li>the writer thread: nothing, plus {@code J} for the gathering write of an H2CData answering an R2T;
  *   <li>the caller of {@link TcpQueue#submit}: at most {@value #QUEUE_CALLER_BOUND} bytes (the command array, the data
  *       descriptor, the future, the view of the caller's memory), plus {@code J} when it sends an in-capsule write
- *       itself;</li>
+ *       itself;
  *   <li>the caller of {@link Controller#read}/{@link Controller#write}, its three threads together: at most
  *       {@value #CONTROLLER_BOUND} bytes (the above and the controller's own future and completion stage; about 430
- *       measured).</li>
+ *       measured).
  * </ul>
+ *
  * Each reader and writer bound has {@value #SLACK} bytes of slack, less than the smallest object (16 bytes): any
  * allocation added per PDU on the reader or the writer fails the test.
  */
@@ -73,7 +75,8 @@ class DataPathAllocationTest {
 
     @BeforeAll
     static void measureTheCostsTheBoundsAreMadeOf() throws Exception {
-        assertTrue(THREADS.isThreadAllocatedMemorySupported() && THREADS.isThreadAllocatedMemoryEnabled(),
+        assertTrue(
+                THREADS.isThreadAllocatedMemorySupported() && THREADS.isThreadAllocatedMemoryEnabled(),
                 "this JVM does not count allocated bytes per thread");
         long self = Thread.currentThread().threadId();
         Cqe[] keep = new Cqe[10_000];
@@ -86,11 +89,11 @@ class DataPathAllocationTest {
         }
         cqeBytes = Math.round((THREADS.getThreadAllocatedBytes(self) - before) / (double) keep.length);
         assertTrue(cqeBytes >= 16 && cqeBytes <= 48, "a Cqe measured " + cqeBytes + " bytes");
-        try (ServerSocketChannel server = ServerSocketChannel.open().bind(new InetSocketAddress(
-                InetAddress.getLoopbackAddress(), 0));
-             SocketChannel out = SocketChannel.open(server.getLocalAddress());
-             SocketChannel in = server.accept();
-             Arena arena = Arena.ofShared()) {
+        try (ServerSocketChannel server =
+                        ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+                SocketChannel out = SocketChannel.open(server.getLocalAddress());
+                SocketChannel in = server.accept();
+                Arena arena = Arena.ofShared()) {
             ByteBuffer header = ByteBuffer.allocateDirect(24);
             ByteBuffer[] gather = {header, arena.allocate(IO).asByteBuffer()};
             ByteBuffer sink = ByteBuffer.allocateDirect(64 << 10);
@@ -138,7 +141,9 @@ class DataPathAllocationTest {
         }
         long[] after = THREADS.getThreadAllocatedBytes(ids);
         assertTrue(reader.isAlive() && writer.isAlive(), "the queue's threads ended during the measurement");
-        return new PerOp((after[0] - before[0]) / (double) OPS, (after[1] - before[1]) / (double) OPS,
+        return new PerOp(
+                (after[0] - before[0]) / (double) OPS,
+                (after[1] - before[1]) / (double) OPS,
                 (after[2] - before[2]) / (double) OPS);
     }
 
@@ -173,21 +178,28 @@ class DataPathAllocationTest {
                 + jdkVectoredBytes + " B)");
         double reader = cqeBytes + (dataIn ? jdkVectoredBytes : 0);
         double writer = h2c ? jdkVectoredBytes : 0;
-        assertTrue(m.reader() <= reader + SLACK, what + ": the reader thread allocated more than " + reader
-                + " B per command: " + m);
-        assertTrue(m.writer() <= writer + SLACK, what + ": the writer thread allocated more than " + writer
-                + " B per command: " + m);
+        assertTrue(
+                m.reader() <= reader + SLACK,
+                what + ": the reader thread allocated more than " + reader + " B per command: " + m);
+        assertTrue(
+                m.writer() <= writer + SLACK,
+                what + ": the writer thread allocated more than " + writer + " B per command: " + m);
     }
 
     /** Opens I/O queue 1 of the scripted target's controller by hand: ICReq/ICResp, then a Fabrics Connect. */
     private static TcpQueue openIoQueue(ScriptedTarget t, String name, boolean digests) {
-        TcpQueue q = TcpQueue.open(new InetSocketAddress("127.0.0.1", t.target().port()), name,
-                new TcpQueue.Config(1, 32, digests, digests, Duration.ofSeconds(10), Duration.ofSeconds(30), 1 << 20,
-                        IO),
+        TcpQueue q = TcpQueue.open(
+                new InetSocketAddress("127.0.0.1", t.target().port()),
+                name,
+                new TcpQueue.Config(
+                        1, 32, digests, digests, Duration.ofSeconds(10), Duration.ofSeconds(30), 1 << 20, IO),
                 TcpQueue.Connector.PLAIN);
         byte[] connectData = Sqe.connectData(new byte[16], 7, ScriptedTarget.NQN, "nqn.2026-01.io.rdma4j:alloc-test");
-        Cqe c = q.submit(Sqe.connect(1, 31, 0, false), new FabricQueue.Data(MemorySegment.ofArray(connectData), 0,
-                connectData.length, true), "Connect(qid=1)").join();
+        Cqe c = q.submit(
+                        Sqe.connect(1, 31, 0, false),
+                        new FabricQueue.Data(MemorySegment.ofArray(connectData), 0, connectData.length, true),
+                        "Connect(qid=1)")
+                .join();
         assertTrue(c.ok(), "Connect: " + c);
         return q;
     }
@@ -195,7 +207,8 @@ class DataPathAllocationTest {
     @ParameterizedTest(name = "digests {0}")
     @ValueSource(booleans = {false, true})
     void queueReadsAndWritesAllocateNothingPerPdu(boolean digests) throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared()) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared()) {
             String name = "alloc-probe-" + digests + " qid 1";
             TcpQueue q = openIoQueue(t, name, digests);
             try {
@@ -208,18 +221,38 @@ class DataPathAllocationTest {
                 MemorySegment.copy(MemorySegment.ofArray(pattern), 0, out, 0, pattern.length);
                 int blocks = IO / t.blockSize;
                 // 4 KiB writes travel in the capsule (the queue's in-capsule limit is 4 KiB)
-                PerOp w = measure(reader, writer, i -> q.submit(Sqe.readWrite(true, 1, (i & 3) * blocks, blocks),
-                        new FabricQueue.Data(out, (i & 3) * IO, IO, true), null));
+                PerOp w = measure(
+                        reader,
+                        writer,
+                        i -> q.submit(
+                                Sqe.readWrite(true, 1, (i & 3) * blocks, blocks),
+                                new FabricQueue.Data(out, (i & 3) * IO, IO, true),
+                                null));
                 // 16 KiB writes wait for an R2T: the writer answers with H2CData
-                PerOp r2t = measure(reader, writer, i -> q.submit(Sqe.readWrite(true, 1, 0, 4 * blocks),
-                        new FabricQueue.Data(out, 0, 4 * IO, true), null));
+                PerOp r2t = measure(
+                        reader,
+                        writer,
+                        i -> q.submit(
+                                Sqe.readWrite(true, 1, 0, 4 * blocks),
+                                new FabricQueue.Data(out, 0, 4 * IO, true),
+                                null));
                 // reads completed by the SUCCESS flag of their one C2HData
-                PerOp r = measure(reader, writer, i -> q.submit(Sqe.readWrite(false, 1, (i & 3) * blocks, blocks),
-                        new FabricQueue.Data(in, (i & 3) * IO, IO, false), null));
+                PerOp r = measure(
+                        reader,
+                        writer,
+                        i -> q.submit(
+                                Sqe.readWrite(false, 1, (i & 3) * blocks, blocks),
+                                new FabricQueue.Data(in, (i & 3) * IO, IO, false),
+                                null));
                 // reads answered as the kernel target does: C2HData, then a CapsuleResp
                 t.successFlag = false;
-                PerOp r2 = measure(reader, writer, i -> q.submit(Sqe.readWrite(false, 1, (i & 3) * blocks, blocks),
-                        new FabricQueue.Data(in, (i & 3) * IO, IO, false), null));
+                PerOp r2 = measure(
+                        reader,
+                        writer,
+                        i -> q.submit(
+                                Sqe.readWrite(false, 1, (i & 3) * blocks, blocks),
+                                new FabricQueue.Data(in, (i & 3) * IO, IO, false),
+                                null));
                 // the operations were real: what was written came back
                 assertArrayEquals(pattern, in.toArray(ValueLayout.JAVA_BYTE));
                 assertArrayEquals(pattern, t.stored(0, pattern.length));
@@ -240,9 +273,12 @@ class DataPathAllocationTest {
     @ParameterizedTest(name = "digests {0}")
     @ValueSource(booleans = {false, true})
     void controllerReadsAndWritesStayUnderTheirBound(boolean digests) throws Exception {
-        try (ScriptedTarget t = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared()) {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared()) {
             t.successFlag = false;
-            ConnectOptions o = ConnectOptions.defaults().withIoQueues(1).withQueueDepth(32)
+            ConnectOptions o = ConnectOptions.defaults()
+                    .withIoQueues(1)
+                    .withQueueDepth(32)
                     .withDigests(digests, digests)
                     .withIdentity(new HostIdentity("nqn.2026-01.io.rdma4j:alloc-test", new UUID(1, 2)));
             try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, o)) {

@@ -38,17 +38,19 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * GPU memory to and from remote NVMe through the engine, on the host: "device" memory is the engine's recording double
- * over host memory, registered either staged (the libfabric backend cannot take CUDA memory here) or directly (a backend
- * standing in for GPUDirect). Volumes are two uneven scripted NVMe/TCP targets. Checked: the bytes land where the
- * stripe map says, the producer is synced and the range copied to host before the first I/O reaches a target, a read's
- * copy to the device comes after the last I/O and before the future completes, and a failed or cancelled read copies
- * nothing to the device.
+ * over host memory, registered either staged (the libfabric backend cannot take CUDA memory here) or directly (a
+ * backend standing in for GPUDirect). Volumes are two uneven scripted NVMe/TCP targets. Checked: the bytes land where
+ * the stripe map says, the producer is synced and the range copied to host before the first I/O reaches a target, a
+ * read's copy to the device comes after the last I/O and before the future completes, and a failed or cancelled read
+ * copies nothing to the device.
  */
 class EngineVolumeDeviceTest {
     private static final String PCI = "0000:3b:00.0";
     private static final long UNIT = 64 << 10;
+
     @TempDir
     static Path home;
+
     private static final AtomicLong SEQ = new AtomicLong();
     private static TransferEngine staged;
     private static TransferEngine direct;
@@ -56,9 +58,19 @@ class EngineVolumeDeviceTest {
     @BeforeAll
     static void engines() {
         long pid = ProcessHandle.current().pid();
-        staged = TransferEngine.builder().name("vol-dev-staged-" + pid).backend("libfabric").provider("tcp").nicFilter("lo").build();
-        direct = TransferEngine.builder().name("vol-dev-direct-" + pid).backend("libfabric").provider("tcp").nicFilter("lo")
-                .backendWrapper(b -> new DeviceTestBackend(b, SEQ, null, true)).build();
+        staged = TransferEngine.builder()
+                .name("vol-dev-staged-" + pid)
+                .backend("libfabric")
+                .provider("tcp")
+                .nicFilter("lo")
+                .build();
+        direct = TransferEngine.builder()
+                .name("vol-dev-direct-" + pid)
+                .backend("libfabric")
+                .provider("tcp")
+                .nicFilter("lo")
+                .backendWrapper(b -> new DeviceTestBackend(b, SEQ, null, true))
+                .build();
     }
 
     @AfterAll
@@ -76,8 +88,13 @@ class EngineVolumeDeviceTest {
         for (int i = 0; i < targets.length; i++) {
             all[i] = "tcp://127.0.0.1:" + targets[i].server.getLocalPort() + "/" + ScriptedTarget.NQN + "/1";
         }
-        return VolumeSpec.of(all).withOption("identityDir", home.toString()).withOption("ioQueues", "2").withOption("queueDepth", "8")
-                .withOption("keepAliveMs", "0").withOption("ioTimeoutMs", "10000").withStripeUnit(UNIT);
+        return VolumeSpec.of(all)
+                .withOption("identityDir", home.toString())
+                .withOption("ioQueues", "2")
+                .withOption("queueDepth", "8")
+                .withOption("keepAliveMs", "0")
+                .withOption("ioTimeoutMs", "10000")
+                .withStripeUnit(UNIT);
     }
 
     private static MemorySegment random(Arena arena, long n, long seed) {
@@ -105,9 +122,12 @@ class EngineVolumeDeviceTest {
     @ValueSource(booleans = {false, true})
     void deviceMemoryGoesToTheStripesThroughHostAndComesBackBeforeTheReadCompletes(boolean directly) throws Exception {
         TransferEngine engine = engine(directly);
-        try (ScriptedTarget a = new ScriptedTarget(4 << 20); ScriptedTarget b = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared();
-             StorageVolume v = engine.openVolume(spec(a, b))) {
-            long start = 3 * UNIT - 1024; // two blocks before a unit boundary, and past the 2 MiB zone boundary into target a alone
+        try (ScriptedTarget a = new ScriptedTarget(4 << 20);
+                ScriptedTarget b = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared();
+                StorageVolume v = engine.openVolume(spec(a, b))) {
+            long start = 3 * UNIT
+                    - 1024; // two blocks before a unit boundary, and past the 2 MiB zone boundary into target a alone
             long len = 3L << 20;
             MemorySegment original = random(arena, len + 4096, directly ? 11 : 12);
             MemorySegment gpu = arena.allocate(len + 4096, 4096);
@@ -122,37 +142,64 @@ class EngineVolumeDeviceTest {
                 assertEquals(directly, buf.toString().contains("registered directly"), buf.toString());
                 Plan plan = engine.explain(buf, 4096, e, 0, len);
                 assertTrue(plan.reason().contains("staged through host memory"), plan.reason());
-                assertTrue(plan.reason().contains(directly ? "a host copy of " + len + " bytes made for the transfer" : "the registration's staging copy"),
+                assertTrue(
+                        plan.reason()
+                                .contains(
+                                        directly
+                                                ? "a host copy of " + len + " bytes made for the transfer"
+                                                : "the registration's staging copy"),
                         plan.reason());
 
-                engine.write(buf, 4096, e, 0, len, TransferOptions.DEFAULT).future().get(60, TimeUnit.SECONDS);
-                assertTrue(device.first("beforeNicRead") < device.first("copyToHost"), "producer synced before the copy: " + device.events);
-                assertTrue(device.first("copyToHost") < first.get(), "copied to host before the first I/O reached a target: " + device.events);
-                assertEquals(List.of(new RecordingDeviceMemory.Event("copyToHost", device.first("copyToHost"), 4096, len)), device.named("copyToHost"));
+                engine.write(buf, 4096, e, 0, len, TransferOptions.DEFAULT)
+                        .future()
+                        .get(60, TimeUnit.SECONDS);
+                assertTrue(
+                        device.first("beforeNicRead") < device.first("copyToHost"),
+                        "producer synced before the copy: " + device.events);
+                assertTrue(
+                        device.first("copyToHost") < first.get(),
+                        "copied to host before the first I/O reached a target: " + device.events);
+                assertEquals(
+                        List.of(new RecordingDeviceMemory.Event("copyToHost", device.first("copyToHost"), 4096, len)),
+                        device.named("copyToHost"));
                 for (long vOff = start; vOff < start + len; vOff += 512) {
                     long u = vOff / UNIT;
                     ScriptedTarget holder = u < 32 ? (u % 2 == 0 ? a : b) : a;
                     long memberUnit = u < 32 ? u / 2 : 16 + (u - 32);
                     long at = memberUnit * UNIT + vOff % UNIT;
-                    assertEquals(original.get(ValueLayout.JAVA_LONG_UNALIGNED, 4096 + vOff - start),
+                    assertEquals(
+                            original.get(ValueLayout.JAVA_LONG_UNALIGNED, 4096 + vOff - start),
                             MemorySegment.ofArray(holder.storage).get(ValueLayout.JAVA_LONG_UNALIGNED, at),
-                            "volume byte " + vOff + " belongs at byte " + at + " of target " + (holder == a ? "a" : "b"));
+                            "volume byte " + vOff + " belongs at byte " + at + " of target "
+                                    + (holder == a ? "a" : "b"));
                 }
 
                 gpu.fill((byte) 0);
                 device.events.clear();
                 Transfer r = engine.read(buf, 4096, e, 0, len, TransferOptions.DEFAULT);
-                // runs when the future completes (or at once if it already has): the bytes must be on the device by then
-                CompletableFuture<Boolean> heldAtCompletion = r.future().thenApply(x ->
-                        MemorySegment.mismatch(original, 4096, 4096 + len, gpu, 4096, 4096 + len) == -1);
-                assertTrue(heldAtCompletion.get(60, TimeUnit.SECONDS), "the device held the volume's bytes when the read's future completed");
-                assertEquals(-1, MemorySegment.mismatch(original, 4096, 4096 + len, gpu, 4096, 4096 + len), "read back differently");
+                // runs when the future completes (or at once if it already has): the bytes must be on the device by
+                // then
+                CompletableFuture<Boolean> heldAtCompletion = r.future()
+                        .thenApply(
+                                x -> MemorySegment.mismatch(original, 4096, 4096 + len, gpu, 4096, 4096 + len) == -1);
+                assertTrue(
+                        heldAtCompletion.get(60, TimeUnit.SECONDS),
+                        "the device held the volume's bytes when the read's future completed");
+                assertEquals(
+                        -1,
+                        MemorySegment.mismatch(original, 4096, 4096 + len, gpu, 4096, 4096 + len),
+                        "read back differently");
                 List<RecordingDeviceMemory.Event> in = device.named("copyFromHost");
                 assertEquals(1, in.size(), device.events.toString());
                 assertEquals(4096, in.getFirst().offset());
                 assertEquals(len, in.getFirst().length());
-                assertTrue(in.getFirst().seq() > last.get(), "copied to the device after the last I/O: " + device.events);
-                assertEquals(0, device.named("copyToHost").size() + device.named("beforeNicRead").size(), "a read does not read the device");
+                assertTrue(
+                        in.getFirst().seq() > last.get(), "copied to the device after the last I/O: " + device.events);
+                assertEquals(
+                        0,
+                        device.named("copyToHost").size()
+                                + device.named("beforeNicRead").size(),
+                        "a read does not read the device");
             }
         }
     }
@@ -161,8 +208,10 @@ class EngineVolumeDeviceTest {
     @ValueSource(booleans = {false, true})
     void aFailedOrCancelledReadCopiesNothingToTheDevice(boolean directly) throws Exception {
         TransferEngine engine = engine(directly);
-        try (ScriptedTarget a = new ScriptedTarget(2 << 20); ScriptedTarget b = new ScriptedTarget(2 << 20); Arena arena = Arena.ofShared();
-             StorageVolume v = engine.openVolume(spec(a, b))) {
+        try (ScriptedTarget a = new ScriptedTarget(2 << 20);
+                ScriptedTarget b = new ScriptedTarget(2 << 20);
+                Arena arena = Arena.ofShared();
+                StorageVolume v = engine.openVolume(spec(a, b))) {
             long len = 2L << 20;
             MemorySegment stored = random(arena, len, 21);
             try (LocalBuffer host = engine.register(stored)) {
@@ -184,15 +233,23 @@ class EngineVolumeDeviceTest {
             };
             try (LocalBuffer buf = engine.register(device)) {
                 Transfer t = engine.read(buf, v.extent(0, len));
-                CompletionException ce = assertThrows(CompletionException.class, () -> t.future().join());
+                CompletionException ce =
+                        assertThrows(CompletionException.class, () -> t.future().join());
                 TransferException e = assertInstanceOf(TransferException.class, ce.getCause());
                 assertTrue(e.getMessage().contains("Unrecovered Read Error"), e.getMessage());
                 assertEquals(List.of(), device.named("copyFromHost"), "a failed read claims no copy to the device");
-                assertEquals(-1, gpu.asByteBuffer().mismatch(arena.allocate(len).fill((byte) 0x5a).asByteBuffer()), "the device memory is untouched");
+                assertEquals(
+                        -1,
+                        gpu.asByteBuffer()
+                                .mismatch(arena.allocate(len).fill((byte) 0x5a).asByteBuffer()),
+                        "the device memory is untouched");
 
                 b.fault = (qid, pdu, bytes) -> bytes;
                 engine.read(buf, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
-                assertEquals(-1, MemorySegment.mismatch(stored, 0, len, gpu, 0, len), "the buffer still reads once the target answers");
+                assertEquals(
+                        -1,
+                        MemorySegment.mismatch(stored, 0, len, gpu, 0, len),
+                        "the buffer still reads once the target answers");
                 assertEquals(1, device.named("copyFromHost").size(), device.events.toString());
 
                 gpu.fill((byte) 0x5a);
@@ -200,8 +257,15 @@ class EngineVolumeDeviceTest {
                 Transfer c = engine.read(buf, v.extent(0, len));
                 assertTrue(c.cancel());
                 assertThrows(CancellationException.class, c::join);
-                assertEquals(1, device.named("copyFromHost").size(), "a cancelled read claims no copy to the device: " + device.events);
-                assertEquals(-1, gpu.asByteBuffer().mismatch(arena.allocate(len).fill((byte) 0x5a).asByteBuffer()), "the device memory is untouched");
+                assertEquals(
+                        1,
+                        device.named("copyFromHost").size(),
+                        "a cancelled read claims no copy to the device: " + device.events);
+                assertEquals(
+                        -1,
+                        gpu.asByteBuffer()
+                                .mismatch(arena.allocate(len).fill((byte) 0x5a).asByteBuffer()),
+                        "the device memory is untouched");
             }
         }
     }
@@ -210,31 +274,47 @@ class EngineVolumeDeviceTest {
     @ValueSource(booleans = {false, true})
     void aFailedCopyToHostIssuesNothing(boolean directly) throws Exception {
         TransferEngine engine = engine(directly);
-        try (ScriptedTarget a = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared(); StorageVolume v = engine.openVolume(spec(a))) {
+        try (ScriptedTarget a = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared();
+                StorageVolume v = engine.openVolume(spec(a))) {
             MemorySegment gpu = random(arena, 64 << 10, 31);
             RecordingDeviceMemory device = new RecordingDeviceMemory(gpu, PCI, SEQ);
             try (LocalBuffer buf = engine.register(device)) {
                 device.failCopies = true;
-                TransferException e = assertThrows(TransferException.class, () -> engine.write(buf, v.extent(0, 64 << 10)));
-                assertTrue(e.getMessage().contains("nothing was issued") && e.getMessage().contains("injected device copy failure"), e.getMessage());
-                assertEquals(0, a.maxInFlight.getOrDefault(1, new AtomicInteger()).get() + a.maxInFlight.getOrDefault(2, new AtomicInteger()).get(),
+                TransferException e =
+                        assertThrows(TransferException.class, () -> engine.write(buf, v.extent(0, 64 << 10)));
+                assertTrue(
+                        e.getMessage().contains("nothing was issued")
+                                && e.getMessage().contains("injected device copy failure"),
+                        e.getMessage());
+                assertEquals(
+                        0,
+                        a.maxInFlight.getOrDefault(1, new AtomicInteger()).get()
+                                + a.maxInFlight
+                                        .getOrDefault(2, new AtomicInteger())
+                                        .get(),
                         "no I/O command reached the target");
                 device.failCopies = false;
                 engine.write(buf, v.extent(0, 64 << 10)).future().get(60, TimeUnit.SECONDS);
-                assertEquals(-1, MemorySegment.mismatch(gpu, 0, 64 << 10, MemorySegment.ofArray(a.storage), 0, 64 << 10));
+                assertEquals(
+                        -1, MemorySegment.mismatch(gpu, 0, 64 << 10, MemorySegment.ofArray(a.storage), 0, 64 << 10));
             }
         }
     }
 
     @ParameterizedTest(name = "direct registration: {0}")
     @ValueSource(booleans = {false, true})
-    void aCancelledReadKeepsItsHostCopyUntilItsPiecesFinishEvenWhenTheBufferIsClosed(boolean directly) throws Exception {
+    void aCancelledReadKeepsItsHostCopyUntilItsPiecesFinishEvenWhenTheBufferIsClosed(boolean directly)
+            throws Exception {
         TransferEngine engine = engine(directly);
-        try (ScriptedTarget a = new ScriptedTarget(1 << 20); Arena arena = Arena.ofShared(); StorageVolume v = engine.openVolume(spec(a))) {
+        try (ScriptedTarget a = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared();
+                StorageVolume v = engine.openVolume(spec(a))) {
             long len = 256 << 10;
             MemorySegment stored = random(arena, len, 41);
             MemorySegment back = arena.allocate(len, 4096);
-            try (LocalBuffer host = engine.register(stored); LocalBuffer hostBack = engine.register(back)) {
+            try (LocalBuffer host = engine.register(stored);
+                    LocalBuffer hostBack = engine.register(back)) {
                 engine.write(host, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
                 CountDownLatch reached = new CountDownLatch(1);
                 CountDownLatch go = new CountDownLatch(1);

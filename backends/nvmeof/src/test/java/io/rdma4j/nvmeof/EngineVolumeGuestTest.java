@@ -33,14 +33,15 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The engine writing to and reading from the Linux kernel target in the test VM ({@code scripts/testvm test --nvmet
  * EngineVolumeGuestTest}): a volume striped over namespaces 1 (1 GiB null_blk) and 2 (256 MiB file) of
- * RDMA4J_NVMET_NQN, over NVMe/TCP and over NVMe/RDMA through rxe0, leaving from rxe0's network interface address,
- * which the plan names; and GPU memory (the engine's recording double) staged through host memory over NVMe/RDMA.
- * The extents sit in the first zone (both namespaces), clear of what the other guest tests write.
+ * RDMA4J_NVMET_NQN, over NVMe/TCP and over NVMe/RDMA through rxe0, leaving from rxe0's network interface address, which
+ * the plan names; and GPU memory (the engine's recording double) staged through host memory over NVMe/RDMA. The extents
+ * sit in the first zone (both namespaces), clear of what the other guest tests write.
  */
 @Tag("testvm")
 class EngineVolumeGuestTest {
     @TempDir
     static Path home;
+
     private static TransferEngine engine;
     private static String nqn;
     private static String address;
@@ -51,11 +52,17 @@ class EngineVolumeGuestTest {
         String tcp = System.getenv("RDMA4J_NVMET_TCP");
         String addr = System.getenv("RDMA4J_TESTVM_ADDR");
         if (nqn == null || tcp == null || addr == null) {
-            throw new IllegalStateException("RDMA4J_NVMET_NQN / RDMA4J_NVMET_TCP / RDMA4J_TESTVM_ADDR are not set: these tests run in the test VM"
-                    + " (scripts/testvm test --nvmet EngineVolumeGuestTest), which starts the kernel target and sets them");
+            throw new IllegalStateException(
+                    "RDMA4J_NVMET_NQN / RDMA4J_NVMET_TCP / RDMA4J_TESTVM_ADDR are not set: these tests run in the test VM"
+                            + " (scripts/testvm test --nvmet EngineVolumeGuestTest), which starts the kernel target and sets them");
         }
         address = addr.split("/")[0];
-        engine = TransferEngine.builder().name("guest-volumes").backend("libfabric").provider("tcp").nicFilter("lo").build();
+        engine = TransferEngine.builder()
+                .name("guest-volumes")
+                .backend("libfabric")
+                .provider("tcp")
+                .nicFilter("lo")
+                .build();
     }
 
     @AfterAll
@@ -67,9 +74,14 @@ class EngineVolumeGuestTest {
 
     private static VolumeSpec spec(String transport) {
         String target = System.getenv(transport.equals("tcp") ? "RDMA4J_NVMET_TCP" : "RDMA4J_NVMET_RDMA");
-        return VolumeSpec.of(transport + "://" + target + "/" + nqn + "/1", transport + "://" + target + "/" + nqn + "/2")
-                .near(MemoryLocation.numa(0)).withOption("identityDir", home.toString()).withOption("ioQueues", "2")
-                .withOption("queueDepth", "32").withOption("connectTimeoutMs", "30000").withOption("ioTimeoutMs", "120000");
+        return VolumeSpec.of(
+                        transport + "://" + target + "/" + nqn + "/1", transport + "://" + target + "/" + nqn + "/2")
+                .near(MemoryLocation.numa(0))
+                .withOption("identityDir", home.toString())
+                .withOption("ioQueues", "2")
+                .withOption("queueDepth", "32")
+                .withOption("connectTimeoutMs", "30000")
+                .withOption("ioTimeoutMs", "120000");
     }
 
     private static MemorySegment random(Arena arena, long n, long seed) {
@@ -93,17 +105,21 @@ class EngineVolumeGuestTest {
             MemorySegment out = random(arena, length, seed);
             MemorySegment in = arena.allocate(length, 4096);
             VolumeExtent e = v.extent(volumeByte / v.blockSize(), length);
-            try (LocalBuffer src = engine.register(out, MemoryLocation.numa(0)); LocalBuffer dst = engine.register(in, MemoryLocation.numa(0))) {
+            try (LocalBuffer src = engine.register(out, MemoryLocation.numa(0));
+                    LocalBuffer dst = engine.register(in, MemoryLocation.numa(0))) {
                 long t0 = System.nanoTime();
                 TransferResult w = engine.write(src, e).future().get(300, TimeUnit.SECONDS);
                 long t1 = System.nanoTime();
                 v.flush().get(60, TimeUnit.SECONDS);
-                engine.read(dst, 0, e, 0, length, TransferOptions.DEFAULT.withDeadline(Duration.ofSeconds(300))).join();
+                engine.read(dst, 0, e, 0, length, TransferOptions.DEFAULT.withDeadline(Duration.ofSeconds(300)))
+                        .join();
                 long t2 = System.nanoTime();
                 assertEquals(List.of(0, 1), w.lanesUsed(), "both namespaces carried stripes");
                 assertEquals(crc(out), crc(in), "CRC32C of what was read back");
                 assertEquals(-1, in.mismatch(out));
-                System.out.printf("%s: %d MiB written in %d ms, read in %d ms%n", v.name(), length >> 20, (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
+                System.out.printf(
+                        "%s: %d MiB written in %d ms, read in %d ms%n",
+                        v.name(), length >> 20, (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
                 return engine.explain(src, e);
             }
         }
@@ -112,8 +128,10 @@ class EngineVolumeGuestTest {
     private static void assertLeavesFromRxe(Plan plan) {
         System.out.print(plan.toText());
         for (PlanLane l : plan.lanes()) {
-            assertTrue(l.localNic().startsWith(System.getenv().getOrDefault("RDMA4J_RXE_DEVICE", "rxe0") + " (")
-                    && l.localNic().endsWith(" " + address + ")"), "NIC of " + l.remoteNic() + ": " + l.localNic() + "; " + plan.reason());
+            assertTrue(
+                    l.localNic().startsWith(System.getenv().getOrDefault("RDMA4J_RXE_DEVICE", "rxe0") + " (")
+                            && l.localNic().endsWith(" " + address + ")"),
+                    "NIC of " + l.remoteNic() + ": " + l.localNic() + "; " + plan.reason());
         }
         assertTrue(plan.reason().contains("with IPv4 address " + address), plan.reason());
     }
@@ -121,7 +139,10 @@ class EngineVolumeGuestTest {
     @Test
     void writesAndReadsSixtyFourMiBStripedOverTwoNamespacesOverTcp() throws Exception {
         try (StorageVolume v = engine.openVolume(spec("tcp"))) {
-            assertEquals((1L << 30) + (256L << 20), v.capacityBytes(), "zone 0 stripes both up to 256 MiB each, zone 1 is the rest of namespace 1");
+            assertEquals(
+                    (1L << 30) + (256L << 20),
+                    v.capacityBytes(),
+                    "zone 0 stripes both up to 256 MiB each, zone 1 is the rest of namespace 1");
             Plan plan = roundTrip(v, 384L << 20, 64L << 20, 64);
             assertEquals(2, plan.lanes().size());
             assertEquals(32L << 20, plan.lanes().get(0).bytes(), "1 MiB units alternate");
@@ -141,7 +162,8 @@ class EngineVolumeGuestTest {
     @Test
     void gpuMemoryDoubleGoesThroughHostToRdmaNamespacesAndBack() throws Exception {
         long length = 4L << 20;
-        try (StorageVolume v = engine.openVolume(spec("rdma").withStripeUnit(256 << 10)); Arena arena = Arena.ofShared()) {
+        try (StorageVolume v = engine.openVolume(spec("rdma").withStripeUnit(256 << 10));
+                Arena arena = Arena.ofShared()) {
             MemorySegment original = random(arena, length, 17);
             MemorySegment gpu = arena.allocate(length, 4096);
             MemorySegment.copy(original, 0, gpu, 0, length);
@@ -154,7 +176,11 @@ class EngineVolumeGuestTest {
                 gpu.fill((byte) 0);
                 engine.read(buf, e).future().get(300, TimeUnit.SECONDS);
                 assertEquals(crc(original), crc(gpu), "CRC32C of what came back to the device");
-                assertEquals(List.of("beforeNicRead", "copyToHost", "copyFromHost"), device.events.stream().map(RecordingDeviceMemory.Event::what).toList());
+                assertEquals(
+                        List.of("beforeNicRead", "copyToHost", "copyFromHost"),
+                        device.events.stream()
+                                .map(RecordingDeviceMemory.Event::what)
+                                .toList());
             }
         }
     }

@@ -16,7 +16,9 @@ class NamesAndOptionsTest {
         assertEquals(Target.tcp("::1", 4421), Target.parseTcp("[::1]:4421"));
         assertEquals(Target.tcp("fe80::1", 4420), Target.parseTcp("fe80::1"));
         assertEquals("tcp://[::1]:4421", Target.parseTcp("[::1]:4421").toString());
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> Target.parseTcp("host:port")).getMessage().contains("not a number"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Target.parseTcp("host:port"))
+                .getMessage()
+                .contains("not a number"));
         assertThrows(IllegalArgumentException.class, () -> Target.parseTcp("host:70000"));
         assertThrows(IllegalArgumentException.class, () -> Target.parseTcp(":4420"));
     }
@@ -30,8 +32,10 @@ class NamesAndOptionsTest {
         assertEquals("Unrecovered Read Error", NvmeStatusException.name(false, 2, 0x81));
         assertEquals("unknown status (SCT 7h, SC 42h)", NvmeStatusException.name(false, 7, 0x42));
         NvmeStatusException e = new NvmeStatusException("Connect(qid=0)", true, 1, 0x82, true, 1 << 16 | 256);
-        assertEquals("Connect(qid=0) failed: Connect Invalid Parameters (SCT 1h Command Specific Status, SC 82h, do not retry): invalid SUBNQN:"
-                + " the target has no subsystem of that NQN (see nvme discover)", e.getMessage());
+        assertEquals(
+                "Connect(qid=0) failed: Connect Invalid Parameters (SCT 1h Command Specific Status, SC 82h, do not retry): invalid SUBNQN:"
+                        + " the target has no subsystem of that NQN (see nvme discover)",
+                e.getMessage());
         assertEquals(1 << 16 | 256, e.dw0());
     }
 
@@ -42,8 +46,12 @@ class NamesAndOptionsTest {
         assertThrows(IllegalArgumentException.class, () -> d.withIoQueues(0));
         assertThrows(IllegalArgumentException.class, () -> d.withKeepAlive(Duration.ofMillis(-1)));
         assertThrows(IllegalArgumentException.class, () -> d.withConnectTimeout(Duration.ZERO));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> HostIdentity.validateNqn("iqn.2001-04.com.example", "subsystem NQN"))
-                .getMessage().contains("nqn."));
-        assertThrows(IllegalArgumentException.class, () -> HostIdentity.validateNqn("nqn." + "x".repeat(220), "host NQN"));
+        assertTrue(assertThrows(
+                        IllegalArgumentException.class,
+                        () -> HostIdentity.validateNqn("iqn.2001-04.com.example", "subsystem NQN"))
+                .getMessage()
+                .contains("nqn."));
+        assertThrows(
+                IllegalArgumentException.class, () -> HostIdentity.validateNqn("nqn." + "x".repeat(220), "host NQN"));
     }
 }

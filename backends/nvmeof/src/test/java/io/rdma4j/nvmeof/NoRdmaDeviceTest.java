@@ -33,10 +33,16 @@ class NoRdmaDeviceTest {
     @Test
     void connectingWithoutAnRdmaDeviceSaysSoAndNamesTheFixes() {
         assumeTrue(Verbs.isAvailable() && !hasDevices(), "this machine has RDMA devices (or no libibverbs)");
-        ConnectOptions o = ConnectOptions.defaults().withIdentity(HostIdentity.persistent(home)).withConnectTimeout(Duration.ofSeconds(2));
-        NvmeConnectionException e = assertThrows(NvmeConnectionException.class,
+        ConnectOptions o = ConnectOptions.defaults()
+                .withIdentity(HostIdentity.persistent(home))
+                .withConnectTimeout(Duration.ofSeconds(2));
+        NvmeConnectionException e = assertThrows(
+                NvmeConnectionException.class,
                 () -> Controller.connect(Target.rdma("127.0.0.1", 4420), "nqn.2026-01.io.rdma4j:none", o));
-        assertTrue(e.getMessage().contains("no RDMA device") && e.getMessage().contains("rdma link add") && e.getMessage().contains("--tcp"),
+        assertTrue(
+                e.getMessage().contains("no RDMA device")
+                        && e.getMessage().contains("rdma link add")
+                        && e.getMessage().contains("--tcp"),
                 e.getMessage());
         e = assertThrows(NvmeConnectionException.class, () -> Controller.discover(Target.rdma("127.0.0.1", 4420), o));
         assertTrue(e.getMessage().contains("no RDMA device"), e.getMessage());

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 class NvmeTcpBlockStoreConformanceTest extends BlockStoreConformance {
     @TempDir
     Path home;
+
     private ScriptedTarget scripted;
 
     @Override

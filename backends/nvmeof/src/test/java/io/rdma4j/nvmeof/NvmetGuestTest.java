@@ -40,14 +40,18 @@ class NvmetGuestTest {
         String tcp = System.getenv("RDMA4J_NVMET_TCP");
         nqn = System.getenv("RDMA4J_NVMET_NQN");
         if (tcp == null || nqn == null) {
-            throw new IllegalStateException("RDMA4J_NVMET_TCP / RDMA4J_NVMET_NQN are not set: these tests run in the test VM"
-                    + " (scripts/testvm test nvmeof), which starts the kernel target and sets them");
+            throw new IllegalStateException(
+                    "RDMA4J_NVMET_TCP / RDMA4J_NVMET_NQN are not set: these tests run in the test VM"
+                            + " (scripts/testvm test nvmeof), which starts the kernel target and sets them");
         }
         target = Target.parseTcp(tcp);
     }
 
     private static ConnectOptions options() {
-        return ConnectOptions.defaults().withIdentity(HostIdentity.persistent(home)).withIoQueues(2).withQueueDepth(32)
+        return ConnectOptions.defaults()
+                .withIdentity(HostIdentity.persistent(home))
+                .withIoQueues(2)
+                .withQueueDepth(32)
                 .withIoTimeout(Duration.ofSeconds(60));
     }
 
@@ -79,13 +83,19 @@ class NvmetGuestTest {
     @Test
     void discoversTheSubsystem() {
         DiscoveryLog log = Controller.discover(target, options());
-        assertTrue(log.entries().stream().anyMatch(e -> e.subsystemNqn().equals(nqn) && e.transportName().equals("tcp")
-                && e.address().equals(target.host()) && e.serviceId().equals(String.valueOf(target.port()))), log.toString());
+        assertTrue(
+                log.entries().stream()
+                        .anyMatch(e -> e.subsystemNqn().equals(nqn)
+                                && e.transportName().equals("tcp")
+                                && e.address().equals(target.host())
+                                && e.serviceId().equals(String.valueOf(target.port()))),
+                log.toString());
     }
 
     @Test
     void writesReadsAndVerifiesFrom4KiBTo64MiB() throws Exception {
-        try (Controller c = Controller.connect(target, nqn, options()); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, nqn, options());
+                Arena arena = Arena.ofShared()) {
             long lba = 0;
             for (long size : List.of(4096L, 16384L, 20480L, 131072L, 1L << 20, 64L << 20)) {
                 MemorySegment out = random(arena, size, size);
@@ -108,7 +118,8 @@ class NvmetGuestTest {
 
     @Test
     void digestsProtectDataBothWays() throws Exception {
-        try (Controller c = Controller.connect(target, nqn, options().withDigests(true, true)); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, nqn, options().withDigests(true, true));
+                Arena arena = Arena.ofShared()) {
             assertTrue(c.digests()[0] && c.digests()[1], "the kernel target accepts header and data digests");
             MemorySegment out = random(arena, 1 << 20, 7);
             MemorySegment in = arena.allocate(1 << 20);
@@ -120,7 +131,9 @@ class NvmetGuestTest {
 
     @Test
     void manyIosInFlightOnSeveralQueues() throws Exception {
-        try (Controller c = Controller.connect(target, nqn, options().withIoQueues(4).withQueueDepth(16)); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(
+                        target, nqn, options().withIoQueues(4).withQueueDepth(16));
+                Arena arena = Arena.ofShared()) {
             int n = 512;
             MemorySegment out = random(arena, n * 4096L, 99);
             MemorySegment in = arena.allocate(n * 4096L);
@@ -145,17 +158,23 @@ class NvmetGuestTest {
             for (long nsid : List.of(1L, 2L)) {
                 long blocks = c.namespace(nsid).blocks();
                 // Starts beyond the last block: every target must refuse this one.
-                ExecutionException e = assertThrows(ExecutionException.class,
-                        () -> c.read(nsid, blocks + 8, MemorySegment.ofArray(new byte[4096])).get(30, TimeUnit.SECONDS));
+                ExecutionException e = assertThrows(
+                        ExecutionException.class,
+                        () -> c.read(nsid, blocks + 8, MemorySegment.ofArray(new byte[4096]))
+                                .get(30, TimeUnit.SECONDS));
                 NvmeStatusException s = assertInstanceOf(NvmeStatusException.class, e.getCause());
                 String name = NvmeStatusException.name(false, s.sct(), s.sc());
                 System.out.println("namespace " + nsid + ", read past the end: " + s.getMessage());
                 assertTrue(s.getMessage().contains(name) && !name.startsWith("unknown"), s.getMessage());
-                // nvmet answers by backend: the file backend checks the range (LBA Out of Range / Capacity Exceeded); the
+                // nvmet answers by backend: the file backend checks the range (LBA Out of Range / Capacity Exceeded);
+                // the
                 // block-device backend of Linux 6.1 passes the request down and the block layer's end-of-device check
                 // comes back as Internal Error.
                 assertEquals(NvmeStatusException.SCT_GENERIC, s.sct(), s.getMessage());
-                assertTrue(List.of(NvmeStatusException.SC_LBA_OUT_OF_RANGE, 0x81, 0x06).contains(s.sc()), s.getMessage());
+                assertTrue(
+                        List.of(NvmeStatusException.SC_LBA_OUT_OF_RANGE, 0x81, 0x06)
+                                .contains(s.sc()),
+                        s.getMessage());
                 assertTrue(s.doNotRetry(), s.getMessage());
             }
         }
@@ -172,7 +191,8 @@ class NvmetGuestTest {
 
     @Test
     void wrongNqnIsRefusedByConnect() {
-        NvmeStatusException e = assertThrows(NvmeStatusException.class,
+        NvmeStatusException e = assertThrows(
+                NvmeStatusException.class,
                 () -> Controller.connect(target, "nqn.2026-01.io.rdma4j:no-such-subsystem", options()));
         assertEquals(NvmeStatusException.SCT_COMMAND_SPECIFIC, e.sct());
         assertEquals(NvmeStatusException.SC_CONNECT_INVALID_PARAMETERS, e.sc(), e.getMessage());
@@ -192,7 +212,8 @@ class NvmetGuestTest {
         Path link = Path.of("/sys/kernel/config/nvmet/ports/1/subsystems", nqn);
         Path subsystem = Path.of("/sys/kernel/config/nvmet/subsystems", nqn);
         assertTrue(Files.isSymbolicLink(link), link + " (port 1, tcp) is how the VM exports the subsystem");
-        try (Controller c = Controller.connect(target, nqn, options()); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, nqn, options());
+                Arena arena = Arena.ofShared()) {
             MemorySegment big = arena.allocate(32L << 20);
             List<CompletableFuture<Void>> reads = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
@@ -205,14 +226,16 @@ class NvmetGuestTest {
                     try {
                         f.get(60, TimeUnit.SECONDS);
                     } catch (ExecutionException e) {
-                        assertInstanceOf(NvmeException.class, e.getCause(), e.getCause().toString());
+                        assertInstanceOf(
+                                NvmeException.class, e.getCause(), e.getCause().toString());
                         failed++;
                     }
                 }
             } finally {
                 Files.createSymbolicLink(link, subsystem);
             }
-            // the reads can all finish before nvmet drops the port (the zero-copy path reads 32 MiB quickly); reads issued
+            // the reads can all finish before nvmet drops the port (the zero-copy path reads 32 MiB quickly); reads
+            // issued
             // after the drop must then fail, and clearly
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (failed == 0 && System.nanoTime() < deadline) {
@@ -220,7 +243,8 @@ class NvmetGuestTest {
                     c.read(1, 0, big.asSlice(0, 4096)).get(60, TimeUnit.SECONDS);
                     Thread.sleep(100);
                 } catch (ExecutionException e) {
-                    assertInstanceOf(NvmeException.class, e.getCause(), e.getCause().toString());
+                    assertInstanceOf(
+                            NvmeException.class, e.getCause(), e.getCause().toString());
                     failed++;
                 }
             }

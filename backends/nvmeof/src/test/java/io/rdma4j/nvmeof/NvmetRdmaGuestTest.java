@@ -24,15 +24,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * NVMe/RDMA against the Linux kernel target (nvmet-rdma over Soft-RoCE rxe0) in the test VM:
- * {@code scripts/testvm test --nvmet NvmetRdmaGuestTest}. The VM exports RDMA4J_NVMET_RDMA (address:port) and
- * RDMA4J_NVMET_NQN; namespace 1 is a 1 GiB memory-backed null_blk with 512-byte blocks. Data moves by the target's
- * RDMA READ / WRITE on registered buffers named by keyed SGLs (and in-capsule for small writes where IOCCSZ allows).
+ * NVMe/RDMA against the Linux kernel target (nvmet-rdma over Soft-RoCE rxe0) in the test VM: {@code scripts/testvm test
+ * --nvmet NvmetRdmaGuestTest}. The VM exports RDMA4J_NVMET_RDMA (address:port) and RDMA4J_NVMET_NQN; namespace 1 is a 1
+ * GiB memory-backed null_blk with 512-byte blocks. Data moves by the target's RDMA READ / WRITE on registered buffers
+ * named by keyed SGLs (and in-capsule for small writes where IOCCSZ allows).
  */
 @Tag("testvm")
 class NvmetRdmaGuestTest {
     /** Namespace 1 from 512 MiB on: clear of what the NVMe/TCP guest tests write. */
     private static final long BASE_LBA = (512L << 20) / 512;
+
     private static Target target;
     private static String nqn;
 
@@ -44,15 +45,20 @@ class NvmetRdmaGuestTest {
         String rdma = System.getenv("RDMA4J_NVMET_RDMA");
         nqn = System.getenv("RDMA4J_NVMET_NQN");
         if (rdma == null || nqn == null) {
-            throw new IllegalStateException("RDMA4J_NVMET_RDMA / RDMA4J_NVMET_NQN are not set: these tests run in the test VM"
-                    + " (scripts/testvm test --nvmet NvmetRdmaGuestTest), which starts the kernel target and sets them");
+            throw new IllegalStateException(
+                    "RDMA4J_NVMET_RDMA / RDMA4J_NVMET_NQN are not set: these tests run in the test VM"
+                            + " (scripts/testvm test --nvmet NvmetRdmaGuestTest), which starts the kernel target and sets them");
         }
         target = Target.parseRdma(rdma);
     }
 
     private static ConnectOptions options() {
-        return ConnectOptions.defaults().withIdentity(HostIdentity.persistent(home)).withIoQueues(2).withQueueDepth(32)
-                .withConnectTimeout(Duration.ofSeconds(30)).withIoTimeout(Duration.ofSeconds(120));
+        return ConnectOptions.defaults()
+                .withIdentity(HostIdentity.persistent(home))
+                .withIoQueues(2)
+                .withQueueDepth(32)
+                .withConnectTimeout(Duration.ofSeconds(30))
+                .withIoTimeout(Duration.ofSeconds(120));
     }
 
     private static MemorySegment random(Arena arena, long n, long seed) {
@@ -74,17 +80,25 @@ class NvmetRdmaGuestTest {
             assertEquals(512, c.namespace(1).blockSize());
             assertEquals(1L << 30, c.namespace(1).bytes());
             assertEquals(0, c.maxH2CData(), "no ICResp on NVMe/RDMA");
-            // nvmet-rdma's default inline_data_size is a page: the 512- and 4096-byte writes below travel in the capsule
-            assertTrue(c.info().inCapsuleDataBytes() >= 4096, "in-capsule data bytes: " + c.info().inCapsuleDataBytes());
+            // nvmet-rdma's default inline_data_size is a page: the 512- and 4096-byte writes below travel in the
+            // capsule
+            assertTrue(
+                    c.info().inCapsuleDataBytes() >= 4096,
+                    "in-capsule data bytes: " + c.info().inCapsuleDataBytes());
         }
         DiscoveryLog log = Controller.discover(target, options());
-        assertTrue(log.entries().stream().anyMatch(e -> e.subsystemNqn().equals(nqn) && e.transportName().equals("rdma")
-                && e.address().equals(target.host())), log.toString());
+        assertTrue(
+                log.entries().stream()
+                        .anyMatch(e -> e.subsystemNqn().equals(nqn)
+                                && e.transportName().equals("rdma")
+                                && e.address().equals(target.host())),
+                log.toString());
     }
 
     @Test
     void writesReadsAndVerifiesUpToFourMiBThroughRegisteredAndHeapBuffers() throws Exception {
-        try (Controller c = Controller.connect(target, nqn, options()); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, nqn, options());
+                Arena arena = Arena.ofShared()) {
             long lba = BASE_LBA;
             for (long size : List.of(512L, 4096L, 20480L, 131072L, 1L << 20, 4L << 20)) {
                 MemorySegment out = random(arena, size, size);
@@ -116,7 +130,8 @@ class NvmetRdmaGuestTest {
 
     @Test
     void manyIosInFlightOnBothQueues() throws Exception {
-        try (Controller c = Controller.connect(target, nqn, options()); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, nqn, options());
+                Arena arena = Arena.ofShared()) {
             int n = 48;
             MemorySegment out = random(arena, n * 4096L, 99);
             MemorySegment in = arena.allocate(n * 4096L, 4096);
@@ -137,14 +152,17 @@ class NvmetRdmaGuestTest {
 
     @Test
     void readPastTheEndAndWrongNqnAreNamed() throws Exception {
-        try (Controller c = Controller.connect(target, nqn, options()); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, nqn, options());
+                Arena arena = Arena.ofShared()) {
             long blocks = c.namespace(1).bytes() / 512;
-            var e = assertThrows(java.util.concurrent.ExecutionException.class,
+            var e = assertThrows(
+                    java.util.concurrent.ExecutionException.class,
                     () -> c.read(1, blocks - 1, arena.allocate(4096, 4096)).get(60, TimeUnit.SECONDS));
             NvmeStatusException s = (NvmeStatusException) e.getCause();
             assertFalse(NvmeStatusException.name(false, s.sct(), s.sc()).startsWith("unknown"), s.getMessage());
         }
-        NvmeStatusException e = assertThrows(NvmeStatusException.class,
+        NvmeStatusException e = assertThrows(
+                NvmeStatusException.class,
                 () -> Controller.connect(target, "nqn.2026-01.io.rdma4j:no-such-subsystem", options()));
         assertEquals(NvmeStatusException.SC_CONNECT_INVALID_PARAMETERS, e.sc(), e.getMessage());
         assertTrue(e.getMessage().contains("Connect Invalid Parameters"), e.getMessage());
@@ -162,7 +180,8 @@ class NvmetRdmaGuestTest {
         Path link = Path.of("/sys/kernel/config/nvmet/ports/2/subsystems", nqn);
         Path subsystem = Path.of("/sys/kernel/config/nvmet/subsystems", nqn);
         assertTrue(Files.isSymbolicLink(link), link + " (port 2, rdma) is how the VM exports the subsystem over RDMA");
-        try (Controller c = Controller.connect(target, nqn, options()); Arena arena = Arena.ofShared()) {
+        try (Controller c = Controller.connect(target, nqn, options());
+                Arena arena = Arena.ofShared()) {
             MemorySegment big = arena.allocate(16L << 20);
             List<CompletableFuture<Void>> reads = new ArrayList<>();
             for (int i = 0; i < 16; i++) {
@@ -175,21 +194,24 @@ class NvmetRdmaGuestTest {
                     try {
                         f.get(150, TimeUnit.SECONDS);
                     } catch (ExecutionException e) {
-                        assertInstanceOf(NvmeException.class, e.getCause(), e.getCause().toString());
+                        assertInstanceOf(
+                                NvmeException.class, e.getCause(), e.getCause().toString());
                         failed++;
                     }
                 }
             } finally {
                 Files.createSymbolicLink(link, subsystem);
             }
-            // the 16 reads can all finish before nvmet drops the port; reads issued after the drop must fail, and clearly
+            // the 16 reads can all finish before nvmet drops the port; reads issued after the drop must fail, and
+            // clearly
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (failed == 0 && System.nanoTime() < deadline) {
                 try {
                     c.read(1, BASE_LBA, big.asSlice(0, 4096)).get(150, TimeUnit.SECONDS);
                     Thread.sleep(100);
                 } catch (ExecutionException e) {
-                    assertInstanceOf(NvmeException.class, e.getCause(), e.getCause().toString());
+                    assertInstanceOf(
+                            NvmeException.class, e.getCause(), e.getCause().toString());
                     failed++;
                 }
             }

@@ -21,16 +21,19 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A scripted NVMe/TCP peer for fault injection on the host, where no kernel target exists: it answers bring-up and
- * I/O from a RAM namespace so a test can reach the point where it breaks the protocol on purpose ({@link #fault}).
- * The real-target tests run against Linux nvmet in the test VM ({@code *GuestTest}). Public, and shipped in this
- * module's test-jar, so the command line's tests can drive {@code ./rdma4j nvme} against it on the host.
+ * A scripted NVMe/TCP peer for fault injection on the host, where no kernel target exists: it answers bring-up and I/O
+ * from a RAM namespace so a test can reach the point where it breaks the protocol on purpose ({@link #fault}). The
+ * real-target tests run against Linux nvmet in the test VM ({@code *GuestTest}). Public, and shipped in this module's
+ * test-jar, so the command line's tests can drive {@code ./rdma4j nvme} against it on the host.
  */
 public final class ScriptedTarget implements AutoCloseable {
     /** The one I/O subsystem it serves (namespace 1, 512-byte blocks); the discovery NQN is answered too. */
     public static final String NQN = "nqn.2026-01.io.rdma4j:scripted";
 
-    /** Decides what to do with a PDU about to be sent: return the bytes to send (maybe altered), or null to drop the connection. */
+    /**
+     * Decides what to do with a PDU about to be sent: return the bytes to send (maybe altered), or null to drop the
+     * connection.
+     */
     interface Fault {
         byte[] apply(int qid, Pdu pdu, byte[] encoded);
     }
@@ -48,11 +51,13 @@ public final class ScriptedTarget implements AutoCloseable {
     volatile boolean answerReads = true;
     /** Identify Controller AERL (0-based) and OAES. */
     volatile int aerl = 3;
+
     volatile int oaes = 1 << 8;
     /** What the Changed Namespace List log (04h) holds; reading it (RAE 0) clears it. */
     volatile List<Long> changedNamespaces = List.of();
     /** Every Get Log Page seen: CDW10 (LID, RAE bit 15, NUMDL). */
     final List<Integer> logReads = new CopyOnWriteArrayList<>();
+
     volatile int asyncEventConfig = -1;
     private volatile Conn admin;
     volatile Fault fault = (q, p, b) -> b;
@@ -184,7 +189,9 @@ public final class ScriptedTarget implements AutoCloseable {
                 switch (p) {
                     case Pdu.CapsuleCmd cmd -> {
                         c.inFlight++;
-                        maxInFlight.computeIfAbsent(c.qid, k -> new AtomicInteger()).accumulateAndGet(c.inFlight, Math::max);
+                        maxInFlight
+                                .computeIfAbsent(c.qid, k -> new AtomicInteger())
+                                .accumulateAndGet(c.inFlight, Math::max);
                         cc = command(c, cmd, cc);
                     }
                     case Pdu.H2CData h -> {
@@ -224,7 +231,8 @@ public final class ScriptedTarget implements AutoCloseable {
                 switch (Sqe.fctype(sqe)) {
                     case Sqe.FCTYPE_CONNECT -> {
                         byte[] d = cmd.data();
-                        if (!Le.ascii(d, 256, 256).equals(NQN) && !Le.ascii(d, 256, 256).equals(Controller.DISCOVERY_NQN)) {
+                        if (!Le.ascii(d, 256, 256).equals(NQN)
+                                && !Le.ascii(d, 256, 256).equals(Controller.DISCOVERY_NQN)) {
                             c.complete(cid, 1 << 16 | 256, 1, 0x82);
                             return cc;
                         }
@@ -237,8 +245,15 @@ public final class ScriptedTarget implements AutoCloseable {
                     }
                     case Sqe.FCTYPE_PROPERTY_GET -> {
                         long ofst = Le.u32(sqe, 44);
-                        long v = ofst == Sqe.PROP_CAP ? cap() : ofst == Sqe.PROP_VS ? 0x10400 : ofst == Sqe.PROP_CC ? cc
-                                : ofst == Sqe.PROP_CSTS ? (cc & 1) | ((cc >>> 14 & 3) != 0 ? 2 << 2 : 0) : 0;
+                        long v = ofst == Sqe.PROP_CAP
+                                ? cap()
+                                : ofst == Sqe.PROP_VS
+                                        ? 0x10400
+                                        : ofst == Sqe.PROP_CC
+                                                ? cc
+                                                : ofst == Sqe.PROP_CSTS
+                                                        ? (cc & 1) | ((cc >>> 14 & 3) != 0 ? 2 << 2 : 0)
+                                                        : 0;
                         c.inFlight--;
                         c.send(new Pdu.CapsuleResp(new Cqe((int) v, (int) (v >>> 32), 0, 0, cid, 0).encode()));
                     }

@@ -22,9 +22,11 @@ class SourceAddressTest {
     void tcpConnectorBindsToTheSourceAddressBeforeConnecting() throws Exception {
         InetAddress source = InetAddress.getByName("127.0.0.2"); // all of 127/8 is local on Linux
         try (ServerSocket server = new ServerSocket(0, 5, InetAddress.getLoopbackAddress());
-             Socket out = TcpQueue.Connector.leavingFrom(source).connect(new InetSocketAddress(InetAddress.getLoopbackAddress(),
-                     server.getLocalPort()), Duration.ofSeconds(5));
-             Socket in = server.accept()) {
+                Socket out = TcpQueue.Connector.leavingFrom(source)
+                        .connect(
+                                new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()),
+                                Duration.ofSeconds(5));
+                Socket in = server.accept()) {
             assertEquals(source, out.getLocalAddress());
             assertEquals(source, ((InetSocketAddress) in.getRemoteSocketAddress()).getAddress());
         }
@@ -34,11 +36,18 @@ class SourceAddressTest {
     void controllerConnectsFromTheSourceAddressAndDefaultsToTheKernelRoute() throws Exception {
         assertNull(ConnectOptions.defaults().sourceAddress());
         InetAddress source = InetAddress.getByName("127.0.0.3");
-        ConnectOptions options = ConnectOptions.defaults().withIoQueues(1).withQueueDepth(4).withKeepAlive(Duration.ZERO)
+        ConnectOptions options = ConnectOptions.defaults()
+                .withIoQueues(1)
+                .withQueueDepth(4)
+                .withKeepAlive(Duration.ZERO)
                 .withSourceAddress(source);
-        assertEquals(source, options.withQueueDepth(8).withIoTimeout(Duration.ofSeconds(5)).sourceAddress(), "with... keeps the source");
+        assertEquals(
+                source,
+                options.withQueueDepth(8).withIoTimeout(Duration.ofSeconds(5)).sourceAddress(),
+                "with... keeps the source");
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
-             Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options.withIdentity(HostIdentity.persistent(home)))) {
+                Controller c = Controller.connect(
+                        t.target(), ScriptedTarget.NQN, options.withIdentity(HostIdentity.persistent(home)))) {
             assertEquals(1, c.ioQueueCount());
         }
     }

@@ -8,18 +8,17 @@ import java.util.Objects;
 /**
  * The engine's argument checks, throwing what {@link io.rdma4j.Rdma4jException} documents: a null argument a
  * {@link NullPointerException}, a bad value an {@link InvalidArgumentException}, freed memory a
- * {@link ClosedException}.
- * (The backends' {@link io.rdma4j.ffi.Segments} keeps the JDK's types for their own callers.)
+ * {@link ClosedException}. (The backends' {@link io.rdma4j.ffi.Segments} keeps the JDK's types for their own callers.)
  */
 final class Args {
-    private Args() {
-    }
+    private Args() {}
 
     /** Fails unless {@code segment} is set and its arena is open: freed memory must not reach a NIC. */
     static MemorySegment alive(MemorySegment segment, String what) {
         Objects.requireNonNull(segment, what);
         if (!segment.scope().isAlive()) {
-            throw new ClosedException("the arena of " + what,
+            throw new ClosedException(
+                    "the arena of " + what,
                     "its memory was freed; register and use memory only while its arena is open");
         }
         return segment;

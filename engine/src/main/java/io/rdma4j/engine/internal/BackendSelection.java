@@ -12,8 +12,7 @@ import java.util.ServiceLoader;
 
 /** Checks an engine's configuration and opens the backend it selects (by name, or the best available for "auto"). */
 final class BackendSelection {
-    private BackendSelection() {
-    }
+    private BackendSelection() {}
 
     static void validate(EngineConfig c) {
         if (c.name() != null) {
@@ -46,7 +45,8 @@ final class BackendSelection {
 
     static EngineBackend open(EngineConfig c) {
         List<EngineBackendProvider> all = new ArrayList<>();
-        ServiceLoader.load(EngineBackendProvider.class, BackendSelection.class.getClassLoader()).forEach(all::add);
+        ServiceLoader.load(EngineBackendProvider.class, BackendSelection.class.getClassLoader())
+                .forEach(all::add);
         all.sort(Comparator.comparingInt(EngineBackendProvider::priority).reversed());
         StringBuilder why = new StringBuilder();
         for (EngineBackendProvider p : all) {
@@ -68,18 +68,24 @@ final class BackendSelection {
             }
         }
         if (all.isEmpty()) {
-            throw new BackendUnavailableException("no engine backend on the class path: add rdma4j-libfabric"
-                    + " (or rdma4j-ibverbs) as a dependency", null);
+            throw new BackendUnavailableException(
+                    "no engine backend on the class path: add rdma4j-libfabric"
+                            + " (or rdma4j-ibverbs) as a dependency",
+                    null);
         }
         String none = "no usable engine backend for '" + c.backend() + "'";
         if (why.isEmpty()) {
-            throw new BackendUnavailableException(none + " (known: "
-                    + all.stream().map(EngineBackendProvider::name).toList()
-                    + "): pass one of them, or \"auto\", to TransferEngine.Builder.backend()", null);
+            throw new BackendUnavailableException(
+                    none + " (known: "
+                            + all.stream().map(EngineBackendProvider::name).toList()
+                            + "): pass one of them, or \"auto\", to TransferEngine.Builder.backend()",
+                    null);
         }
-        throw new BackendUnavailableException(none + why + ". Each reason is the backend's"
-                + " EngineBackendProvider.unavailabilityCause() or what its open() threw;"
-                + " Libfabric.unavailabilityCause()"
-                + " and Verbs.unavailabilityCause() probe the native libraries alone", null);
+        throw new BackendUnavailableException(
+                none + why + ". Each reason is the backend's"
+                        + " EngineBackendProvider.unavailabilityCause() or what its open() threw;"
+                        + " Libfabric.unavailabilityCause()"
+                        + " and Verbs.unavailabilityCause() probe the native libraries alone",
+                null);
     }
 }

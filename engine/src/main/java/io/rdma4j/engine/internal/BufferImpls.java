@@ -10,27 +10,38 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /** The engine's implementations of the buffer and peer handles. */
 final class BufferImpls {
-    private BufferImpls() {
-    }
+    private BufferImpls() {}
 
     static final class Local implements LocalBuffer {
         /** The engine's registration cache: holds this buffer's reference, and tells engines apart. */
         final RegistrationCache registrations;
+
         final MemorySegment segment;
         final MemoryLocation location;
         final RegistrationCache.Entry entry;
         final boolean reused;
         final AtomicBoolean closed = new AtomicBoolean();
-        /** Set for device memory: how the NIC reaches it (directly, or through {@link #segment} as a host staging copy). */
+        /**
+         * Set for device memory: how the NIC reaches it (directly, or through {@link #segment} as a host staging copy).
+         */
         final DeviceBuffers.Binding device;
 
-        Local(RegistrationCache registrations, MemorySegment segment, MemoryLocation location,
-              RegistrationCache.Entry entry, boolean reused) {
+        Local(
+                RegistrationCache registrations,
+                MemorySegment segment,
+                MemoryLocation location,
+                RegistrationCache.Entry entry,
+                boolean reused) {
             this(registrations, segment, location, entry, reused, null);
         }
 
-        Local(RegistrationCache registrations, MemorySegment segment, MemoryLocation location, RegistrationCache.Entry entry, boolean reused,
-              DeviceBuffers.Binding device) {
+        Local(
+                RegistrationCache registrations,
+                MemorySegment segment,
+                MemoryLocation location,
+                RegistrationCache.Entry entry,
+                boolean reused,
+                DeviceBuffers.Binding device) {
             this.registrations = registrations;
             this.segment = segment;
             this.location = location;
@@ -42,8 +53,9 @@ final class BufferImpls {
         @Override
         public MemorySegment segment() {
             if (device != null) {
-                throw new UnsupportedOperationException(this + " is device memory, which the CPU cannot address: use device() and the device's "
-                        + "own copies (GpuBuffer.copyToHost/copyFromHost)");
+                throw new UnsupportedOperationException(
+                        this + " is device memory, which the CPU cannot address: use device() and the device's "
+                                + "own copies (GpuBuffer.copyToHost/copyFromHost)");
             }
             return segment;
         }
@@ -87,10 +99,12 @@ final class BufferImpls {
         @Override
         public String toString() {
             if (device != null) {
-                return "LocalBuffer[" + segment.byteSize() + " bytes of " + device.memory().kind() + " memory at 0x"
+                return "LocalBuffer[" + segment.byteSize() + " bytes of "
+                        + device.memory().kind() + " memory at 0x"
                         + Long.toHexString(device.memory().address()) + ", " + location + ", " + device.path() + "]";
             }
-            return "LocalBuffer[" + segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address()) + ", " + location + "]";
+            return "LocalBuffer[" + segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address()) + ", "
+                    + location + "]";
         }
     }
 
@@ -131,6 +145,7 @@ final class BufferImpls {
         final MemoryLocation location;
         /** Indexed by the owner's lane: address of byte 0 and key, or key -1... presence in {@link #has}. */
         final long[] address;
+
         final long[] key;
         final boolean[] has;
 

@@ -66,7 +66,8 @@ final class Connector implements AutoCloseable {
             }
             HandshakeResult result;
             try {
-                HandshakeClient client = handshakeClients.computeIfAbsent(link.info.handshakeAddress(),
+                HandshakeClient client = handshakeClients.computeIfAbsent(
+                        link.info.handshakeAddress(),
                         a -> HandshakeClient.connect(a, security, Duration.ofSeconds(15)));
                 result = client.connect(name, generation, link.name, offer);
                 if (result.responderGeneration() != link.generation) {
@@ -84,8 +85,9 @@ final class Connector implements AutoCloseable {
                     link.remoteLane[l] = pr.responderLane().index();
                     conns[l] = -1;
                 }
-                BufferInfo inbox = client.describe(result, Names.inbox(name)).orElseThrow(() -> new TransferException(
-                        "peer '" + link.name + "' offered no notification inbox after the handshake"));
+                BufferInfo inbox = client.describe(result, Names.inbox(name))
+                        .orElseThrow(() -> new TransferException(
+                                "peer '" + link.name + "' offered no notification inbox after the handshake"));
                 int maxLane = 0;
                 for (LaneKey k : inbox.lanes()) {
                     maxLane = Math.max(maxLane, k.lane() + 1);
@@ -103,8 +105,10 @@ final class Connector implements AutoCloseable {
                 link.channel = new OutChannel(backend, lanes, slots, (int) inbox.generation(), base, key);
                 link.session = result;
             } catch (RendezvousException e) {
-                throw new PeerLostException("handshake with peer '" + link.name + "' at "
-                        + link.info.handshakeAddress() + " failed: " + e.getMessage(), e);
+                throw new PeerLostException(
+                        "handshake with peer '" + link.name + "' at " + link.info.handshakeAddress() + " failed: "
+                                + e.getMessage(),
+                        e);
             } finally {
                 for (int i = 0; i < conns.length; i++) {
                     if (conns[i] >= 0) {

@@ -22,32 +22,35 @@ import java.util.zip.CRC32C;
  * Device (GPU) memory in the engine: registration, directly with the backend ({@link EngineBackend#registerDevice}) or,
  * when the backend cannot, through a registered host staging copy of the same size; and the ordering rules around the
  * NIC:
+ *
  * <ul>
  *   <li>{@link DeviceMemory#beforeNicRead()} before the first chunk of a write from device memory is posted (and before
- *       its staging copy), and before device memory is published for peers to read;</li>
+ *       its staging copy), and before device memory is published for peers to read;
  *   <li>after a read into device memory completed: the staging copy goes to the device, or
- *       {@link DeviceMemory#afterNicWrite()} runs for a direct registration, before the transfer's future completes;</li>
+ *       {@link DeviceMemory#afterNicWrite()} runs for a direct registration, before the transfer's future completes;
  *   <li>the same for the range a peer's notification names in published device memory, before the notification is
- *       handed to the user.</li>
+ *       handed to the user.
  * </ul>
+ *
  * Staged memory is copied whole range by range, synchronously, on the thread that starts the write (device to host) or
  * on a virtual thread after the read completed (host to device), never on a progress thread.
  */
 final class DeviceBuffers {
-    private DeviceBuffers() {
-    }
+    private DeviceBuffers() {}
 
     /**
      * How the NIC reaches one registered device memory.
      *
      * @param memory the device memory
      * @param staged true when the NIC moves the host staging copy ({@link BufferImpls.Local#segment}) instead
-     * @param path   one line for {@code toString}: direct, or staged and why
+     * @param path one line for {@code toString}: direct, or staged and why
      */
-    record Binding(DeviceMemory memory, boolean staged, String path) {
-    }
+    record Binding(DeviceMemory memory, boolean staged, String path) {}
 
-    /** Registers {@code memory} directly when the backend can, else through a host staging copy; the entry holds one reference. */
+    /**
+     * Registers {@code memory} directly when the backend can, else through a host staging copy; the entry holds one
+     * reference.
+     */
     static BufferImpls.Local register(EngineBackend backend, RegistrationCache registrations, DeviceMemory memory) {
         Objects.requireNonNull(memory, "device memory");
         long length = memory.length();
@@ -55,7 +58,8 @@ final class DeviceBuffers {
             throw new InvalidArgumentException("device memory needs a non-NULL address and length > 0: " + memory);
         }
         if (memory.pciAddress() == null) {
-            throw new InvalidArgumentException("device memory " + memory + " has no PCI address: the engine ranks NICs by it");
+            throw new InvalidArgumentException(
+                    "device memory " + memory + " has no PCI address: the engine ranks NICs by it");
         }
         MemoryLocation location = MemoryLocation.gpu(memory.pciAddress());
         long t0 = System.nanoTime();
@@ -64,7 +68,12 @@ final class DeviceBuffers {
             BackendRegistration r = backend.registerDevice(memory);
             RegistrationCache.Entry e = registrations.adopt(r, System.nanoTime() - t0, null);
             MemorySegment device = MemorySegment.ofAddress(memory.address()).reinterpret(length);
-            return new BufferImpls.Local(registrations, device, location, e, false,
+            return new BufferImpls.Local(
+                    registrations,
+                    device,
+                    location,
+                    e,
+                    false,
                     new Binding(memory, false, "registered directly with " + backend.name()));
         } catch (DeviceRegistrationException e) {
             why = e.getMessage();
@@ -80,18 +89,28 @@ final class DeviceBuffers {
             throw e;
         }
         RegistrationCache.Entry e = registrations.adopt(r, System.nanoTime() - t0, arena::close);
-        return new BufferImpls.Local(registrations, staging, location, e, false, new Binding(memory, true, "staged through registered host memory: " + why));
+        return new BufferImpls.Local(
+                registrations,
+                staging,
+                location,
+                e,
+                false,
+                new Binding(memory, true, "staged through registered host memory: " + why));
     }
 
     /** Checks made with the others before anything is posted. */
     static void check(BufferImpls.Local l, byte op, TransferOptions options) {
         if (l.device != null && !l.device.staged() && options.crc32c()) {
-            throw new InvalidArgumentException("CRC32C of " + l + " needs the CPU to read device memory, which it cannot: write without "
-                    + "withCrc32c(), or checksum on the device");
+            throw new InvalidArgumentException(
+                    "CRC32C of " + l + " needs the CPU to read device memory, which it cannot: write without "
+                            + "withCrc32c(), or checksum on the device");
         }
     }
 
-    /** Before posting a write from device memory: the producer's work completes, then (staged) the range is copied to host. */
+    /**
+     * Before posting a write from device memory: the producer's work completes, then (staged) the range is copied to
+     * host.
+     */
     static void beforeWrite(BufferImpls.Local l, long offset, long length) {
         l.device.memory().beforeNicRead();
         if (l.device.staged() && length > 0) {
@@ -101,7 +120,8 @@ final class DeviceBuffers {
 
     /**
      * Before a volume write from device memory (the block stores move host memory): the producer's work completes, then
-     * the range at {@code offset} is copied into {@code host}, the staging copy's slice or a copy made for the transfer.
+     * the range at {@code offset} is copied into {@code host}, the staging copy's slice or a copy made for the
+     * transfer.
      */
     static void toHost(BufferImpls.Local l, long offset, MemorySegment host) {
         l.device.memory().beforeNicRead();
@@ -110,8 +130,8 @@ final class DeviceBuffers {
 
     /**
      * After a volume read landed in {@code host}: the bytes go to the device at {@code offset}, before the transfer's
-     * future completes. No NIC wrote into device memory, so there is nothing for {@link DeviceMemory#afterNicWrite()} to
-     * make visible.
+     * future completes. No NIC wrote into device memory, so there is nothing for {@link DeviceMemory#afterNicWrite()}
+     * to make visible.
      */
     static void fromHost(BufferImpls.Local l, MemorySegment host, long offset) {
         l.device.memory().copyFromHost(host, offset);
@@ -132,12 +152,14 @@ final class DeviceBuffers {
      * Wraps a read into device memory so that its future completes only after the bytes are where the device sees them.
      * The caller retained {@code l}'s registration once more before launching; this releases it.
      */
-    static Transfer afterRead(BufferImpls.Local l, long offset, long length, Transfer inner, RegistrationCache registrations) {
+    static Transfer afterRead(
+            BufferImpls.Local l, long offset, long length, Transfer inner, RegistrationCache registrations) {
         CompletableFuture<TransferResult> outer = new CompletableFuture<>();
         inner.future().whenComplete((result, failure) -> {
             if (failure != null) {
                 registrations.release(l.entry);
-                outer.completeExceptionally(failure instanceof CompletionException c && c.getCause() != null ? c.getCause() : failure);
+                outer.completeExceptionally(
+                        failure instanceof CompletionException c && c.getCause() != null ? c.getCause() : failure);
                 return;
             }
             // the copy or flush may block on the device: never on the progress thread that completed the read
@@ -146,8 +168,10 @@ final class DeviceBuffers {
                     landed(l, offset, length);
                     outer.complete(result);
                 } catch (RuntimeException e) {
-                    outer.completeExceptionally(new TransferException("the read of " + length + " bytes landed, but making them visible to "
-                            + l.device.memory() + " failed: " + e.getMessage(), e));
+                    outer.completeExceptionally(new TransferException(
+                            "the read of " + length + " bytes landed, but making them visible to " + l.device.memory()
+                                    + " failed: " + e.getMessage(),
+                            e));
                 } finally {
                     registrations.release(l.entry);
                 }
@@ -208,8 +232,17 @@ final class DeviceBuffers {
      * A peer's notification names {@code [offset, offset + length)} of published device memory: makes the range visible
      * to the device first, then checks the CRC when one came. Offset and length came off the wire and are checked here.
      */
-    static Notification deliver(String peer, long tag, String bufferName, BufferImpls.Local l, long offset, long length, boolean crc, int crcValue) {
-        boolean inside = offset >= 0 && length >= 0 && offset <= l.device.memory().length() - length;
+    static Notification deliver(
+            String peer,
+            long tag,
+            String bufferName,
+            BufferImpls.Local l,
+            long offset,
+            long length,
+            boolean crc,
+            int crcValue) {
+        boolean inside =
+                offset >= 0 && length >= 0 && offset <= l.device.memory().length() - length;
         Notification.Checksum verdict = crc ? Notification.Checksum.MISMATCH : Notification.Checksum.NOT_REQUESTED;
         long actual = -1;
         if (inside && !l.entry.deregistered) {
@@ -226,7 +259,8 @@ final class DeviceBuffers {
                     }
                 }
                 actual = c.getValue();
-                verdict = actual == Integer.toUnsignedLong(crcValue) ? Notification.Checksum.VERIFIED
+                verdict = actual == Integer.toUnsignedLong(crcValue)
+                        ? Notification.Checksum.VERIFIED
                         : Notification.Checksum.MISMATCH;
             }
         }

@@ -37,8 +37,14 @@ final class Dispatcher {
     private final long maxCooldownNanos;
     private final Set<TransferImpl> active = ConcurrentHashMap.newKeySet();
 
-    Dispatcher(String name, EngineBackend backend, LaneRuntime[] lanes, RegistrationCache registrations,
-               ScheduledExecutorService timer, EngineConfig config, BooleanSupplier closing) {
+    Dispatcher(
+            String name,
+            EngineBackend backend,
+            LaneRuntime[] lanes,
+            RegistrationCache registrations,
+            ScheduledExecutorService timer,
+            EngineConfig config,
+            BooleanSupplier closing) {
         this.name = name;
         this.backend = backend;
         this.lanes = lanes;
@@ -58,8 +64,8 @@ final class Dispatcher {
     /** Fails every transfer in flight (the engine closes). */
     void failAll() {
         for (TransferImpl t : List.copyOf(active)) {
-            t.fail(new TransferException("engine " + name + " closed with the transfer in flight ("
-                    + t.bytesCompleted() + " of " + t.total + " bytes done)"));
+            t.fail(new TransferException("engine " + name + " closed with the transfer in flight (" + t.bytesCompleted()
+                    + " of " + t.total + " bytes done)"));
         }
     }
 
@@ -76,10 +82,24 @@ final class Dispatcher {
             c.update(p.local().segment.asSlice(p.localOffset(), p.length()).asByteBuffer());
             crc = (int) c.getValue();
         }
-        TransferImpl t = new TransferImpl(active, registrations, p.link(), p.op(), p.length(),
-                p.local().entry.registration().handle(), localAddress, ra, p.remote().key,
-                p.all().toArray(new Planner.Candidate[0]), p.options().notifies(), p.options().tag(),
-                p.options().crc32c(), crc, p.remote().generation(), p.remoteOffset(), p.remote().shortName,
+        TransferImpl t = new TransferImpl(
+                active,
+                registrations,
+                p.link(),
+                p.op(),
+                p.length(),
+                p.local().entry.registration().handle(),
+                localAddress,
+                ra,
+                p.remote().key,
+                p.all().toArray(new Planner.Candidate[0]),
+                p.options().notifies(),
+                p.options().tag(),
+                p.options().crc32c(),
+                crc,
+                p.remote().generation(),
+                p.remoteOffset(),
+                p.remote().shortName,
                 p.local().entry);
         active.add(t);
         p.link().active.add(t);
@@ -94,10 +114,12 @@ final class Dispatcher {
         if (p.options().deadline() != null) {
             Duration d = p.options().deadline();
             String what = (p.op() == Op.READ ? "read" : "write") + " of " + p.length() + " bytes with " + p.link().name;
-            t.deadlineTask = timer.schedule(() -> t.fail(new TransferTimeoutException(what + " missed its "
-                    + d.toMillis() + " ms deadline with " + t.bytesCompleted() + " bytes done"
-                    + (t.awaitingVerdict ? ", waiting for the target's CRC32C verdict" : ""))),
-                    d.toNanos(), TimeUnit.NANOSECONDS);
+            t.deadlineTask = timer.schedule(
+                    () -> t.fail(new TransferTimeoutException(what + " missed its "
+                            + d.toMillis() + " ms deadline with " + t.bytesCompleted() + " bytes done"
+                            + (t.awaitingVerdict ? ", waiting for the target's CRC32C verdict" : ""))),
+                    d.toNanos(),
+                    TimeUnit.NANOSECONDS);
         }
         Planner.Assignment a = p.assignment();
         if (p.length() == 0) {
@@ -113,8 +135,14 @@ final class Dispatcher {
         }
         for (int i = 0; i < a.size(); i++) {
             Planner.Candidate c = a.pairs()[i];
-            lanes[c.localLane()].owner.submit(new Stripe(t, c.localLane(), c.remoteLane(),
-                    p.link().connection[c.localLane()], a.start()[i], a.length()[i], 0));
+            lanes[c.localLane()].owner.submit(new Stripe(
+                    t,
+                    c.localLane(),
+                    c.remoteLane(),
+                    p.link().connection[c.localLane()],
+                    a.start()[i],
+                    a.length()[i],
+                    0));
         }
         return t;
     }
@@ -190,9 +218,16 @@ final class Dispatcher {
             t.complete();
         } else {
             long landed = code == NotificationRecord.VERDICT_MISMATCH
-                    ? Integer.toUnsignedLong(NotificationRecord.verdictCrc(word)) : -1;
-            t.fail(new ChecksumMismatchException(t.peer.name, t.tag, t.targetName, t.targetOffset, t.total,
-                    Integer.toUnsignedLong(t.crcValue), landed));
+                    ? Integer.toUnsignedLong(NotificationRecord.verdictCrc(word))
+                    : -1;
+            t.fail(new ChecksumMismatchException(
+                    t.peer.name,
+                    t.tag,
+                    t.targetName,
+                    t.targetOffset,
+                    t.total,
+                    Integer.toUnsignedLong(t.crcValue),
+                    landed));
         }
     }
 
@@ -201,8 +236,8 @@ final class Dispatcher {
         t.retries.incrementAndGet();
         Planner.Candidate c = ++t.verdictFailures > maxRetries ? null : pickLane(t, l.lane, t.verdictFailures);
         if (c == null) {
-            t.fail(t.laneFailure("reading the CRC32C verdict of notification " + t.tag + " after a " + t.total
-                    + "-byte write"));
+            t.fail(t.laneFailure(
+                    "reading the CRC32C verdict of notification " + t.tag + " after a " + t.total + "-byte write"));
             t.peer.channel.verdictDone(t, l);
             return;
         }
@@ -229,13 +264,13 @@ final class Dispatcher {
             return;
         }
         if (t.peer.lost()) {
-            t.fail(new PeerLostException("transfer with '" + t.peer.name + "' failed: the peer is gone ("
-                    + t.peer.lostReason + ")"));
+            t.fail(new PeerLostException(
+                    "transfer with '" + t.peer.name + "' failed: the peer is gone (" + t.peer.lostReason + ")"));
             return;
         }
         if (attempt > maxRetries) {
-            t.fail(t.laneFailure((t.op == Op.READ ? "read" : "write") + " of " + t.total
-                    + " bytes (a chunk failed " + attempt + " times)"));
+            t.fail(t.laneFailure((t.op == Op.READ ? "read" : "write") + " of " + t.total + " bytes (a chunk failed "
+                    + attempt + " times)"));
             return;
         }
         Planner.Candidate c = pickLane(t, failed.lane, attempt);
@@ -244,8 +279,8 @@ final class Dispatcher {
             return;
         }
         t.retries.incrementAndGet();
-        lanes[c.localLane()].owner.submit(new Stripe(t, c.localLane(), c.remoteLane(),
-                t.peer.connection[c.localLane()], offset, length, attempt));
+        lanes[c.localLane()].owner.submit(new Stripe(
+                t, c.localLane(), c.remoteLane(), t.peer.connection[c.localLane()], offset, length, attempt));
     }
 
     /**
@@ -284,8 +319,7 @@ final class Dispatcher {
     }
 
     /**
-     * A notification copy failed on {@code failed}: send it on another lane (it still vouches for its original
-     * lane).
+     * A notification copy failed on {@code failed}: send it on another lane (it still vouches for its original lane).
      */
     void retryNotification(NotifyCopy copy, LaneRuntime failed, String error) {
         TransferImpl t = copy.transfer;

@@ -8,8 +8,23 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /** Everything {@link io.rdma4j.engine.TransferEngine.Builder} collected, validated in {@link EngineCore#open}. */
-public record EngineConfig(String name, String backend, String provider, String directory, Security security, String nicFilter,
-                           int lanesPerNic, long chunkBytes, long smallThreshold, int queueDepth, int progressThreads, boolean busySpin,
-                           int maxRetries, Duration cooldown, Duration maxCooldown, Duration lease, Path topology,
-                           Map<Integer, Double> laneWeights, UnaryOperator<EngineBackend> backendWrapper) {
-}
+public record EngineConfig(
+        String name,
+        String backend,
+        String provider,
+        String directory,
+        Security security,
+        String nicFilter,
+        int lanesPerNic,
+        long chunkBytes,
+        long smallThreshold,
+        int queueDepth,
+        int progressThreads,
+        boolean busySpin,
+        int maxRetries,
+        Duration cooldown,
+        Duration maxCooldown,
+        Duration lease,
+        Path topology,
+        Map<Integer, Double> laneWeights,
+        UnaryOperator<EngineBackend> backendWrapper) {}

@@ -1,7 +1,7 @@
 package io.rdma4j.engine.internal;
 
-import io.rdma4j.Closeables;
 import io.rdma4j.BackendUnavailableException;
+import io.rdma4j.Closeables;
 import io.rdma4j.ClosedException;
 import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.Rdma4jException;
@@ -81,8 +81,8 @@ public final class EngineCore implements TransferEngine {
         WireLanes wire = new WireLanes(backend, descriptors);
         this.publications = new Publications(name, descriptors, registrations);
         this.inbound = new Inbound(name, backend, descriptors, publications, notes, errors);
-        this.timer = Executors.newSingleThreadScheduledExecutor(
-                r -> Thread.ofPlatform().daemon(true).name("rdma4j-timer-" + name).unstarted(r));
+        this.timer = Executors.newSingleThreadScheduledExecutor(r ->
+                Thread.ofPlatform().daemon(true).name("rdma4j-timer-" + name).unstarted(r));
         this.dispatcher = new Dispatcher(name, backend, lanes, registrations, timer, config, () -> closed);
         int nThreads = Math.max(1, Math.min(config.progressThreads(), lanes.length));
         this.threads = new ProgressThread[nThreads];
@@ -91,33 +91,41 @@ public final class EngineCore implements TransferEngine {
             for (int i = t; i < lanes.length; i += nThreads) {
                 mine.add(lanes[i]);
             }
-            threads[t] = new ProgressThread(dispatcher, inbound, errors, backend, mine.toArray(new LaneRuntime[0]),
-                    config.busySpin() ? IdleStrategy.busySpin() : IdleStrategy.backoff(), config.chunkBytes(),
+            threads[t] = new ProgressThread(
+                    dispatcher,
+                    inbound,
+                    errors,
+                    backend,
+                    mine.toArray(new LaneRuntime[0]),
+                    config.busySpin() ? IdleStrategy.busySpin() : IdleStrategy.backoff(),
+                    config.chunkBytes(),
                     "rdma4j-progress-" + name + "-" + t);
         }
         boolean embedded = config.directory() == null;
         // a generous call deadline: the first call over TCP pays for channel set-up on a loaded machine, and the first
         // call to the embedded directory for loading gRPC (over 5 s in an emulated guest on a busy host)
-        this.rendezvous = Rendezvous.connect(embedded ? Rendezvous.embeddedTarget() : config.directory(),
-                config.security(), Duration.ofSeconds(15));
-        HandshakeServer.Builder hs = HandshakeServer.builder(name, generation,
-                new HandshakeService(name, lanes, wire, inbound, publications, () -> closed))
+        this.rendezvous = Rendezvous.connect(
+                embedded ? Rendezvous.embeddedTarget() : config.directory(), config.security(), Duration.ofSeconds(15));
+        HandshakeServer.Builder hs = HandshakeServer.builder(
+                        name, generation, new HandshakeService(name, lanes, wire, inbound, publications, () -> closed))
                 .security(config.security());
         if (embedded || config.directory().startsWith("inproc:")) {
             hs.inProcess("rdma4j-handshake-" + name + "-" + generation);
         }
         this.handshakeServer = hs.start();
-        this.membership = new Membership(name, generation, rendezvous, handshakeServer, wire, lanes.length, inbound,
-                timer, () -> closed);
+        this.membership = new Membership(
+                name, generation, rendezvous, handshakeServer, wire, lanes.length, inbound, timer, () -> closed);
         this.connector = new Connector(name, generation, config.security(), lanes, wire);
         this.preparer = new Preparer(name, lanes, descriptors, levels, config, registrations, membership, connector);
     }
 
     private static LaneRuntime[] lanes(EngineBackend backend, List<LaneDescriptor> descriptors, int depth) {
         if (descriptors.isEmpty() || descriptors.size() > NotificationRecord.MAX_LANES) {
-            throw new BackendUnavailableException("backend " + backend.name() + " offers " + descriptors.size()
-                    + " lanes; the engine drives 1.." + NotificationRecord.MAX_LANES
-                    + " (lower lanesPerNic or filter NICs)", null);
+            throw new BackendUnavailableException(
+                    "backend " + backend.name() + " offers " + descriptors.size()
+                            + " lanes; the engine drives 1.." + NotificationRecord.MAX_LANES
+                            + " (lower lanesPerNic or filter NICs)",
+                    null);
         }
         LaneRuntime[] out = new LaneRuntime[descriptors.size()];
         for (int i = 0; i < out.length; i++) {
@@ -138,7 +146,8 @@ public final class EngineCore implements TransferEngine {
             // the builder's settings are arguments too: one type for every bad argument (see Rdma4jException)
             throw new InvalidArgumentException(e.getMessage() + ": fix the TransferEngine.Builder setting", e);
         }
-        String name = c.name() != null ? c.name()
+        String name = c.name() != null
+                ? c.name()
                 : "engine-" + ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet();
         EngineBackend raw = BackendSelection.open(c);
         EngineBackend backend;
@@ -238,15 +247,25 @@ public final class EngineCore implements TransferEngine {
     // ------------------------------------------------------------------ transfers
 
     @Override
-    public Transfer write(LocalBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length,
-                          TransferOptions options) {
+    public Transfer write(
+            LocalBuffer source,
+            long sourceOffset,
+            RemoteBuffer target,
+            long targetOffset,
+            long length,
+            TransferOptions options) {
         ensureOpen();
         return launch(preparer.prepare(Op.WRITE, source, sourceOffset, target, targetOffset, length, options));
     }
 
     @Override
-    public Transfer read(LocalBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length,
-                         TransferOptions options) {
+    public Transfer read(
+            LocalBuffer target,
+            long targetOffset,
+            RemoteBuffer source,
+            long sourceOffset,
+            long length,
+            TransferOptions options) {
         if (options != null && options.notifies()) {
             throw new InvalidArgumentException("a read cannot carry a notification tag: the peer's memory is only read;"
                     + " write to it to notify");
@@ -269,15 +288,15 @@ public final class EngineCore implements TransferEngine {
             TransferRequest r = requests.get(i);
             try {
                 Objects.requireNonNull(r, "request");
-                prepared.add(preparer.prepare(Op.WRITE, r.source(), r.sourceOffset(), r.target(), r.targetOffset(),
-                        r.length(), r.options()));
+                prepared.add(preparer.prepare(
+                        Op.WRITE, r.source(), r.sourceOffset(), r.target(), r.targetOffset(), r.length(), r.options()));
             } catch (RuntimeException e) {
                 for (Preparer.Prepared p : prepared) {
                     registrations.release(p.local().entry);
                 }
                 if (e instanceof InvalidArgumentException) {
-                    throw new InvalidArgumentException("request " + i + " of the batch: " + e.getMessage()
-                            + " (nothing was posted)", e);
+                    throw new InvalidArgumentException(
+                            "request " + i + " of the batch: " + e.getMessage() + " (nothing was posted)", e);
                 }
                 throw e;
             }
@@ -305,19 +324,29 @@ public final class EngineCore implements TransferEngine {
     }
 
     @Override
-    public Transfer write(LocalBuffer source, long sourceOffset, VolumeExtent target, long targetOffset, long length,
-                          TransferOptions options) {
+    public Transfer write(
+            LocalBuffer source,
+            long sourceOffset,
+            VolumeExtent target,
+            long targetOffset,
+            long length,
+            TransferOptions options) {
         ensureOpen();
-        return volumes.launch(true, preparer.local(source, "write source"), sourceOffset, target, targetOffset, length,
-                options);
+        return volumes.launch(
+                true, preparer.local(source, "write source"), sourceOffset, target, targetOffset, length, options);
     }
 
     @Override
-    public Transfer read(LocalBuffer target, long targetOffset, VolumeExtent source, long sourceOffset, long length,
-                         TransferOptions options) {
+    public Transfer read(
+            LocalBuffer target,
+            long targetOffset,
+            VolumeExtent source,
+            long sourceOffset,
+            long length,
+            TransferOptions options) {
         ensureOpen();
-        return volumes.launch(false, preparer.local(target, "read target"), targetOffset, source, sourceOffset, length,
-                options);
+        return volumes.launch(
+                false, preparer.local(target, "read target"), targetOffset, source, sourceOffset, length, options);
     }
 
     @Override
@@ -346,8 +375,16 @@ public final class EngineCore implements TransferEngine {
         long now = System.nanoTime();
         for (LaneRuntime l : lanes) {
             LaneDescriptor d = l.descriptor;
-            out.add(new LaneStats(l.lane, d.device(), d.pciAddress(), d.numaNode(), l.bytesCompleted.get(),
-                    l.chunksCompleted.get(), l.chunkErrors.get(), l.lastError, l.paused(now)));
+            out.add(new LaneStats(
+                    l.lane,
+                    d.device(),
+                    d.pciAddress(),
+                    d.numaNode(),
+                    l.bytesCompleted.get(),
+                    l.chunksCompleted.get(),
+                    l.chunkErrors.get(),
+                    l.lastError,
+                    l.paused(now)));
         }
         return out;
     }
@@ -394,8 +431,10 @@ public final class EngineCore implements TransferEngine {
                 rendezvous::close,
                 this::stopThreads,
                 timer::shutdownNow,
-                () -> Closeables.closeAll(
-                        membership.peers().stream().map(l -> l.channel).filter(c -> c != null).toList()),
+                () -> Closeables.closeAll(membership.peers().stream()
+                        .map(l -> l.channel)
+                        .filter(c -> c != null)
+                        .toList()),
                 inbound::close,
                 registrations::close,
                 backend::close);

@@ -23,8 +23,13 @@ final class HandshakeService implements HandshakeHandler {
     private final Publications publications;
     private final BooleanSupplier closing;
 
-    HandshakeService(String name, LaneRuntime[] lanes, WireLanes wire, Inbound inbound, Publications publications,
-                     BooleanSupplier closing) {
+    HandshakeService(
+            String name,
+            LaneRuntime[] lanes,
+            WireLanes wire,
+            Inbound inbound,
+            Publications publications,
+            BooleanSupplier closing) {
         this.name = name;
         this.backend = wire.backend;
         this.lanes = lanes;

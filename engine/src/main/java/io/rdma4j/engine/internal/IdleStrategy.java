@@ -40,7 +40,9 @@ public final class IdleStrategy {
         return state >= spins + (long) yields;
     }
 
-    /** Like {@link #idle()}, but never parks longer than {@code capNanos} (a target whose peers may be streaming in). */
+    /**
+     * Like {@link #idle()}, but never parks longer than {@code capNanos} (a target whose peers may be streaming in).
+     */
     public void idle(long capNanos) {
         if (state >= spins + (long) yields && parkNanos > capNanos) {
             parkNanos = Math.max(minParkNanos, capNanos);

@@ -29,13 +29,13 @@ final class InChannel implements AutoCloseable {
     private final long[] seenLanes;
     /** Per slot: the last sequence whose verdict word is written (the slot may be consumed up to it). */
     private final long[] doneSeq;
+
     private long consumed;
     long duplicates;
     long invalid;
 
     /** A record accepted from the ring. */
-    record Record(long seq, long tag, long generation, long offset, long length, boolean crc, int crcValue) {
-    }
+    record Record(long seq, long tag, long generation, long offset, long length, boolean crc, int crcValue) {}
 
     InChannel(EngineBackend backend, String peer, long peerGeneration, int id, int slots) {
         this.peer = peer;
@@ -79,9 +79,14 @@ final class InChannel implements AutoCloseable {
             return null;
         }
         deliveredSeq[slot] = seq;
-        Record rec = new Record(seq, r.get(NotificationRecord.LONG, NotificationRecord.TAG), r.get(NotificationRecord.LONG, NotificationRecord.GENERATION),
-                r.get(NotificationRecord.LONG, NotificationRecord.OFFSET), r.get(NotificationRecord.LONG, NotificationRecord.LENGTH),
-                (r.get(NotificationRecord.INT, NotificationRecord.FLAGS) & NotificationRecord.FLAG_CRC) != 0, r.get(NotificationRecord.INT, NotificationRecord.CRC));
+        Record rec = new Record(
+                seq,
+                r.get(NotificationRecord.LONG, NotificationRecord.TAG),
+                r.get(NotificationRecord.LONG, NotificationRecord.GENERATION),
+                r.get(NotificationRecord.LONG, NotificationRecord.OFFSET),
+                r.get(NotificationRecord.LONG, NotificationRecord.LENGTH),
+                (r.get(NotificationRecord.INT, NotificationRecord.FLAGS) & NotificationRecord.FLAG_CRC) != 0,
+                r.get(NotificationRecord.INT, NotificationRecord.CRC));
         if (!rec.crc()) {
             done(slot, seq, NotificationRecord.VERDICT_NONE, 0);
         }
@@ -97,7 +102,10 @@ final class InChannel implements AutoCloseable {
      */
     synchronized void verdict(long seq, int code, int landedCrc) {
         int slot = (int) (seq % slots);
-        if (seq < 0 || deliveredSeq[slot] != seq || doneSeq[slot] == seq || !inbox.scope().isAlive()) {
+        if (seq < 0
+                || deliveredSeq[slot] != seq
+                || doneSeq[slot] == seq
+                || !inbox.scope().isAlive()) {
             return;
         }
         done(slot, seq, code, landedCrc);
@@ -105,7 +113,9 @@ final class InChannel implements AutoCloseable {
 
     /** Caller holds the lock: the verdict word first, then the counter, so a freed slot always has its word. */
     private void done(int slot, long seq, int code, int landedCrc) {
-        inbox.set(NotificationRecord.LONG, NotificationRecord.verdictOffset(slots, slot),
+        inbox.set(
+                NotificationRecord.LONG,
+                NotificationRecord.verdictOffset(slots, slot),
                 NotificationRecord.verdict(seq, code, landedCrc));
         doneSeq[slot] = seq;
         while (doneSeq[(int) (consumed % slots)] == consumed) {

@@ -22,20 +22,19 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.zip.CRC32C;
 
 /**
- * What peers send us: one inbox per initiator (by the 16-bit id its immediates carry), the records delivered from
- * them, the CRC32C check of the range a record names, and the verdict word written back for the writer to read.
+ * What peers send us: one inbox per initiator (by the 16-bit id its immediates carry), the records delivered from them,
+ * the CRC32C check of the range a record names, and the verdict word written back for the writer to read.
  */
 final class Inbound implements AutoCloseable {
     /**
-     * Records in the notification ring we give each initiator ({@code -Drdma4j.engine.inboxSlots}, 1..256, default
-     * 256, read when an engine opens). The initiator learns it from the inbox's size.
+     * Records in the notification ring we give each initiator ({@code -Drdma4j.engine.inboxSlots}, 1..256, default 256,
+     * read when an engine opens). The initiator learns it from the inbox's size.
      */
     static final String INBOX_SLOTS_PROPERTY = "rdma4j.engine.inboxSlots";
 
     /** What we gave one initiator: connections from our lanes and its inbox. */
-    private record Initiator(String name, long generation, int[] lanes, int[] connections, InChannel inbox,
-                             String inboxName) {
-    }
+    private record Initiator(
+            String name, long generation, int[] lanes, int[] connections, InChannel inbox, String inboxName) {}
 
     private final String owner;
     private final EngineBackend backend;
@@ -50,8 +49,13 @@ final class Inbound implements AutoCloseable {
     private final List<InChannel> retired = Collections.synchronizedList(new ArrayList<>());
     private final AtomicLong strayImmediates = new AtomicLong();
 
-    Inbound(String owner, EngineBackend backend, List<LaneDescriptor> lanes, Publications publications,
-            NotificationQueue notes, ProgressErrors errors) {
+    Inbound(
+            String owner,
+            EngineBackend backend,
+            List<LaneDescriptor> lanes,
+            Publications publications,
+            NotificationQueue notes,
+            ProgressErrors errors) {
         this.owner = owner;
         this.backend = backend;
         this.lanes = lanes;
@@ -75,8 +79,8 @@ final class Inbound implements AutoCloseable {
         int id = allocateInbox();
         InChannel ch = new InChannel(backend, initiator, generation, id, inboxSlots);
         inboxes.set(id, ch);
-        Initiator old = initiators.put(initiator,
-                new Initiator(initiator, generation, lanes, connections, ch, Names.inbox(initiator)));
+        Initiator old = initiators.put(
+                initiator, new Initiator(initiator, generation, lanes, connections, ch, Names.inbox(initiator)));
         if (old != null) {
             retire(old);
         }
@@ -96,11 +100,20 @@ final class Inbound implements AutoCloseable {
             if (in.inboxName().equals(bufferName)) {
                 List<LaneKey> keys = new ArrayList<>();
                 for (LaneDescriptor d : lanes) {
-                    keys.add(new LaneKey(d.index(), in.inbox().registration.remoteAddress(d.index()),
+                    keys.add(new LaneKey(
+                            d.index(),
+                            in.inbox().registration.remoteAddress(d.index()),
                             in.inbox().registration.remoteKey(d.index())));
                 }
-                return Optional.of(new BufferInfo(bufferName, owner, in.inbox().length(), MemoryKind.HOST,
-                        Locality.UNKNOWN, in.inbox().id, keys, Set.of(in.name())));
+                return Optional.of(new BufferInfo(
+                        bufferName,
+                        owner,
+                        in.inbox().length(),
+                        MemoryKind.HOST,
+                        Locality.UNKNOWN,
+                        in.inbox().id,
+                        keys,
+                        Set.of(in.name())));
             }
         }
         return Optional.empty();
@@ -149,15 +162,18 @@ final class Inbound implements AutoCloseable {
             Thread.ofVirtual().start(() -> {
                 Notification n = null;
                 try {
-                    n = DeviceBuffers.deliver(ch.peer, r.tag(), bufferName, p.buffer(), r.offset(), r.length(), r.crc(),
-                            r.crcValue());
+                    n = DeviceBuffers.deliver(
+                            ch.peer, r.tag(), bufferName, p.buffer(), r.offset(), r.length(), r.crc(), r.crcValue());
                     notes.add(n);
                 } catch (RuntimeException e) {
                     errors.record(e);
                 } finally {
                     // after the notification, so a writer told of the verdict finds it here; always, or the slot stays
                     if (r.crc()) {
-                        judged(ch, r.seq(), n == null ? Notification.Checksum.MISMATCH : n.checksum(),
+                        judged(
+                                ch,
+                                r.seq(),
+                                n == null ? Notification.Checksum.MISMATCH : n.checksum(),
                                 n == null ? -1 : n.actualCrc32c());
                     }
                 }
@@ -165,8 +181,8 @@ final class Inbound implements AutoCloseable {
             return;
         }
         if (!r.crc()) {
-            notes.add(new Notification(ch.peer, r.tag(), bufferName, r.offset(), r.length(),
-                    Notification.Checksum.NOT_REQUESTED, -1, -1));
+            notes.add(new Notification(
+                    ch.peer, r.tag(), bufferName, r.offset(), r.length(), Notification.Checksum.NOT_REQUESTED, -1, -1));
             return;
         }
         // checksum large ranges off the progress thread
@@ -174,7 +190,10 @@ final class Inbound implements AutoCloseable {
             long actual = -1;
             Notification.Checksum verdict = Notification.Checksum.MISMATCH;
             try {
-                if (p != null && r.offset() >= 0 && r.length() >= 0 && r.offset() <= p.buffer().length() - r.length()
+                if (p != null
+                        && r.offset() >= 0
+                        && r.length() >= 0
+                        && r.offset() <= p.buffer().length() - r.length()
                         && p.buffer().segment.scope().isAlive()) {
                     CRC32C c = new CRC32C();
                     c.update(p.buffer().segment.asSlice(r.offset(), r.length()).asByteBuffer());
@@ -183,8 +202,8 @@ final class Inbound implements AutoCloseable {
                 long expected = Integer.toUnsignedLong(r.crcValue());
                 // both values go to the user, so a mismatch says what the writer sent and what landed
                 verdict = actual == expected ? Notification.Checksum.VERIFIED : Notification.Checksum.MISMATCH;
-                notes.add(new Notification(ch.peer, r.tag(), bufferName, r.offset(), r.length(), verdict, expected,
-                        actual));
+                notes.add(new Notification(
+                        ch.peer, r.tag(), bufferName, r.offset(), r.length(), verdict, expected, actual));
             } catch (RuntimeException e) {
                 // the buffer was closed under the check: the writer hears of an unchecked range
                 actual = -1;
@@ -198,7 +217,8 @@ final class Inbound implements AutoCloseable {
 
     /** Tells the writer of record {@code seq} our verdict (it RDMA-reads the word) and frees the record's slot. */
     private static void judged(InChannel ch, long seq, Notification.Checksum verdict, long actual) {
-        int code = verdict == Notification.Checksum.VERIFIED ? NotificationRecord.VERDICT_VERIFIED
+        int code = verdict == Notification.Checksum.VERIFIED
+                ? NotificationRecord.VERDICT_VERIFIED
                 : actual < 0 ? NotificationRecord.VERDICT_UNCHECKED : NotificationRecord.VERDICT_MISMATCH;
         ch.verdict(seq, code, actual < 0 ? 0 : (int) actual);
     }
@@ -206,7 +226,8 @@ final class Inbound implements AutoCloseable {
     @Override
     public void close() {
         Closeables.closeAll(
-                () -> Closeables.closeAll(initiators.values().stream().map(Initiator::inbox).toList()),
+                () -> Closeables.closeAll(
+                        initiators.values().stream().map(Initiator::inbox).toList()),
                 () -> Closeables.closeAll(List.copyOf(retired)));
     }
 }

@@ -2,11 +2,13 @@ package io.rdma4j.engine.internal;
 
 import io.rdma4j.engine.MemoryLocation;
 
-/** How far a NIC is from memory on this machine: topology ranking when the NIC is a known PCI device, NUMA otherwise. */
+/**
+ * How far a NIC is from memory on this machine: topology ranking when the NIC is a known PCI device, NUMA otherwise.
+ */
 interface LaneLevels {
     /**
      * @param pciAddress the lane's NIC, or null when the lane is not a PCI NIC
-     * @param numaNode   the lane's NUMA node, -1 unknown
+     * @param numaNode the lane's NUMA node, -1 unknown
      */
     Level level(String pciAddress, int numaNode, MemoryLocation memory);
 

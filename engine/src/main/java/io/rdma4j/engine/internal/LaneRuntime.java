@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One lane's data-path state, touched only by the progress thread that owns it (except the volatile health fields).
- * In-flight operations live in slot tables of primitives indexed by the completion context, so posting and completing
- * a chunk allocates nothing.
+ * In-flight operations live in slot tables of primitives indexed by the completion context, so posting and completing a
+ * chunk allocates nothing.
  */
 final class LaneRuntime {
     final int lane;
@@ -28,6 +28,7 @@ final class LaneRuntime {
     final ArrayDeque<OutChannel> creditRetry = new ArrayDeque<>();
     /** Failures since the last success; drives the growing cool-down. */
     int failures;
+
     volatile long pausedUntilNanos;
     volatile boolean failed;
     volatile String lastError;
@@ -81,6 +82,7 @@ final class LaneRuntime {
     }
 
     String describe() {
-        return "lane " + lane + " (" + descriptor.device() + (descriptor.pciAddress() == null ? "" : " " + descriptor.pciAddress()) + ")";
+        return "lane " + lane + " (" + descriptor.device()
+                + (descriptor.pciAddress() == null ? "" : " " + descriptor.pciAddress()) + ")";
     }
 }

@@ -4,7 +4,11 @@ import java.util.Locale;
 
 /** Distance of a NIC from memory, best first, as NCCL and the topology module name them. */
 public enum Level {
-    PIX, PXB, PHB, NODE, SYS;
+    PIX,
+    PXB,
+    PHB,
+    NODE,
+    SYS;
 
     /** Parses a level name (case-insensitive); NCCL's {@code NV*} and {@code LOC} count as {@code PIX}. */
     public static Level parse(String s) {
@@ -15,7 +19,9 @@ public enum Level {
             case "PHB", "P2C" -> PHB;
             case "NODE" -> NODE;
             case "SYS", "NET" -> SYS;
-            default -> throw new IllegalArgumentException("unknown topology level '" + s + "': expected PIX, PXB, PHB, NODE or SYS");
+            default ->
+                throw new IllegalArgumentException(
+                        "unknown topology level '" + s + "': expected PIX, PXB, PHB, NODE or SYS");
         };
     }
 

@@ -28,8 +28,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * This engine in the directory: its announcement (lanes, handshake address, lease), the watch on the other members,
- * and the peers it resolved. A peer that leaves or restarts is lost: its transfers fail and its inbox here goes.
+ * This engine in the directory: its announcement (lanes, handshake address, lease), the watch on the other members, and
+ * the peers it resolved. A peer that leaves or restarts is lost: its transfers fail and its inbox here goes.
  */
 final class Membership {
     private final String name;
@@ -45,8 +45,16 @@ final class Membership {
     private volatile Announcement announcement;
     private volatile Rendezvous.Watch watch;
 
-    Membership(String name, long generation, Rendezvous rendezvous, HandshakeServer handshakeServer, WireLanes wire,
-               int localLanes, Inbound inbound, ScheduledExecutorService timer, BooleanSupplier closing) {
+    Membership(
+            String name,
+            long generation,
+            Rendezvous rendezvous,
+            HandshakeServer handshakeServer,
+            WireLanes wire,
+            int localLanes,
+            Inbound inbound,
+            ScheduledExecutorService timer,
+            BooleanSupplier closing) {
         this.name = name;
         this.generation = generation;
         this.rendezvous = rendezvous;
@@ -70,8 +78,8 @@ final class Membership {
         } catch (Exception e) {
             host = "localhost";
         }
-        announcement = rendezvous.announce(new PeerInfo(name, handshakeServer.address(), host, generation, announced),
-                lease);
+        announcement =
+                rendezvous.announce(new PeerInfo(name, handshakeServer.address(), host, generation, announced), lease);
         startWatch();
         return announcement;
     }
@@ -95,9 +103,11 @@ final class Membership {
         }
         PeerInfo info;
         try {
-            info = rendezvous.resolve(peerName).orElseThrow(() -> new UnknownPeerException("no peer '" + peerName
-                    + "' is announced in the directory " + rendezvous.target()
-                    + ": start it first, or check the name"));
+            info = rendezvous
+                    .resolve(peerName)
+                    .orElseThrow(() -> new UnknownPeerException("no peer '" + peerName
+                            + "' is announced in the directory " + rendezvous.target()
+                            + ": start it first, or check the name"));
         } catch (RendezvousException e) {
             throw new UnknownPeerException("cannot resolve peer '" + peerName + "': " + e.getMessage(), e);
         }
@@ -127,15 +137,15 @@ final class Membership {
         try {
             info = announcement.lookup(Names.wire(peer.name(), bufferName));
         } catch (RendezvousException e) {
-            throw new UnknownBufferException("peer '" + peer.name() + "' buffer '" + bufferName + "': "
-                    + e.getMessage(), e);
+            throw new UnknownBufferException(
+                    "peer '" + peer.name() + "' buffer '" + bufferName + "': " + e.getMessage(), e);
         }
         BufferInfo b = info.orElseThrow(() -> new UnknownBufferException("peer '" + peer.name()
                 + "' has published no buffer '" + bufferName + "': publish it there first with engine.publish(\""
                 + bufferName + "\", buffer, access)"));
         if (!b.owner().isEmpty() && !b.owner().equals(peer.name())) {
-            throw new UnknownBufferException("buffer '" + bufferName + "' belongs to '" + b.owner() + "', not to '"
-                    + peer.name() + "'");
+            throw new UnknownBufferException(
+                    "buffer '" + bufferName + "' belongs to '" + b.owner() + "', not to '" + peer.name() + "'");
         }
         return new BufferImpls.Remote(peer, bufferName, b);
     }
@@ -152,8 +162,8 @@ final class Membership {
         String who = e.peer().name();
         switch (e.kind()) {
             case LEFT -> {
-                String why = e.reason() == PeerEvent.Reason.EXPIRED ? "its lease expired"
-                        : "it withdrew from the directory";
+                String why =
+                        e.reason() == PeerEvent.Reason.EXPIRED ? "its lease expired" : "it withdrew from the directory";
                 PeerLink link = peers.remove(who);
                 if (link != null) {
                     lose(link, why);
@@ -166,11 +176,13 @@ final class Membership {
                 PeerLink link = peers.get(who);
                 if (link != null && link.generation != e.peer().generation()) {
                     peers.remove(who, link);
-                    lose(link, "it restarted (generation " + link.generation + " -> " + e.peer().generation() + ")");
+                    lose(
+                            link,
+                            "it restarted (generation " + link.generation + " -> "
+                                    + e.peer().generation() + ")");
                 }
             }
-            default -> {
-            }
+            default -> {}
         }
     }
 

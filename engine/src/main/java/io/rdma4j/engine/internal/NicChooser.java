@@ -4,9 +4,9 @@ import io.rdma4j.engine.MemoryLocation;
 import io.rdma4j.topology.Location;
 import io.rdma4j.topology.PciAddress;
 import io.rdma4j.topology.PciDevice;
+import io.rdma4j.topology.Ranked;
 import io.rdma4j.topology.RdmaDevice;
 import io.rdma4j.topology.RdmaPort;
-import io.rdma4j.topology.Ranked;
 import io.rdma4j.topology.Topology;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -20,9 +20,9 @@ import java.util.Set;
 
 /**
  * Picks the NIC a storage connection leaves by: the NICs the topology ranks for the memory's location (GPU or NUMA
- * node), best first, then RDMA devices without a PCI function (Soft-RoCE, siw); the first with a usable address of
- * the target's family on one of its network interfaces wins. When none has one, the kernel's route is used and the
- * reason says why: a NIC is never invented.
+ * node), best first, then RDMA devices without a PCI function (Soft-RoCE, siw); the first with a usable address of the
+ * target's family on one of its network interfaces wins. When none has one, the kernel's route is used and the reason
+ * says why: a NIC is never invented.
  */
 public final class NicChooser {
     /** Addresses of a network interface by name; the live one asks {@link NetworkInterface}. */
@@ -43,11 +43,11 @@ public final class NicChooser {
     /**
      * The choice.
      *
-     * @param nic     the NIC's name ({@code mlx5_0}, {@code rxe0}) or PCI address, null for the kernel's route
-     * @param netdev  its network interface, null for the kernel's route
-     * @param source  the local address to leave from, null for the kernel's route
-     * @param level   the NIC's distance to the memory (PIX, PXB, PHB, NODE, SYS), {@code -} when not ranked
-     * @param reason  why, in words
+     * @param nic the NIC's name ({@code mlx5_0}, {@code rxe0}) or PCI address, null for the kernel's route
+     * @param netdev its network interface, null for the kernel's route
+     * @param source the local address to leave from, null for the kernel's route
+     * @param level the NIC's distance to the memory (PIX, PXB, PHB, NODE, SYS), {@code -} when not ranked
+     * @param reason why, in words
      */
     public record Choice(String nic, String netdev, InetAddress source, String level, String reason) {
         /** @return e.g. {@code mlx5_0 (ib0 10.1.0.5)} or {@code kernel route} */
@@ -56,31 +56,51 @@ public final class NicChooser {
         }
     }
 
-    private NicChooser() {
-    }
+    private NicChooser() {}
 
     /**
-     * @param topology        the machine's topology, null when it could not be read
+     * @param topology the machine's topology, null when it could not be read
      * @param topologyProblem why it could not be read (when null)
-     * @param memory          where the memory the connection serves lives
-     * @param target          the target's address, null when it does not resolve here
-     * @param interfaces      addresses of network interfaces
+     * @param memory where the memory the connection serves lives
+     * @param target the target's address, null when it does not resolve here
+     * @param interfaces addresses of network interfaces
      */
-    public static Choice choose(Topology topology, String topologyProblem, MemoryLocation memory, InetAddress target, Interfaces interfaces) {
+    public static Choice choose(
+            Topology topology,
+            String topologyProblem,
+            MemoryLocation memory,
+            InetAddress target,
+            Interfaces interfaces) {
         if (target == null) {
-            return new Choice(null, null, null, "-", "the target's host does not resolve here, so no NIC can be matched to it: kernel route");
+            return new Choice(
+                    null,
+                    null,
+                    null,
+                    "-",
+                    "the target's host does not resolve here, so no NIC can be matched to it: kernel route");
         }
         if (target.isLoopbackAddress()) {
-            return new Choice(null, null, null, "-", "the target " + target.getHostAddress() + " is on this host's loopback: no NIC carries it");
+            return new Choice(
+                    null,
+                    null,
+                    null,
+                    "-",
+                    "the target " + target.getHostAddress() + " is on this host's loopback: no NIC carries it");
         }
         if (topology == null) {
-            return new Choice(null, null, null, "-", "topology unreadable (" + topologyProblem + "): kernel route to " + target.getHostAddress());
+            return new Choice(
+                    null,
+                    null,
+                    null,
+                    "-",
+                    "topology unreadable (" + topologyProblem + "): kernel route to " + target.getHostAddress());
         }
         List<String> skipped = new ArrayList<>();
         List<Ranked<PciDevice>> ranked;
         String rankedFor;
         try {
-            Location from = memory.gpuAddress() != null ? new Location.Device(PciAddress.parse(memory.gpuAddress()))
+            Location from = memory.gpuAddress() != null
+                    ? new Location.Device(PciAddress.parse(memory.gpuAddress()))
                     : memory.numaNode() >= 0 ? new Location.Numa(memory.numaNode()) : null;
             ranked = from == null ? null : topology.rankNics(from);
             rankedFor = from == null ? null : memory.toString();
@@ -92,7 +112,8 @@ public final class NicChooser {
         List<Candidate> candidates = new ArrayList<>();
         if (ranked != null) {
             for (Ranked<PciDevice> r : ranked) {
-                candidates.add(new Candidate(name(r.target()), netdevs(r.target()), r.level().name()));
+                candidates.add(new Candidate(
+                        name(r.target()), netdevs(r.target()), r.level().name()));
             }
         } else {
             for (PciDevice d : topology.nics()) {
@@ -103,7 +124,9 @@ public final class NicChooser {
         for (RdmaDevice r : topology.rdmaDevices()) {
             if (r.pci().isEmpty()) {
                 Set<String> nd = new LinkedHashSet<>();
-                r.ports().stream().filter(p -> p.state().isEmpty() || p.active()).forEach(p -> nd.addAll(p.netdevs()));
+                r.ports().stream()
+                        .filter(p -> p.state().isEmpty() || p.active())
+                        .forEach(p -> nd.addAll(p.netdevs()));
                 candidates.add(new Candidate(r.name(), List.copyOf(nd), "-"));
             }
         }
@@ -115,13 +138,22 @@ public final class NicChooser {
             }
             for (String nd : c.netdevs) {
                 for (InetAddress a : interfaces.addresses(nd)) {
-                    if ((a instanceof Inet4Address) == (target instanceof Inet4Address) && !a.isLoopbackAddress() && !a.isLinkLocalAddress()
+                    if ((a instanceof Inet4Address) == (target instanceof Inet4Address)
+                            && !a.isLoopbackAddress()
+                            && !a.isLinkLocalAddress()
                             && !a.isAnyLocalAddress()) {
                         boolean pci = candidates.indexOf(c) < pciNics;
-                        String why = (pci ? (rankedFor != null ? c.name + " is the best-ranked NIC for " + rankedFor + " (" + c.level + ")"
-                                : c.name + " is the first NIC (the memory's location is unknown: register it with a MemoryLocation to rank NICs)")
-                                : c.name + " is an RDMA device without a PCI function (" + (pciNics == 0 ? "no PCI RDMA NIC in the topology"
-                                : "no PCI RDMA NIC has a usable address") + ")")
+                        String why = (pci
+                                        ? (rankedFor != null
+                                                ? c.name + " is the best-ranked NIC for " + rankedFor + " (" + c.level
+                                                        + ")"
+                                                : c.name
+                                                        + " is the first NIC (the memory's location is unknown: register it with a MemoryLocation to rank NICs)")
+                                        : c.name + " is an RDMA device without a PCI function ("
+                                                + (pciNics == 0
+                                                        ? "no PCI RDMA NIC in the topology"
+                                                        : "no PCI RDMA NIC has a usable address")
+                                                + ")")
                                 + " with " + family + " address " + a.getHostAddress() + " on " + nd
                                 + (skipped.isEmpty() ? "" : "; skipped: " + String.join("; ", skipped));
                         return new Choice(c.name, nd, a, c.level, why);
@@ -130,13 +162,13 @@ public final class NicChooser {
             }
             skipped.add(c.name + " has no usable " + family + " address on " + String.join(",", c.netdevs));
         }
-        String why = candidates.isEmpty() ? "no RDMA NIC in the topology (" + topology.source() + ")"
+        String why = candidates.isEmpty()
+                ? "no RDMA NIC in the topology (" + topology.source() + ")"
                 : String.join("; ", skipped);
         return new Choice(null, null, null, "-", why + ": kernel route to " + target.getHostAddress());
     }
 
-    private record Candidate(String name, List<String> netdevs, String level) {
-    }
+    private record Candidate(String name, List<String> netdevs, String level) {}
 
     private static String name(PciDevice d) {
         return d.names().isEmpty() ? d.address().toString() : d.names().getFirst();

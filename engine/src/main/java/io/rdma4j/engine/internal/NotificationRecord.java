@@ -28,18 +28,28 @@ final class NotificationRecord {
     static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     /** Bytes of the consumed counter after the ring, and of one verdict word per slot after it. */
     static final int COUNTER_BYTES = 8;
+
     static final int VERDICT_BYTES = 8;
     /** Verdict codes: no check was asked for, the CRC32C matched, it differed, the range was not ours to check. */
     static final int VERDICT_NONE = 0;
+
     static final int VERDICT_VERIFIED = 1;
     static final int VERDICT_MISMATCH = 2;
     static final int VERDICT_UNCHECKED = 3;
     private static final long VERDICT_SEQ_MASK = (1L << 30) - 1;
 
-    private NotificationRecord() {
-    }
+    private NotificationRecord() {}
 
-    static void write(MemorySegment slot, long seq, long tag, long generation, long offset, long length, boolean crc, int crcValue, long lanes) {
+    static void write(
+            MemorySegment slot,
+            long seq,
+            long tag,
+            long generation,
+            long offset,
+            long length,
+            boolean crc,
+            int crcValue,
+            long lanes) {
         slot.set(LONG, TAG, tag);
         slot.set(LONG, GENERATION, generation);
         slot.set(LONG, OFFSET, offset);

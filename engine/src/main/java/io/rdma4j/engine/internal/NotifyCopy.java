@@ -9,6 +9,7 @@ final class NotifyCopy {
     final TransferImpl transfer;
     /** The initiator lane whose data this copy vouches for (carried in the immediate). */
     final int markLane;
+
     int lane;
     int remoteLane;
     int connection;

@@ -9,6 +9,5 @@ final class Op {
     /** A read of a peer's CRC32C verdict word for one write (the slot's owner is the {@link TransferImpl}). */
     static final byte VERDICT_READ = 5;
 
-    private Op() {
-    }
+    private Op() {}
 }

@@ -10,11 +10,11 @@ import java.util.Arrays;
 /**
  * Our side of the notification channel to one peer: a ring of {@code slots} records in the peer's inbox. A record goes
  * out only after every chunk of its transfer completed, and once on each lane that carried data, behind that lane's
- * chunks on the same connection, so the tag can never overtake its data even where a local completion does not yet
- * mean the bytes are placed (libfabric's manual progress).
+ * chunks on the same connection, so the tag can never overtake its data even where a local completion does not yet mean
+ * the bytes are placed (libfabric's manual progress).
  *
- * <p>Flow control needs no reverse path: sequence numbers below {@code consumed + slots} are free, and when they run out
- * we RDMA-read the peer's consumed counter (the word after its ring).
+ * <p>Flow control needs no reverse path: sequence numbers below {@code consumed + slots} are free, and when they run
+ * out we RDMA-read the peer's consumed counter (the word after its ring).
  *
  * <p>Neither does the CRC32C verdict: after its copies completed, a write with a CRC RDMA-reads its slot's verdict word
  * (after the counter, one per slot) until the peer wrote it for the write's sequence. The peer counts a slot consumed
@@ -26,9 +26,11 @@ final class OutChannel implements AutoCloseable {
     final int inboxId;
     /** Per remote lane: address of the ring's slot 0 and the key. */
     final long[] remoteBase;
+
     final long[] remoteKey;
     /** The engine's lanes, indexed by lane: each copy goes to the progress thread of its lane. */
     private final LaneRuntime[] lanes;
+
     private final Arena arena = Arena.ofShared();
     private final MemorySegment outbox;
     private final BackendRegistration registration;
@@ -39,8 +41,8 @@ final class OutChannel implements AutoCloseable {
     /** Per slot: the sequence of a write with a CRC whose verdict we have not read yet, or -1. */
     private final long[] unreadVerdict;
 
-    OutChannel(EngineBackend backend, LaneRuntime[] lanes, int slots, int inboxId, long[] remoteBase,
-               long[] remoteKey) {
+    OutChannel(
+            EngineBackend backend, LaneRuntime[] lanes, int slots, int inboxId, long[] remoteBase, long[] remoteKey) {
         if (slots < 1 || slots > NotificationRecord.MAX_SLOTS) {
             throw new IllegalArgumentException("slots must be 1.." + NotificationRecord.MAX_SLOTS);
         }
@@ -56,7 +58,10 @@ final class OutChannel implements AutoCloseable {
         this.registration = backend.register(outbox);
     }
 
-    /** All data of {@code t} completed: take a sequence (or wait for credit) and hand one copy to each lane that carried data. */
+    /**
+     * All data of {@code t} completed: take a sequence (or wait for credit) and hand one copy to each lane that carried
+     * data.
+     */
     void notify(TransferImpl t, LaneRuntime current, int remoteLane, int connection) {
         long seq;
         long mask = t.lanesMask.get();
@@ -80,7 +85,8 @@ final class OutChannel implements AutoCloseable {
                 if (t.crc) {
                     unreadVerdict[(int) (seq % slots)] = seq;
                 }
-                NotificationRecord.write(slot(seq), seq, t.tag, t.targetGeneration, t.targetOffset, t.total, t.crc, t.crcValue, mask);
+                NotificationRecord.write(
+                        slot(seq), seq, t.tag, t.targetGeneration, t.targetOffset, t.total, t.crc, t.crcValue, mask);
             }
         }
         t.copiesLeft.set(Long.bitCount(mask));
@@ -153,8 +159,15 @@ final class OutChannel implements AutoCloseable {
             return;
         }
         long at = NotificationRecord.consumedOffset(slots);
-        int rc = l.owner.postCreditRead(l, this, remoteLane, connection, registration.handle(),
-                registration.address() + at, remoteBase[remoteLane] + at, remoteKey[remoteLane]);
+        int rc = l.owner.postCreditRead(
+                l,
+                this,
+                remoteLane,
+                connection,
+                registration.handle(),
+                registration.address() + at,
+                remoteBase[remoteLane] + at,
+                remoteKey[remoteLane]);
         if (rc == EngineBackend.OK) {
             creditReadInFlight = true;
         } else {

@@ -8,8 +8,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Our outgoing relation to one peer generation: the connections from our lanes to its lanes (made lazily through
- * its handshake service), the notification channel into its inbox, and the transfers in flight to it.
+ * Our outgoing relation to one peer generation: the connections from our lanes to its lanes (made lazily through its
+ * handshake service), the notification channel into its inbox, and the transfers in flight to it.
  */
 final class PeerLink {
     final String name;
@@ -17,6 +17,7 @@ final class PeerLink {
     final long generation;
     /** Indexed by our lane: the connection handle to the peer, or -1, and the peer lane it reaches. */
     final int[] connection;
+
     final int[] remoteLane;
     volatile boolean connected;
     volatile OutChannel channel;

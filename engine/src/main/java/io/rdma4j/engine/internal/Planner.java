@@ -13,14 +13,20 @@ import java.util.List;
  * <p>Candidates are (local lane, remote lane) pairs already paired rail to rail. The pairs whose worse level (local NIC
  * to source memory, remote NIC to destination memory) is the best available are kept, and among those only the ones
  * whose local level, then remote level, is also the best: a GPU's own PIX NIC is not diluted by a NODE NIC of the same
- * socket just because the peer side is NODE anyway (the NCCL rule: GPU memory leaves through its own NIC). A transfer below the small
- * threshold goes on one of them (rotating), a larger one is cut into chunks and striped over all of them, each pair
- * getting a contiguous run of chunks in proportion to its bandwidth weight.
+ * socket just because the peer side is NODE anyway (the NCCL rule: GPU memory leaves through its own NIC). A transfer
+ * below the small threshold goes on one of them (rotating), a larger one is cut into chunks and striped over all of
+ * them, each pair getting a contiguous run of chunks in proportion to its bandwidth weight.
  */
 public final class Planner {
     /** One usable lane pair. */
-    public record Candidate(int localLane, String localNic, Level localLevel, int remoteLane, String remoteNic, Level remoteLevel,
-                            double weight) {
+    public record Candidate(
+            int localLane,
+            String localNic,
+            Level localLevel,
+            int remoteLane,
+            String remoteNic,
+            Level remoteLevel,
+            double weight) {
         Level worst() {
             return Level.worse(localLevel, remoteLevel);
         }
@@ -61,9 +67,12 @@ public final class Planner {
             return List.of();
         }
         List<Candidate> sorted = new ArrayList<>(candidates);
-        sorted.sort(Comparator.comparing(Candidate::worst).thenComparing(Candidate::localLevel).thenComparing(Candidate::remoteLevel));
+        sorted.sort(Comparator.comparing(Candidate::worst)
+                .thenComparing(Candidate::localLevel)
+                .thenComparing(Candidate::remoteLevel));
         Candidate top = sorted.getFirst();
-        sorted.removeIf(c -> c.worst() != top.worst() || c.localLevel() != top.localLevel() || c.remoteLevel() != top.remoteLevel());
+        sorted.removeIf(c ->
+                c.worst() != top.worst() || c.localLevel() != top.localLevel() || c.remoteLevel() != top.remoteLevel());
         return sorted;
     }
 
@@ -78,7 +87,8 @@ public final class Planner {
         }
         if (bytes < smallThreshold || best.size() == 1 || bytes <= chunkBytes) {
             Candidate c = best.get(Math.floorMod(rotation, best.size()));
-            return new Assignment(new Candidate[]{c}, new long[]{0}, new long[]{bytes}, new long[]{chunksOf(bytes)});
+            return new Assignment(
+                    new Candidate[] {c}, new long[] {0}, new long[] {bytes}, new long[] {chunksOf(bytes)});
         }
         long totalChunks = chunksOf(bytes);
         int n = (int) Math.min(best.size(), totalChunks);
@@ -118,7 +128,7 @@ public final class Planner {
             long end = Math.min(bytes, (chunkCursor + share[i]) * chunkBytes);
             chunkCursor += share[i];
             pairs.add(best.get(i));
-            ranges.add(new long[]{start, end - start, share[i]});
+            ranges.add(new long[] {start, end - start, share[i]});
         }
         long[] st = new long[pairs.size()];
         long[] ln = new long[pairs.size()];
@@ -140,8 +150,15 @@ public final class Planner {
         List<PlanLane> lanes = new ArrayList<>();
         for (int i = 0; i < a.size(); i++) {
             Candidate c = a.pairs()[i];
-            lanes.add(new PlanLane(c.localLane(), c.localNic(), c.remoteLane(), c.remoteNic(), c.localLevel().name(), c.remoteLevel().name(),
-                    a.length()[i], a.chunks()[i]));
+            lanes.add(new PlanLane(
+                    c.localLane(),
+                    c.localNic(),
+                    c.remoteLane(),
+                    c.remoteNic(),
+                    c.localLevel().name(),
+                    c.remoteLevel().name(),
+                    a.length()[i],
+                    a.chunks()[i]));
         }
         return new Plan(lanes, bytes, reason);
     }
@@ -150,9 +167,16 @@ public final class Planner {
     public String describe(List<Candidate> all, List<Candidate> best, long bytes, int used) {
         StringBuilder sb = new StringBuilder();
         Level top = best.getFirst().worst();
-        sb.append(best.size()).append(" of ").append(all.size()).append(" lane pair(s) at the best level ").append(top);
+        sb.append(best.size())
+                .append(" of ")
+                .append(all.size())
+                .append(" lane pair(s) at the best level ")
+                .append(top);
         if (bytes < smallThreshold || used == 1 && best.size() > 1) {
-            sb.append("; ").append(bytes).append(" bytes is below the ").append(smallThreshold)
+            sb.append("; ")
+                    .append(bytes)
+                    .append(" bytes is below the ")
+                    .append(smallThreshold)
                     .append("-byte striping threshold, so one lane carries it");
         } else if (used > 1) {
             sb.append("; striped in ").append(chunkBytes).append("-byte chunks weighted by link bandwidth");

@@ -25,10 +25,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Preparer {
     /** A checked transfer, holding a reference on its local registration, ready for {@link Dispatcher#launch}. */
-    record Prepared(byte op, BufferImpls.Local local, long localOffset, BufferImpls.Remote remote, long remoteOffset,
-                    long length, TransferOptions options, PeerLink link, List<Planner.Candidate> all,
-                    Planner.Assignment assignment) {
-    }
+    record Prepared(
+            byte op,
+            BufferImpls.Local local,
+            long localOffset,
+            BufferImpls.Remote remote,
+            long remoteOffset,
+            long length,
+            TransferOptions options,
+            PeerLink link,
+            List<Planner.Candidate> all,
+            Planner.Assignment assignment) {}
 
     private final String name;
     private final LaneRuntime[] lanes;
@@ -41,8 +48,15 @@ final class Preparer {
     private final Connector connector;
     private final AtomicInteger rotation = new AtomicInteger();
 
-    Preparer(String name, LaneRuntime[] lanes, List<LaneDescriptor> descriptors, LaneLevels levels, EngineConfig config,
-             RegistrationCache registrations, Membership membership, Connector connector) {
+    Preparer(
+            String name,
+            LaneRuntime[] lanes,
+            List<LaneDescriptor> descriptors,
+            LaneLevels levels,
+            EngineConfig config,
+            RegistrationCache registrations,
+            Membership membership,
+            Connector connector) {
         this.name = name;
         this.lanes = lanes;
         this.descriptors = descriptors;
@@ -70,15 +84,21 @@ final class Preparer {
     BufferImpls.Remote remote(RemoteBuffer b, String what) {
         Objects.requireNonNull(b, what);
         if (!(b instanceof BufferImpls.Remote r) || r.peer.membership != membership) {
-            throw new InvalidArgumentException(what
-                    + " was not resolved by this engine: use engine.peer(name).buffer(name)");
+            throw new InvalidArgumentException(
+                    what + " was not resolved by this engine: use engine.peer(name).buffer(name)");
         }
         return r;
     }
 
     /** Every check happens here, before anything is posted. Holds a registration reference on success. */
-    Prepared prepare(byte op, LocalBuffer localBuffer, long localOffset, RemoteBuffer remoteBuffer, long remoteOffset,
-                     long length, TransferOptions options) {
+    Prepared prepare(
+            byte op,
+            LocalBuffer localBuffer,
+            long localOffset,
+            RemoteBuffer remoteBuffer,
+            long remoteOffset,
+            long length,
+            TransferOptions options) {
         TransferOptions o = options == null ? TransferOptions.DEFAULT : options;
         String dir = op == Op.READ ? "read" : "write";
         BufferImpls.Local l = local(localBuffer, op == Op.READ ? "read target" : "write source");
@@ -111,15 +131,17 @@ final class Preparer {
         StringBuilder sb = new StringBuilder();
         for (LaneRuntime l : lanes) {
             sb.append(l.describe())
-                    .append(l.failed ? " out of service: " + l.lastError
-                            : l.lastError != null ? " last error: " + l.lastError : " healthy")
+                    .append(
+                            l.failed
+                                    ? " out of service: " + l.lastError
+                                    : l.lastError != null ? " last error: " + l.lastError : " healthy")
                     .append("; ");
         }
         return sb.toString();
     }
 
-    private List<Planner.Candidate> candidates(PeerLink link, BufferImpls.Remote r, MemoryLocation localMem,
-                                               boolean includeFailed) {
+    private List<Planner.Candidate> candidates(
+            PeerLink link, BufferImpls.Remote r, MemoryLocation localMem, boolean includeFailed) {
         List<Planner.Candidate> out = new ArrayList<>();
         long now = System.nanoTime();
         for (int i = 0; i < lanes.length; i++) {
@@ -136,8 +158,8 @@ final class Preparer {
             if (lanes[i].paused(now) && ll != Level.SYS) {
                 ll = Level.values()[ll.ordinal() + 1];
             }
-            out.add(new Planner.Candidate(i, nic(d), ll, rl, remote == null ? "lane " + rl : remoteNic(remote), rlv,
-                    w));
+            out.add(new Planner.Candidate(
+                    i, nic(d), ll, rl, remote == null ? "lane " + rl : remoteNic(remote), rlv, w));
         }
         out.sort(Comparator.comparing((Planner.Candidate c) -> Level.worse(c.localLevel(), c.remoteLevel())));
         return out;
@@ -182,9 +204,11 @@ final class Preparer {
                         } catch (RuntimeException e) {
                             // the device's own failure (its driver's, or a CudaException) becomes a transfer's, as
                             // Rdma4jException documents; the write is refused before anything is posted
-                            throw new TransferException("write of " + p.length + " bytes from " + p.local
-                                    + ": making the device memory ready to send (its producer, then the copy to host)"
-                                    + " failed, nothing was posted: " + e.getMessage(), e);
+                            throw new TransferException(
+                                    "write of " + p.length + " bytes from " + p.local
+                                            + ": making the device memory ready to send (its producer, then the copy to host)"
+                                            + " failed, nothing was posted: " + e.getMessage(),
+                                    e);
                         }
                     } else {
                         registrations.retain(p.local.entry);
@@ -206,7 +230,7 @@ final class Preparer {
 
     Transfer afterDevice(Prepared p, Transfer t) {
         return p.local.device != null && p.op == Op.READ
-                ? DeviceBuffers.afterRead(p.local, p.localOffset, p.length, t, registrations) : t;
+                ? DeviceBuffers.afterRead(p.local, p.localOffset, p.length, t, registrations)
+                : t;
     }
-
 }

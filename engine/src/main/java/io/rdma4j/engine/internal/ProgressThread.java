@@ -16,8 +16,11 @@ import java.util.concurrent.locks.LockSupport;
  * copies, verdict reads), to the channel (credit reads) and to {@link Inbound} (immediates from peers).
  */
 final class ProgressThread implements Runnable {
-    /** Longest park while peers are connected to this engine ({@code -Drdma4j.engine.inboundParkNanos}, default 50 us). */
+    /**
+     * Longest park while peers are connected to this engine ({@code -Drdma4j.engine.inboundParkNanos}, default 50 us).
+     */
     static final long INBOUND_PARK_CAP_NANOS = Long.getLong("rdma4j.engine.inboundParkNanos", 50_000);
+
     private final Dispatcher dispatcher;
     private final Inbound inbound;
     private final ProgressErrors errors;
@@ -31,8 +34,15 @@ final class ProgressThread implements Runnable {
     private volatile boolean running = true;
     private volatile boolean parked;
 
-    ProgressThread(Dispatcher dispatcher, Inbound inbound, ProgressErrors errors, EngineBackend backend,
-                   LaneRuntime[] lanes, IdleStrategy idle, long chunkBytes, String name) {
+    ProgressThread(
+            Dispatcher dispatcher,
+            Inbound inbound,
+            ProgressErrors errors,
+            EngineBackend backend,
+            LaneRuntime[] lanes,
+            IdleStrategy idle,
+            long chunkBytes,
+            String name) {
         this.dispatcher = dispatcher;
         this.inbound = inbound;
         this.errors = errors;
@@ -156,7 +166,12 @@ final class ProgressThread implements Runnable {
                     continue;
                 }
                 if (l.failed || dispatcher.hasHealthyAlternative(s.transfer, l.lane)) {
-                    dispatcher.retry(s.transfer, s.offset + s.cursor, s.length - s.cursor, s.attempt + 1, l,
+                    dispatcher.retry(
+                            s.transfer,
+                            s.offset + s.cursor,
+                            s.length - s.cursor,
+                            s.attempt + 1,
+                            l,
                             "paused after: " + l.lastError);
                     moved++;
                 } else {
@@ -273,8 +288,16 @@ final class ProgressThread implements Runnable {
         long at = (long) s * NotificationRecord.SLOT_BYTES;
         long length = NotificationRecord.SLOT_BYTES;
         t.posted();
-        int rc = backend.postWriteImmediate(l.lane, c.connection, ch.handle(), ch.localAddress(at), length,
-                ch.remoteAddress(c.remoteLane, at), ch.remoteKey[c.remoteLane], ch.immediate(s, c.markLane), slot);
+        int rc = backend.postWriteImmediate(
+                l.lane,
+                c.connection,
+                ch.handle(),
+                ch.localAddress(at),
+                length,
+                ch.remoteAddress(c.remoteLane, at),
+                ch.remoteKey[c.remoteLane],
+                ch.immediate(s, c.markLane),
+                slot);
         if (rc == EngineBackend.OK) {
             l.slotOwner[slot] = c;
             l.slotKind[slot] = Op.NOTIFY;
@@ -289,8 +312,15 @@ final class ProgressThread implements Runnable {
     }
 
     /** Posts a read of a peer's consumed-notifications counter. */
-    int postCreditRead(LaneRuntime l, OutChannel ch, int remoteLane, int connection, int localHandle, long localAddress, long remoteAddress,
-                       long remoteKey) {
+    int postCreditRead(
+            LaneRuntime l,
+            OutChannel ch,
+            int remoteLane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long remoteAddress,
+            long remoteKey) {
         int slot = l.takeSlot();
         if (slot < 0) {
             return EngineBackend.BACK_PRESSURED;
@@ -317,8 +347,15 @@ final class ProgressThread implements Runnable {
         int remoteLane = t.peer.remoteLane[l.lane];
         int connection = t.peer.connection[l.lane];
         long at = NotificationRecord.verdictOffset(ch.slots, ch.slotOf(t));
-        int rc = backend.postRead(l.lane, connection, ch.handle(), ch.localAddress(at),
-                NotificationRecord.VERDICT_BYTES, ch.remoteAddress(remoteLane, at), ch.remoteKey[remoteLane], slot);
+        int rc = backend.postRead(
+                l.lane,
+                connection,
+                ch.handle(),
+                ch.localAddress(at),
+                NotificationRecord.VERDICT_BYTES,
+                ch.remoteAddress(remoteLane, at),
+                ch.remoteKey[remoteLane],
+                slot);
         if (rc == EngineBackend.OK) {
             l.slotOwner[slot] = t;
             l.slotKind[slot] = Op.VERDICT_READ;
@@ -343,7 +380,8 @@ final class ProgressThread implements Runnable {
             }
             int slot = (int) c.context[i];
             if (slot < 0 || slot >= l.depth || l.slotOwner[slot] == null) {
-                errors.record(new IllegalStateException(l.describe() + ": completion for unknown context " + c.context[i]));
+                errors.record(
+                        new IllegalStateException(l.describe() + ": completion for unknown context " + c.context[i]));
                 continue;
             }
             Object owner = l.slotOwner[slot];
@@ -355,7 +393,9 @@ final class ProgressThread implements Runnable {
             int connection = l.slotConnection[slot];
             l.giveSlot(slot);
             boolean ok = c.status[i] == 0;
-            String err = ok ? null : l.describe() + ": " + (c.errorText[i] == null ? "error " + c.status[i] : c.errorText[i]);
+            String err = ok
+                    ? null
+                    : l.describe() + ": " + (c.errorText[i] == null ? "error " + c.status[i] : c.errorText[i]);
             if (ok) {
                 l.failures = 0;
             } else {

@@ -24,8 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class Publications {
     /** One published buffer; {@code generation} is what a writer's notification names it by. */
-    record Published(String name, BufferImpls.Local buffer, long generation, Access access) {
-    }
+    record Published(String name, BufferImpls.Local buffer, long generation, Access access) {}
 
     private final String owner;
     private final List<LaneDescriptor> lanes;
@@ -65,8 +64,8 @@ final class Publications {
     void unpublish(String bufferName) {
         Published p = byName.remove(bufferName);
         if (p == null) {
-            throw new UnknownBufferException("no buffer '" + bufferName + "' is published by " + owner
-                    + " (published: " + byName.keySet() + ")");
+            throw new UnknownBufferException("no buffer '" + bufferName + "' is published by " + owner + " (published: "
+                    + byName.keySet() + ")");
         }
         byGeneration.remove(p.generation());
         try {
@@ -96,10 +95,18 @@ final class Publications {
             keys.add(new LaneKey(d.index(), reg.remoteAddress(d.index()) + delta, reg.remoteKey(d.index())));
         }
         MemoryLocation loc = p.buffer().location;
-        Locality locality = loc.gpuAddress() != null ? new Locality(loc.numaNode(), -1, loc.gpuAddress())
+        Locality locality = loc.gpuAddress() != null
+                ? new Locality(loc.numaNode(), -1, loc.gpuAddress())
                 : Locality.host(loc.numaNode());
         MemoryKind kind = p.buffer().device != null ? MemoryKind.CUDA : MemoryKind.HOST;
-        return new BufferInfo(wire, "", p.buffer().length(), kind, locality, p.generation(), keys,
+        return new BufferInfo(
+                wire,
+                "",
+                p.buffer().length(),
+                kind,
+                locality,
+                p.generation(),
+                keys,
                 Set.copyOf(p.access().peers()));
     }
 }

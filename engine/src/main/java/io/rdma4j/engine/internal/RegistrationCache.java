@@ -15,9 +15,9 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Registrations of one backend (one domain), keyed by address range. A request inside a range already registered
- * reuses it; reference counts keep memory in use registered; idle registrations sit in a Caffeine cache whose
- * eviction (size or idle time) deregisters them.
+ * Registrations of one backend (one domain), keyed by address range. A request inside a range already registered reuses
+ * it; reference counts keep memory in use registered; idle registrations sit in a Caffeine cache whose eviction (size
+ * or idle time) deregisters them.
  */
 public final class RegistrationCache implements AutoCloseable {
     /** A registered range with its reference count. */
@@ -54,8 +54,7 @@ public final class RegistrationCache implements AutoCloseable {
     }
 
     /** What {@link #acquire} returns: the entry and whether it was reused. */
-    public record Lease(Entry entry, boolean reused) {
-    }
+    public record Lease(Entry entry, boolean reused) {}
 
     private final EngineBackend backend;
     private final ConcurrentSkipListMap<Long, Entry> byStart = new ConcurrentSkipListMap<>();
@@ -68,12 +67,16 @@ public final class RegistrationCache implements AutoCloseable {
 
     public RegistrationCache(EngineBackend backend, long maxIdleEntries, Duration idleExpiry) {
         this.backend = backend;
-        this.idle = Caffeine.newBuilder().maximumSize(maxIdleEntries).expireAfterAccess(idleExpiry).executor(Runnable::run)
+        this.idle = Caffeine.newBuilder()
+                .maximumSize(maxIdleEntries)
+                .expireAfterAccess(idleExpiry)
+                .executor(Runnable::run)
                 .removalListener((Long start, Entry e, RemovalCause cause) -> {
                     if (e != null && cause.wasEvicted()) {
                         evict(e);
                     }
-                }).build();
+                })
+                .build();
     }
 
     /** Registers {@code segment} or reuses a registration that contains it; the caller must {@link #release} once. */
@@ -121,10 +124,11 @@ public final class RegistrationCache implements AutoCloseable {
 
     /**
      * Takes a registration made outside the cache (device memory, a staging buffer) with one reference; it is never
-     * reused by {@link #acquire} and is deregistered, then {@code afterDeregister} runs, as soon as its last reference is
-     * released (or the cache closes).
+     * reused by {@link #acquire} and is deregistered, then {@code afterDeregister} runs, as soon as its last reference
+     * is released (or the cache closes).
      */
-    public synchronized Entry adopt(BackendRegistration registration, long registrationNanos, Runnable afterDeregister) {
+    public synchronized Entry adopt(
+            BackendRegistration registration, long registrationNanos, Runnable afterDeregister) {
         if (closed) {
             registration.close();
             if (afterDeregister != null) {

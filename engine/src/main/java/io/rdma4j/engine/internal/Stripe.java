@@ -14,7 +14,14 @@ final class Stripe {
     final int attempt;
     long cursor;
 
-    Stripe(TransferImpl transfer, int localLane, int remoteLane, int connection, long offset, long length, int attempt) {
+    Stripe(
+            TransferImpl transfer,
+            int localLane,
+            int remoteLane,
+            int connection,
+            long offset,
+            long length,
+            int attempt) {
         this.transfer = transfer;
         this.localLane = localLane;
         this.remoteLane = remoteLane;

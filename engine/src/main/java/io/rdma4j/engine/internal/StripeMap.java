@@ -14,13 +14,14 @@ public final class StripeMap {
     private final int members;
     /** Per zone: first volume unit, first member unit, members striped (in volume order). */
     private final long[] zoneVolumeStart;
+
     private final long[] zoneMemberStart;
     private final int[][] zoneMembers;
     private final long totalUnits;
 
     /**
-     * @param unit          stripe unit in bytes (positive)
-     * @param memberBytes   each namespace's size in bytes, in striping order
+     * @param unit stripe unit in bytes (positive)
+     * @param memberBytes each namespace's size in bytes, in striping order
      */
     public StripeMap(long unit, long[] memberBytes) {
         if (unit <= 0) {
@@ -35,7 +36,8 @@ public final class StripeMap {
         for (int i = 0; i < members; i++) {
             units[i] = memberBytes[i] / unit;
         }
-        long[] sizes = Arrays.stream(units).filter(u -> u > 0).distinct().sorted().toArray();
+        long[] sizes =
+                Arrays.stream(units).filter(u -> u > 0).distinct().sorted().toArray();
         List<long[]> starts = new ArrayList<>();
         List<int[]> zm = new ArrayList<>();
         long prev = 0;

@@ -43,14 +43,25 @@ final class TopologyLevels implements LaneLevels {
             problem = e.getMessage();
         }
         long pci = lanes.stream().filter(l -> l.pciAddress() != null).count();
-        String numa = lanes.stream().map(l -> String.valueOf(l.numaNode())).distinct().reduce((a, b) -> a + "," + b).orElse("-1");
-        String devices = lanes.stream().map(LaneDescriptor::device).distinct().reduce((a, b) -> a + "," + b).orElse("none");
+        String numa = lanes.stream()
+                .map(l -> String.valueOf(l.numaNode()))
+                .distinct()
+                .reduce((a, b) -> a + "," + b)
+                .orElse("-1");
+        String devices = lanes.stream()
+                .map(LaneDescriptor::device)
+                .distinct()
+                .reduce((a, b) -> a + "," + b)
+                .orElse("none");
         String src;
         if (pci == 0) {
             int nics = t == null ? 0 : t.nics().size();
-            src = (nics == 0 ? "no RDMA NIC in the topology" + (t == null ? " (" + problem + ")" : " (" + t.source() + ")")
-                    : nics + " RDMA NIC(s) in the topology but none under this backend")
-                    + ": the " + lanes.size() + " lane(s) are the backend's own " + devices + " endpoints on NUMA node " + numa
+            src = (nics == 0
+                            ? "no RDMA NIC in the topology"
+                                    + (t == null ? " (" + problem + ")" : " (" + t.source() + ")")
+                            : nics + " RDMA NIC(s) in the topology but none under this backend")
+                    + ": the " + lanes.size() + " lane(s) are the backend's own " + devices + " endpoints on NUMA node "
+                    + numa
                     + ", ranked by NUMA node only";
         } else if (t == null) {
             src = "topology unreadable (" + problem + "): " + pci + " lane(s) on PCI NICs ranked by NUMA node only";
@@ -66,9 +77,11 @@ final class TopologyLevels implements LaneLevels {
             return LaneLevels.byNuma(numaNode, memory.numaNode());
         }
         try {
-            Location from = memory.gpuAddress() != null ? new Location.Device(PciAddress.parse(memory.gpuAddress()))
-                    : memory.numaNode() >= 0 ? new Location.Numa(memory.numaNode())
-                    : numaNode >= 0 ? new Location.Numa(numaNode) : null;
+            Location from = memory.gpuAddress() != null
+                    ? new Location.Device(PciAddress.parse(memory.gpuAddress()))
+                    : memory.numaNode() >= 0
+                            ? new Location.Numa(memory.numaNode())
+                            : numaNode >= 0 ? new Location.Numa(numaNode) : null;
             if (from == null) {
                 return Level.NODE;
             }

@@ -21,6 +21,7 @@ final class TransferImpl implements Transfer {
 
     /** The engine's transfers in flight, which this one leaves when it ends. */
     private final Set<TransferImpl> active;
+
     private final RegistrationCache registrations;
     final PeerLink peer;
     final byte op;
@@ -29,6 +30,7 @@ final class TransferImpl implements Transfer {
     final long localAddress;
     /** Per remote lane: remote address of byte 0 of this transfer's range, and the key. */
     final long[] remoteAddress;
+
     final long[] remoteKey;
     final Planner.Candidate[] pairs;
     final boolean notify;
@@ -39,6 +41,7 @@ final class TransferImpl implements Transfer {
     final long targetOffset;
     /** The target buffer's name, for messages. */
     final String targetName;
+
     final RegistrationCache.Entry registration;
     final long startNanos = System.nanoTime();
     final CompletableFuture<TransferResult> future = new CompletableFuture<>();
@@ -56,15 +59,31 @@ final class TransferImpl implements Transfer {
     volatile boolean awaitingVerdict;
     /** Reads of the verdict word so far, and how many of them failed (touched only by the lane thread polling). */
     int verdictPolls;
+
     int verdictFailures;
     volatile boolean terminal;
     volatile ScheduledFuture<?> deadlineTask;
     private List<String> errors;
 
-    TransferImpl(Set<TransferImpl> active, RegistrationCache registrations, PeerLink peer, byte op, long total,
-                 int localHandle, long localAddress, long[] remoteAddress, long[] remoteKey, Planner.Candidate[] pairs,
-                 boolean notify, long tag, boolean crc, int crcValue, long targetGeneration, long targetOffset,
-                 String targetName, RegistrationCache.Entry registration) {
+    TransferImpl(
+            Set<TransferImpl> active,
+            RegistrationCache registrations,
+            PeerLink peer,
+            byte op,
+            long total,
+            int localHandle,
+            long localAddress,
+            long[] remoteAddress,
+            long[] remoteKey,
+            Planner.Candidate[] pairs,
+            boolean notify,
+            long tag,
+            boolean crc,
+            int crcValue,
+            long targetGeneration,
+            long targetOffset,
+            String targetName,
+            RegistrationCache.Entry registration) {
         this.active = active;
         this.registrations = registrations;
         this.peer = peer;
@@ -206,6 +225,7 @@ final class TransferImpl implements Transfer {
     }
 
     TransferException laneFailure(String what) {
-        return new io.rdma4j.engine.LaneFailureException(what + " to " + peer.name + " failed on every lane: " + errors());
+        return new io.rdma4j.engine.LaneFailureException(
+                what + " to " + peer.name + " failed on every lane: " + errors());
     }
 }

@@ -26,12 +26,19 @@ final class VolumeImpl implements StorageVolume {
     final int blockSize;
     /** Per namespace: chunks kept in flight by one transfer (its share of its controller's queue slots). */
     final int[] window;
+
     final long maxPiece;
     final Set<VolumeTransfer> active = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    VolumeImpl(Volumes owner, VolumeSpec spec, List<BlockStore> stores, BlockNamespace[] namespaces, BlockStore[] storeOf,
-               NicChooser.Choice[] nics, long maxPiece) {
+    VolumeImpl(
+            Volumes owner,
+            VolumeSpec spec,
+            List<BlockStore> stores,
+            BlockNamespace[] namespaces,
+            BlockStore[] storeOf,
+            NicChooser.Choice[] nics,
+            long maxPiece) {
         this.owner = owner;
         this.spec = spec;
         this.stores = List.copyOf(stores);
@@ -46,12 +53,14 @@ final class VolumeImpl implements StorageVolume {
             bs = Math.max(bs, ns.blockSize());
             sizes[i] = ns.capacityBytes();
             if (spec.stripeUnit() % ns.blockSize() != 0) {
-                throw new InvalidArgumentException("stripe unit " + spec.stripeUnit() + " is not a multiple of " + ns.describe() + "'s "
-                        + ns.blockSize() + "-byte blocks: use VolumeSpec.withStripeUnit(" + Math.max(spec.stripeUnit(), ns.blockSize()) + ") or larger");
+                throw new InvalidArgumentException("stripe unit " + spec.stripeUnit() + " is not a multiple of "
+                        + ns.describe() + "'s " + ns.blockSize() + "-byte blocks: use VolumeSpec.withStripeUnit("
+                        + Math.max(spec.stripeUnit(), ns.blockSize()) + ") or larger");
             }
             if (ns.capacityBytes() < spec.stripeUnit()) {
-                throw new InvalidArgumentException(ns.describe() + " holds " + ns.capacityBytes() + " bytes, less than one stripe unit ("
-                        + spec.stripeUnit() + "): use a smaller stripe unit or leave it out");
+                throw new InvalidArgumentException(
+                        ns.describe() + " holds " + ns.capacityBytes() + " bytes, less than one stripe unit ("
+                                + spec.stripeUnit() + "): use a smaller stripe unit or leave it out");
             }
         }
         this.blockSize = bs;
@@ -95,8 +104,8 @@ final class VolumeImpl implements StorageVolume {
         List<String> out = new ArrayList<>();
         for (int i = 0; i < namespaces.length; i++) {
             BlockNamespace ns = namespaces[i];
-            out.add(ns.describe() + ": " + ns.capacityBytes() + " bytes in " + ns.blockSize() + "-byte blocks, " + window[i]
-                    + " chunk(s) in flight, via " + nics[i].label() + " (" + nics[i].reason() + ")");
+            out.add(ns.describe() + ": " + ns.capacityBytes() + " bytes in " + ns.blockSize() + "-byte blocks, "
+                    + window[i] + " chunk(s) in flight, via " + nics[i].label() + " (" + nics[i].reason() + ")");
         }
         return out;
     }
@@ -114,13 +123,15 @@ final class VolumeImpl implements StorageVolume {
             throw new InvalidArgumentException("extent start LBA " + startLba + " is negative: pass 0 or more");
         }
         if (length <= 0 || length % blockSize != 0) {
-            throw new InvalidArgumentException("extent length " + length + " is not a positive multiple of the volume's " + blockSize
-                    + "-byte blocks: round it up to " + Math.max(blockSize, (length + blockSize - 1) / blockSize * blockSize));
+            throw new InvalidArgumentException("extent length " + length
+                    + " is not a positive multiple of the volume's " + blockSize + "-byte blocks: round it up to "
+                    + Math.max(blockSize, (length + blockSize - 1) / blockSize * blockSize));
         }
         long blocks = map.capacity() / blockSize;
         if (startLba >= blocks || length / blockSize > blocks - startLba) {
-            throw new InvalidArgumentException("extent of " + length + " bytes from LBA " + startLba + " runs past the end of volume " + name
-                    + " (" + blocks + " blocks of " + blockSize + " bytes, " + map.capacity() + " bytes): start lower or shorten it");
+            throw new InvalidArgumentException("extent of " + length + " bytes from LBA " + startLba
+                    + " runs past the end of volume " + name + " (" + blocks + " blocks of " + blockSize + " bytes, "
+                    + map.capacity() + " bytes): start lower or shorten it");
         }
         return new VolumeExtent(this, startLba, length);
     }
@@ -148,8 +159,8 @@ final class VolumeImpl implements StorageVolume {
             closed = true;
         }
         for (VolumeTransfer t : List.copyOf(active)) {
-            t.fail(new TransferException("volume " + name + " closed with the transfer in flight (" + t.bytesCompleted() + " of "
-                    + t.bytesTotal() + " bytes done)"));
+            t.fail(new TransferException("volume " + name + " closed with the transfer in flight (" + t.bytesCompleted()
+                    + " of " + t.bytesTotal() + " bytes done)"));
         }
         RuntimeException first = null;
         for (BlockStore s : stores) {

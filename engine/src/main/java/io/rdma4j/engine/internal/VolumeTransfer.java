@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * the completing thread, which is a queue's reader and must not block on a send). Pieces are slices of the caller's
  * segment, or of the host copy that carries device memory (see {@link Volumes#launch}): no copy here. With device
  * memory, {@code landed} copies a read's bytes to the device before the future completes, and {@code settled} frees the
- * host copy once the transfer is over and no piece is in flight any more (a failed transfer's pieces finish on their own).
+ * host copy once the transfer is over and no piece is in flight any more (a failed transfer's pieces finish on their
+ * own).
  */
 final class VolumeTransfer implements Transfer {
     private final VolumeImpl volume;
@@ -48,12 +49,20 @@ final class VolumeTransfer implements Transfer {
     volatile ScheduledFuture<?> deadlineTask;
 
     /**
-     * @param landed  null, or what makes a completed read's bytes visible where the caller wants them; it runs off the
-     *                queues' threads before the future completes, and its failure fails the transfer
+     * @param landed null, or what makes a completed read's bytes visible where the caller wants them; it runs off the
+     *     queues' threads before the future completes, and its failure fails the transfer
      * @param settled null, or what runs once the transfer is over and no piece is in flight
      */
-    VolumeTransfer(VolumeImpl volume, boolean write, MemorySegment memory, long memoryOffset, long volumeOffset, long length, Executor dispatcher,
-                   Runnable landed, Runnable settled) {
+    VolumeTransfer(
+            VolumeImpl volume,
+            boolean write,
+            MemorySegment memory,
+            long memoryOffset,
+            long volumeOffset,
+            long length,
+            Executor dispatcher,
+            Runnable landed,
+            Runnable settled) {
         this.landed = landed;
         this.settled = settled;
         this.volume = volume;
@@ -79,7 +88,10 @@ final class VolumeTransfer implements Transfer {
         }
     }
 
-    /** Issues the first window of every namespace from the caller's thread (never a queue's reader); refills go through the dispatcher. */
+    /**
+     * Issues the first window of every namespace from the caller's thread (never a queue's reader); refills go through
+     * the dispatcher.
+     */
     void start() {
         for (int m = 0; m < pumps.length; m++) {
             if (pieces.count(m) > 0) {
@@ -119,7 +131,9 @@ final class VolumeTransfer implements Transfer {
         MemorySegment slice = memory.asSlice(memoryOffset + pieces.rangeOffset[m][i], len);
         CompletableFuture<Void> f;
         try {
-            f = write ? volume.namespaces[m].write(pieces.memberOffset[m][i], slice) : volume.namespaces[m].read(pieces.memberOffset[m][i], slice);
+            f = write
+                    ? volume.namespaces[m].write(pieces.memberOffset[m][i], slice)
+                    : volume.namespaces[m].read(pieces.memberOffset[m][i], slice);
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
@@ -138,9 +152,13 @@ final class VolumeTransfer implements Transfer {
         if (t != null) {
             Throwable c = unwrap(t);
             long r = pieces.rangeOffset[m][i];
-            fail(new TransferException(what() + " failed at " + volume.namespaces[m].describe() + " (volume bytes " + (volumeOffset + r) + ".."
-                    + (volumeOffset + r + pieces.length[m][i]) + ", namespace byte " + pieces.memberOffset[m][i] + ", via "
-                    + volume.nics[m].label() + "): " + c.getMessage(), c));
+            fail(new TransferException(
+                    what() + " failed at " + volume.namespaces[m].describe() + " (volume bytes " + (volumeOffset + r)
+                            + ".."
+                            + (volumeOffset + r + pieces.length[m][i]) + ", namespace byte " + pieces.memberOffset[m][i]
+                            + ", via "
+                            + volume.nics[m].label() + "): " + c.getMessage(),
+                    c));
             return;
         }
         if (completed.addAndGet(pieces.length[m][i]) == total) {
@@ -151,7 +169,8 @@ final class VolumeTransfer implements Transfer {
     }
 
     private String what() {
-        return (write ? "write of " : "read of ") + total + " bytes " + (write ? "to" : "from") + " volume " + volume.name;
+        return (write ? "write of " : "read of ") + total + " bytes " + (write ? "to" : "from") + " volume "
+                + volume.name;
     }
 
     private void complete() {
@@ -180,8 +199,10 @@ final class VolumeTransfer implements Transfer {
                 landed.run();
                 future.complete(result);
             } catch (RuntimeException e) {
-                future.completeExceptionally(new TransferException(what() + ": the bytes arrived in host memory, but copying them to the device"
-                        + " failed: " + e.getMessage(), e));
+                future.completeExceptionally(new TransferException(
+                        what() + ": the bytes arrived in host memory, but copying them to the device" + " failed: "
+                                + e.getMessage(),
+                        e));
             } finally {
                 settle();
             }
@@ -221,8 +242,8 @@ final class VolumeTransfer implements Transfer {
     }
 
     void deadlinePassed(java.time.Duration deadline) {
-        fail(new TransferTimeoutException(what() + " did not finish within " + deadline.toMillis() + " ms (" + completed.get() + " bytes done);"
-                + " pieces not yet issued were dropped"));
+        fail(new TransferTimeoutException(what() + " did not finish within " + deadline.toMillis() + " ms ("
+                + completed.get() + " bytes done);" + " pieces not yet issued were dropped"));
     }
 
     private static Throwable unwrap(Throwable t) {

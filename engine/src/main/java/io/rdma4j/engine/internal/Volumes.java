@@ -4,7 +4,6 @@ import io.rdma4j.BackendUnavailableException;
 import io.rdma4j.ClosedException;
 import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.Rdma4jException;
-import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.Plan;
 import io.rdma4j.engine.PlanLane;
 import io.rdma4j.engine.StorageVolume;
@@ -62,11 +61,14 @@ final class Volumes implements AutoCloseable {
     private synchronized ScheduledExecutorService dispatcher() {
         if (dispatcher == null) {
             dispatcher = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = Thread.ofPlatform().daemon(true).name("rdma4j-volumes-" + engineName).unstarted(r);
+                Thread t = Thread.ofPlatform()
+                        .daemon(true)
+                        .name("rdma4j-volumes-" + engineName)
+                        .unstarted(r);
                 dispatcherThread = t;
                 return t;
             });
-            dispatcher.execute(() -> { }); // start the thread, so buffers can be checked against it
+            dispatcher.execute(() -> {}); // start the thread, so buffers can be checked against it
         }
         return dispatcher;
     }
@@ -91,7 +93,10 @@ final class Volumes implements AutoCloseable {
         Map<BlockTarget, List<Integer>> byTarget = new LinkedHashMap<>();
         for (int i = 0; i < spec.namespaces().size(); i++) {
             VolumeSpec.Namespace n = spec.namespaces().get(i);
-            byTarget.computeIfAbsent(new BlockTarget(n.transport(), n.host(), n.port(), n.subsystemNqn()), k -> new ArrayList<>()).add(i);
+            byTarget.computeIfAbsent(
+                            new BlockTarget(n.transport(), n.host(), n.port(), n.subsystemNqn()),
+                            k -> new ArrayList<>())
+                    .add(i);
         }
         int count = spec.namespaces().size();
         BlockNamespace[] namespaces = new BlockNamespace[count];
@@ -110,8 +115,10 @@ final class Volumes implements AutoCloseable {
                     // a provider's option or transport check: an argument of openVolume, reported as the engine's are
                     throw new InvalidArgumentException("opening volume: " + target + ": " + ex.getMessage(), ex);
                 } catch (Rdma4jException ex) {
-                    throw new Rdma4jException("opening volume: connecting to " + target + " via " + nic.label() + " (" + nic.reason() + ") failed: "
-                            + ex.getMessage(), ex);
+                    throw new Rdma4jException(
+                            "opening volume: connecting to " + target + " via " + nic.label() + " (" + nic.reason()
+                                    + ") failed: " + ex.getMessage(),
+                            ex);
                 }
                 stores.add(store);
                 for (int i : e.getValue()) {
@@ -124,13 +131,21 @@ final class Volumes implements AutoCloseable {
                     nics[i] = nic;
                 }
             }
-            // Adjacent units of one namespace (a volume of one, or a zone of one) merge into pieces as large as one command
+            // Adjacent units of one namespace (a volume of one, or a zone of one) merge into pieces as large as one
+            // command
             // carries: fewer, larger commands, as a direct Controller call would issue.
             long perCommand = Long.MAX_VALUE;
             for (BlockStore s : stores) {
                 perCommand = Math.min(perCommand, Math.max(4096, s.maxTransferBytes()));
             }
-            VolumeImpl v = new VolumeImpl(this, spec, stores, namespaces, storeOf, nics, Math.max(spec.stripeUnit(), Math.max(chunkBytes, perCommand)));
+            VolumeImpl v = new VolumeImpl(
+                    this,
+                    spec,
+                    stores,
+                    namespaces,
+                    storeOf,
+                    nics,
+                    Math.max(spec.stripeUnit(), Math.max(chunkBytes, perCommand)));
             open.add(v);
             if (closed) {
                 v.close();
@@ -151,8 +166,13 @@ final class Volumes implements AutoCloseable {
 
     private NicChooser.Choice choose(VolumeSpec spec, BlockTarget target) {
         if (spec.sourceAddress() != null) {
-            return new NicChooser.Choice("given", "-", spec.sourceAddress(), "-", "source address " + spec.sourceAddress().getHostAddress()
-                    + " given by VolumeSpec.withSourceAddress");
+            return new NicChooser.Choice(
+                    "given",
+                    "-",
+                    spec.sourceAddress(),
+                    "-",
+                    "source address " + spec.sourceAddress().getHostAddress()
+                            + " given by VolumeSpec.withSourceAddress");
         }
         InetAddress address;
         try {
@@ -165,7 +185,8 @@ final class Volumes implements AutoCloseable {
         if (c.source() == null) {
             return c;
         }
-        String how = target.transport().equals("rdma") ? "; RDMA-CM resolves from this address, so the connection uses this device"
+        String how = target.transport().equals("rdma")
+                ? "; RDMA-CM resolves from this address, so the connection uses this device"
                 : "; NVMe/TCP binds its sockets to this address (the kernel still routes by destination: this NIC carries the traffic"
                         + " when its subnet holds the target or policy routing sends it there)";
         return new NicChooser.Choice(c.nic(), c.netdev(), c.source(), c.level(), c.reason() + how);
@@ -184,10 +205,13 @@ final class Volumes implements AutoCloseable {
             why.add(p.name() + ": " + cause);
         }
         if (why.isEmpty()) {
-            throw new BackendUnavailableException("no block-store provider for transport '" + transport + "' on the class path: add"
-                    + " rdma4j-nvmeof as a dependency", null);
+            throw new BackendUnavailableException(
+                    "no block-store provider for transport '" + transport + "' on the class path: add"
+                            + " rdma4j-nvmeof as a dependency",
+                    null);
         }
-        throw new BackendUnavailableException("transport '" + transport + "' cannot be used here: " + String.join("; ", why), null);
+        throw new BackendUnavailableException(
+                "transport '" + transport + "' cannot be used here: " + String.join("; ", why), null);
     }
 
     void closed(VolumeImpl v) {
@@ -195,26 +219,46 @@ final class Volumes implements AutoCloseable {
     }
 
     /**
-     * Checks everything, then launches; nothing is issued when a check fails. Device memory goes through host memory (the
-     * block stores move CPU-addressable memory: NVMe/TCP copies it into sockets, NVMe/RDMA registers host pages itself):
-     * the registration's staging copy when the engine staged it, else a host copy of the range made for this transfer. A
-     * write syncs the producer and copies the range to host before its first piece is issued; a read copies the range to
-     * the device after its last piece arrived and before its future completes, and a failed or cancelled read copies
-     * nothing. The registration is held, and the host copy kept, until no piece is in flight.
+     * Checks everything, then launches; nothing is issued when a check fails. Device memory goes through host memory
+     * (the block stores move CPU-addressable memory: NVMe/TCP copies it into sockets, NVMe/RDMA registers host pages
+     * itself): the registration's staging copy when the engine staged it, else a host copy of the range made for this
+     * transfer. A write syncs the producer and copies the range to host before its first piece is issued; a read copies
+     * the range to the device after its last piece arrived and before its future completes, and a failed or cancelled
+     * read copies nothing. The registration is held, and the host copy kept, until no piece is in flight.
      */
-    Transfer launch(boolean write, BufferImpls.Local local, long memoryOffset, VolumeExtent extent, long extentOffset, long length, TransferOptions options) {
+    Transfer launch(
+            boolean write,
+            BufferImpls.Local local,
+            long memoryOffset,
+            VolumeExtent extent,
+            long extentOffset,
+            long length,
+            TransferOptions options) {
         VolumeImpl v = check(write, local, memoryOffset, extent, extentOffset, length, options);
         ScheduledExecutorService d = dispatcher();
         if (local.device == null && !local.segment.isAccessibleBy(dispatcherThread)) {
-            throw new InvalidArgumentException((write ? "source" : "target") + " memory belongs to a confined arena, so the engine's threads cannot"
+            throw new InvalidArgumentException((write ? "source" : "target")
+                    + " memory belongs to a confined arena, so the engine's threads cannot"
                     + " move it: allocate it from Arena.ofShared() (or Arena.global())");
         }
         VolumeTransfer t = local.device == null
-                ? new VolumeTransfer(v, write, local.segment, memoryOffset, extent.byteOffset() + extentOffset, length, d, null, null)
+                ? new VolumeTransfer(
+                        v,
+                        write,
+                        local.segment,
+                        memoryOffset,
+                        extent.byteOffset() + extentOffset,
+                        length,
+                        d,
+                        null,
+                        null)
                 : throughHost(write, local, memoryOffset, v, extent.byteOffset() + extentOffset, length, d);
         v.active.add(t);
         if (options != null && options.deadline() != null) {
-            t.deadlineTask = d.schedule(() -> t.deadlinePassed(options.deadline()), options.deadline().toNanos(), TimeUnit.NANOSECONDS);
+            t.deadlineTask = d.schedule(
+                    () -> t.deadlinePassed(options.deadline()),
+                    options.deadline().toNanos(),
+                    TimeUnit.NANOSECONDS);
         }
         if (v.isClosed()) {
             // a transfer's future fails with a TransferException, whatever stopped it (Rdma4jException's rule)
@@ -226,8 +270,14 @@ final class Volumes implements AutoCloseable {
         return t;
     }
 
-    private VolumeTransfer throughHost(boolean write, BufferImpls.Local local, long memoryOffset, VolumeImpl v, long volumeOffset, long length,
-                                       ScheduledExecutorService d) {
+    private VolumeTransfer throughHost(
+            boolean write,
+            BufferImpls.Local local,
+            long memoryOffset,
+            VolumeImpl v,
+            long volumeOffset,
+            long length,
+            ScheduledExecutorService d) {
         registrations.retain(local.entry);
         Arena own = local.device.staged() ? null : Arena.ofShared();
         try {
@@ -236,8 +286,11 @@ final class Volumes implements AutoCloseable {
                 try {
                     DeviceBuffers.toHost(local, memoryOffset, host);
                 } catch (RuntimeException e) {
-                    throw new TransferException("write of " + length + " bytes from " + local + " to volume " + v.name + ": copying the device"
-                            + " memory to host failed, nothing was issued: " + e.getMessage(), e);
+                    throw new TransferException(
+                            "write of " + length + " bytes from " + local + " to volume " + v.name
+                                    + ": copying the device" + " memory to host failed, nothing was issued: "
+                                    + e.getMessage(),
+                            e);
                 }
             }
             Runnable landed = write ? null : () -> DeviceBuffers.fromHost(local, host, memoryOffset);
@@ -257,33 +310,43 @@ final class Volumes implements AutoCloseable {
         }
     }
 
-    private VolumeImpl check(boolean write, BufferImpls.Local local, long memoryOffset, VolumeExtent extent, long extentOffset, long length,
-                             TransferOptions options) {
+    private VolumeImpl check(
+            boolean write,
+            BufferImpls.Local local,
+            long memoryOffset,
+            VolumeExtent extent,
+            long extentOffset,
+            long length,
+            TransferOptions options) {
         if (closed) {
             throw new ClosedException("transfer engine " + engineName);
         }
         String side = write ? "write to" : "read from";
         Objects.requireNonNull(extent, side + " a volume: the extent is null (volume.extent(startLba, length))");
         if (!(extent.volume() instanceof VolumeImpl v) || v.owner != this) {
-            throw new InvalidArgumentException(extent + " is not of a volume this engine (" + engineName + ") opened: use engine.openVolume(spec).extent(...)");
+            throw new InvalidArgumentException(extent + " is not of a volume this engine (" + engineName
+                    + ") opened: use engine.openVolume(spec).extent(...)");
         }
         v.ensureOpen();
         if (options != null && options.notifies()) {
-            throw new InvalidArgumentException("a " + (write ? "write to" : "read from") + " a volume cannot carry a notification tag: storage has no"
+            throw new InvalidArgumentException("a " + (write ? "write to" : "read from")
+                    + " a volume cannot carry a notification tag: storage has no"
                     + " peer to notify; drop withTag(...) and wait on the transfer's future");
         }
         int bs = v.blockSize;
         if (length <= 0 || length % bs != 0) {
-            throw new InvalidArgumentException(side + " volume " + v.name + ": length " + length + " is not a positive multiple of its " + bs
-                    + "-byte blocks: round it up to " + Math.max(bs, (Math.max(length, 0) + bs - 1) / bs * bs) + " (pad the buffer)");
+            throw new InvalidArgumentException(side + " volume " + v.name + ": length " + length
+                    + " is not a positive multiple of its " + bs + "-byte blocks: round it up to "
+                    + Math.max(bs, (Math.max(length, 0) + bs - 1) / bs * bs) + " (pad the buffer)");
         }
         if (extentOffset < 0 || extentOffset % bs != 0) {
-            throw new InvalidArgumentException(side + " volume " + v.name + ": offset " + extentOffset + " in the extent is negative or not a multiple of "
-                    + bs + "-byte blocks");
+            throw new InvalidArgumentException(side + " volume " + v.name + ": offset " + extentOffset
+                    + " in the extent is negative or not a multiple of " + bs + "-byte blocks");
         }
         if (extentOffset > extent.length() - length) {
-            throw new InvalidArgumentException(side + " volume " + v.name + ": " + length + " bytes at offset " + extentOffset + " run past the end of "
-                    + extent + ": make the extent longer or the transfer shorter");
+            throw new InvalidArgumentException(
+                    side + " volume " + v.name + ": " + length + " bytes at offset " + extentOffset
+                            + " run past the end of " + extent + ": make the extent longer or the transfer shorter");
         }
         Args.range(local.segment, memoryOffset, length, (write ? "source " : "target ") + local);
         if (!write && local.segment.isReadOnly()) {
@@ -297,25 +360,48 @@ final class Volumes implements AutoCloseable {
         StripeMap.Pieces p = v.map.split(extent.byteOffset() + extentOffset, length, v.maxPiece);
         List<PlanLane> lanes = new ArrayList<>();
         StringBuilder why = new StringBuilder();
-        why.append(length).append(" bytes of volume ").append(v.name).append(": ").append(v.namespaces.length).append(" namespace(s) striped in ")
-                .append(v.map.unit() >> 10).append(" KiB units, pieces of up to ").append(v.maxPiece >> 10).append(" KiB kept in flight per namespace");
+        why.append(length)
+                .append(" bytes of volume ")
+                .append(v.name)
+                .append(": ")
+                .append(v.namespaces.length)
+                .append(" namespace(s) striped in ")
+                .append(v.map.unit() >> 10)
+                .append(" KiB units, pieces of up to ")
+                .append(v.maxPiece >> 10)
+                .append(" KiB kept in flight per namespace");
         if (!local.location.equals(v.spec.near())) {
-            why.append("; NICs were chosen for ").append(v.spec.near()).append(" when the volume was opened, not for this buffer's ")
-                    .append(local.location).append(" (open it with VolumeSpec.near(...) to rank for that memory)");
+            why.append("; NICs were chosen for ")
+                    .append(v.spec.near())
+                    .append(" when the volume was opened, not for this buffer's ")
+                    .append(local.location)
+                    .append(" (open it with VolumeSpec.near(...) to rank for that memory)");
         }
         if (local.device != null) {
-            why.append("; device memory staged through host memory (the block stores move CPU-addressable memory: NVMe/TCP copies it into"
-                    + " sockets, NVMe/RDMA registers host pages itself): a write syncs the producer and copies the range to ")
-                    .append(local.device.staged() ? "the registration's staging copy" : "a host copy of " + length + " bytes made for the transfer")
-                    .append(" before the first piece is issued; a read lands there and is copied to the device before it completes");
+            why.append(
+                            "; device memory staged through host memory (the block stores move CPU-addressable memory: NVMe/TCP copies it into"
+                                    + " sockets, NVMe/RDMA registers host pages itself): a write syncs the producer and copies the range to ")
+                    .append(
+                            local.device.staged()
+                                    ? "the registration's staging copy"
+                                    : "a host copy of " + length + " bytes made for the transfer")
+                    .append(
+                            " before the first piece is issued; a read lands there and is copied to the device before it completes");
         }
         for (int m = 0; m < v.namespaces.length; m++) {
             NicChooser.Choice c = v.nics[m];
             if (p.count(m) > 0) {
-                lanes.add(new PlanLane(m, c.label(), m, v.namespaces[m].describe(), c.level(), "-", p.bytes(m), p.count(m)));
+                lanes.add(new PlanLane(
+                        m, c.label(), m, v.namespaces[m].describe(), c.level(), "-", p.bytes(m), p.count(m)));
             }
-            why.append("; ").append(v.namespaces[m].describe()).append(" (window ").append(v.window[m]).append("): via ").append(c.label())
-                    .append(": ").append(c.reason());
+            why.append("; ")
+                    .append(v.namespaces[m].describe())
+                    .append(" (window ")
+                    .append(v.window[m])
+                    .append("): via ")
+                    .append(c.label())
+                    .append(": ")
+                    .append(c.reason());
         }
         return new Plan(lanes, length, why.toString());
     }

@@ -27,8 +27,10 @@ final class WireLanes {
     static String idOf(EngineBackend backend) {
         String id = String.valueOf(backend.name()).toLowerCase(Locale.ROOT);
         if (!LaneInfo.isValidBackendId(id)) {
-            throw new BackendUnavailableException("backend name '" + backend.name() + "' cannot go on the wire as a"
-                    + " backend id: it must match " + LaneInfo.BACKEND_ID_PATTERN, null);
+            throw new BackendUnavailableException(
+                    "backend name '" + backend.name() + "' cannot go on the wire as a" + " backend id: it must match "
+                            + LaneInfo.BACKEND_ID_PATTERN,
+                    null);
         }
         return id;
     }
@@ -36,7 +38,13 @@ final class WireLanes {
     /** {@return lane {@code lane}'s description with the endpoint of connection {@code connection}} */
     LaneInfo describe(int lane, int connection) {
         LaneDescriptor d = descriptors.get(lane);
-        return new LaneInfo(d.index(), backendId, backend.provider(), d.device(), d.pciAddress(), d.numaNode(),
+        return new LaneInfo(
+                d.index(),
+                backendId,
+                backend.provider(),
+                d.device(),
+                d.pciAddress(),
+                d.numaNode(),
                 backend.endpointInfo(lane, connection));
     }
 

@@ -36,15 +36,19 @@ class NicChooserTest {
 
     @BeforeAll
     static void writeTheXeonPhiBox() throws IOException {
-        phi = Topology.builder().fsroot(FakeSysfs.xeonPhiBox(Files.createDirectory(scratch.resolve("fixture"))))
-                .nicFilter("").build();
+        phi = Topology.builder()
+                .fsroot(FakeSysfs.xeonPhiBox(Files.createDirectory(scratch.resolve("fixture"))))
+                .nicFilter("")
+                .build();
     }
 
     private static synchronized Topology phiCapture() throws IOException {
         if (phiCapture == null) {
             Path into = Files.createDirectory(scratch.resolve("capture"));
             try {
-                phiCapture = Topology.builder().fsroot(Fixtures.unpack(Fixtures.XEON_PHI_CAPTURE, into)).nicFilter("")
+                phiCapture = Topology.builder()
+                        .fsroot(Fixtures.unpack(Fixtures.XEON_PHI_CAPTURE, into))
+                        .nicFilter("")
                         .build();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -90,8 +94,8 @@ class NicChooserTest {
 
     private static void picksTheNicNearestTheCoprocessor(Topology phi) {
         String nd = mlx4Netdev(phi);
-        NicChooser.Choice c = NicChooser.choose(phi, null, MemoryLocation.gpu("0000:83:00.0"), TARGET,
-                addresses(Map.of(nd, "10.1.0.5")));
+        NicChooser.Choice c = NicChooser.choose(
+                phi, null, MemoryLocation.gpu("0000:83:00.0"), TARGET, addresses(Map.of(nd, "10.1.0.5")));
         assertEquals("mlx4_0", c.nic());
         assertEquals("PHB", c.level(), "the Phi and the HCA share host bridge pci0000:80");
         assertEquals(address("10.1.0.5"), c.source());
@@ -112,7 +116,11 @@ class NicChooserTest {
 
     /** The Intel Ethernet port on NUMA 0 has no verbs device, so it is no candidate however near it is. */
     private static void leavesByTheOnlyNicFromTheOtherSocket(Topology phi) {
-        NicChooser.Choice c = NicChooser.choose(phi, null, MemoryLocation.numa(0), TARGET,
+        NicChooser.Choice c = NicChooser.choose(
+                phi,
+                null,
+                MemoryLocation.numa(0),
+                TARGET,
                 addresses(Map.of(mlx4Netdev(phi), "10.1.0.5", "eth0", "10.1.0.6")));
         assertEquals("mlx4_0", c.nic());
         assertEquals("SYS", c.level());
@@ -138,8 +146,8 @@ class NicChooserTest {
         // scif0 is an RDMA device without a PCI function or ports: named, never chosen
         assertTrue(none.reason().contains("scif0 has no network interface"), none.reason());
         assertTrue(none.reason().endsWith("kernel route to 10.1.0.9"), none.reason());
-        NicChooser.Choice v6 = NicChooser.choose(phi, null, MemoryLocation.numa(1), address("fd00::9"),
-                addresses(Map.of(nd, "10.1.0.5")));
+        NicChooser.Choice v6 = NicChooser.choose(
+                phi, null, MemoryLocation.numa(1), address("fd00::9"), addresses(Map.of(nd, "10.1.0.5")));
         assertNull(v6.source(), "an IPv4 address cannot reach an IPv6 target");
         assertTrue(v6.reason().contains("no usable IPv6 address"), v6.reason());
     }
@@ -157,8 +165,8 @@ class NicChooserTest {
 
     private static void usesTheKernelRouteWithoutRdmaNics(Path ncv4File) {
         Topology ncv4 = Topology.builder().ncclXml(ncv4File).nicFilter("").build();
-        NicChooser.Choice c = NicChooser.choose(ncv4, null, MemoryLocation.numa(0), TARGET,
-                nd -> List.of(address("10.1.0.5")));
+        NicChooser.Choice c =
+                NicChooser.choose(ncv4, null, MemoryLocation.numa(0), TARGET, nd -> List.of(address("10.1.0.5")));
         assertNull(c.nic());
         assertTrue(c.reason().startsWith("no RDMA NIC in the topology"), c.reason());
         assertTrue(c.reason().contains(ncv4File.toString()), c.reason());
@@ -178,24 +186,27 @@ class NicChooserTest {
     /** Azure NDv4: GPU 0003 pairs with NICs 0103/0104 behind one switch, but the file lists no network interfaces. */
     private static void namesNicsWithoutInterfaces(Path ndv4File) {
         Topology ndv4 = Topology.builder().ncclXml(ndv4File).nicFilter("").build();
-        NicChooser.Choice c = NicChooser.choose(ndv4, null, MemoryLocation.gpu("0003:00:00.0"), TARGET,
-                nd -> List.of(address("10.1.0.5")));
+        NicChooser.Choice c = NicChooser.choose(
+                ndv4, null, MemoryLocation.gpu("0003:00:00.0"), TARGET, nd -> List.of(address("10.1.0.5")));
         assertNull(c.source());
         assertNull(c.nic());
         // the GPU's two tied NICs come first, in address order, and neither is replaced by a guess
-        assertTrue(c.reason().startsWith("0103:00:00.0 has no network interface; "
-                + "0104:00:00.0 has no network interface"), c.reason());
+        assertTrue(
+                c.reason()
+                        .startsWith(
+                                "0103:00:00.0 has no network interface; " + "0104:00:00.0 has no network interface"),
+                c.reason());
     }
 
     /** Neither case reads the topology's devices, so the fixture alone covers them. */
     @Test
     void loopbackTargetsAndUnreadableTopologiesNeedNoNic() {
-        NicChooser.Choice lo = NicChooser.choose(phi, null, MemoryLocation.HOST, address("127.0.0.1"),
-                nd -> List.of(address("10.1.0.5")));
+        NicChooser.Choice lo = NicChooser.choose(
+                phi, null, MemoryLocation.HOST, address("127.0.0.1"), nd -> List.of(address("10.1.0.5")));
         assertNull(lo.source());
         assertTrue(lo.reason().contains("loopback"), lo.reason());
-        NicChooser.Choice unread = NicChooser.choose(null, "no /sys here", MemoryLocation.HOST, TARGET,
-                nd -> List.of(address("10.1.0.5")));
+        NicChooser.Choice unread = NicChooser.choose(
+                null, "no /sys here", MemoryLocation.HOST, TARGET, nd -> List.of(address("10.1.0.5")));
         assertTrue(unread.reason().startsWith("topology unreadable (no /sys here)"), unread.reason());
     }
 
@@ -211,8 +222,8 @@ class NicChooserTest {
     }
 
     private static void takesTheFirstNicForUnknownMemory(Topology phi) {
-        NicChooser.Choice c = NicChooser.choose(phi, null, MemoryLocation.HOST, TARGET,
-                addresses(Map.of(mlx4Netdev(phi), "10.1.0.5")));
+        NicChooser.Choice c = NicChooser.choose(
+                phi, null, MemoryLocation.HOST, TARGET, addresses(Map.of(mlx4Netdev(phi), "10.1.0.5")));
         assertEquals("mlx4_0", c.nic());
         assertEquals("-", c.level());
         assertTrue(c.reason().contains("register it with a MemoryLocation"), c.reason());

@@ -23,7 +23,8 @@ class StripeMapTest {
 
     @Test
     void unevenNamespacesAreStripedInZonesAndEveryUsableUnitIsUsedOnce() {
-        // 8, 2 and 4 units: zone 0 stripes all three up to 2 units, zone 1 the first and third up to 4, zone 2 the first alone
+        // 8, 2 and 4 units: zone 0 stripes all three up to 2 units, zone 1 the first and third up to 4, zone 2 the
+        // first alone
         StripeMap m = new StripeMap(U, new long[] {8 * U, 2 * U + 100, 4 * U});
         assertEquals(14 * U, m.capacity(), "a tail below one unit is not used");
         int[] members = {0, 1, 2, 0, 1, 2, 0, 2, 0, 2, 0, 0, 0, 0};
@@ -32,7 +33,9 @@ class StripeMapTest {
         for (int u = 0; u < 14; u++) {
             assertEquals(members[u], m.member(u * U), "volume unit " + u);
             assertEquals(units[u] * U, m.memberOffset(u * U), "volume unit " + u);
-            assertTrue(seen.add(m.member(u * U) + ":" + m.memberOffset(u * U)), "unit " + u + " maps onto another unit's place");
+            assertTrue(
+                    seen.add(m.member(u * U) + ":" + m.memberOffset(u * U)),
+                    "unit " + u + " maps onto another unit's place");
         }
         assertThrows(IndexOutOfBoundsException.class, () -> m.member(14 * U));
         assertThrows(IndexOutOfBoundsException.class, () -> m.member(-1));

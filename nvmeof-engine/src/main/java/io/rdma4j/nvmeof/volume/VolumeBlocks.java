@@ -44,20 +44,24 @@ public record VolumeBlocks(TransferEngine engine, StorageVolume volume, Arena ar
 
     @Override
     public CompletableFuture<Void> write(long lba, MemorySegment data) {
-        MemorySegment src = data.isNative() ? data : arena.allocate(data.byteSize(), 4096).copyFrom(data);
+        MemorySegment src =
+                data.isNative() ? data : arena.allocate(data.byteSize(), 4096).copyFrom(data);
         return io(true, lba, src, null);
     }
 
     @Override
     public CompletableFuture<Void> read(long lba, MemorySegment into) {
-        return into.isNative() ? io(false, lba, into, null) : io(false, lba, arena.allocate(into.byteSize(), 4096), into);
+        return into.isNative()
+                ? io(false, lba, into, null)
+                : io(false, lba, arena.allocate(into.byteSize(), 4096), into);
     }
 
     private CompletableFuture<Void> io(boolean write, long lba, MemorySegment memory, MemorySegment copyBack) {
         LocalBuffer b = engine.register(memory);
         try {
             VolumeExtent extent = volume.extent(lba, memory.byteSize());
-            Transfer t = write ? engine.write(b, 0, extent, 0, memory.byteSize(), TransferOptions.DEFAULT)
+            Transfer t = write
+                    ? engine.write(b, 0, extent, 0, memory.byteSize(), TransferOptions.DEFAULT)
                     : engine.read(b, 0, extent, 0, memory.byteSize(), TransferOptions.DEFAULT);
             return t.future().whenComplete((r, e) -> b.close()).thenApply(r -> {
                 if (copyBack != null) {

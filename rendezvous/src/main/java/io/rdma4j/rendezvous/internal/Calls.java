@@ -13,8 +13,7 @@ import java.util.function.Supplier;
 final class Calls {
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private Calls() {
-    }
+    private Calls() {}
 
     static <R> void unary(StreamObserver<R> out, Supplier<R> body) {
         R result;
@@ -24,7 +23,8 @@ final class Calls {
             out.onError(e);
             return;
         } catch (RendezvousException e) {
-            out.onError(Status.fromCode(e.code()).withDescription(e.getMessage()).asRuntimeException());
+            out.onError(
+                    Status.fromCode(e.code()).withDescription(e.getMessage()).asRuntimeException());
             return;
         } catch (IllegalArgumentException e) {
             out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());

@@ -24,20 +24,20 @@ import javax.net.ssl.SSLSession;
 /**
  * Binds peer names to mutual-TLS client certificates. With a shared token every holder could announce any name; with
  * this on, a caller may only act under a name its certificate carries: the subject CN or a DNS subject alternative
- * name, exactly or followed by {@code /suffix} (so one host certificate covers {@code host-1/engine-0}, {@code
- * host-1/engine-1}).
+ * name, exactly or followed by {@code /suffix} (so one host certificate covers {@code host-1/engine-0},
+ * {@code host-1/engine-1}).
  */
 public final class CertificateNames {
     /** The caller's certificate names; empty when the call carried no verified client certificate. */
     static final Context.Key<Set<String>> NAMES = Context.key("rdma4j-certificate-names");
 
-    private CertificateNames() {
-    }
+    private CertificateNames() {}
 
     /** Reads the verified client certificate of each call into {@link #NAMES}. */
     static final class Capture implements ServerInterceptor {
         @Override
-        public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+        public <Q, R> ServerCall.Listener<Q> interceptCall(
+                ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
             Set<String> names = Set.of();
             SSLSession session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
             if (session != null) {
@@ -94,8 +94,11 @@ public final class CertificateNames {
                 }
             }
         }
-        throw Status.PERMISSION_DENIED.withDescription(what + " '" + name + "' is not covered by the caller's client certificate (names: "
-                + (names == null || names.isEmpty() ? "none" : new TreeSet<>(names)) + "): name the peer after its certificate's CN or DNS name, "
-                + "optionally followed by /suffix").asRuntimeException();
+        throw Status.PERMISSION_DENIED
+                .withDescription(what + " '" + name + "' is not covered by the caller's client certificate (names: "
+                        + (names == null || names.isEmpty() ? "none" : new TreeSet<>(names))
+                        + "): name the peer after its certificate's CN or DNS name, "
+                        + "optionally followed by /suffix")
+                .asRuntimeException();
     }
 }

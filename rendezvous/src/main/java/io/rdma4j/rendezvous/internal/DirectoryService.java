@@ -48,19 +48,33 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     /**
      * Capacity and lease limits.
      *
-     * @param minLeaseNanos     shortest lease granted
-     * @param maxLeaseNanos     longest lease granted
+     * @param minLeaseNanos shortest lease granted
+     * @param maxLeaseNanos longest lease granted
      * @param defaultLeaseNanos lease when a peer asks for 0
-     * @param maxPeers          peers held at once
-     * @param maxBuffers        buffers held at once
+     * @param maxPeers peers held at once
+     * @param maxBuffers buffers held at once
      * @param maxBuffersPerPeer buffers one peer may publish
-     * @param maxWatchers       concurrent watch streams
-     * @param maxWatchBacklog   events queued for a slow watcher before its stream is ended with RESOURCE_EXHAUSTED
+     * @param maxWatchers concurrent watch streams
+     * @param maxWatchBacklog events queued for a slow watcher before its stream is ended with RESOURCE_EXHAUSTED
      */
-    public record Limits(long minLeaseNanos, long maxLeaseNanos, long defaultLeaseNanos, int maxPeers, int maxBuffers, int maxBuffersPerPeer,
-                         int maxWatchers, int maxWatchBacklog) {
-        public static final Limits DEFAULT = new Limits(TimeUnit.MILLISECONDS.toNanos(100), TimeUnit.MINUTES.toNanos(5), TimeUnit.SECONDS.toNanos(10),
-                100_000, 1_000_000, 100_000, 4096, 65_536);
+    public record Limits(
+            long minLeaseNanos,
+            long maxLeaseNanos,
+            long defaultLeaseNanos,
+            int maxPeers,
+            int maxBuffers,
+            int maxBuffersPerPeer,
+            int maxWatchers,
+            int maxWatchBacklog) {
+        public static final Limits DEFAULT = new Limits(
+                TimeUnit.MILLISECONDS.toNanos(100),
+                TimeUnit.MINUTES.toNanos(5),
+                TimeUnit.SECONDS.toNanos(10),
+                100_000,
+                1_000_000,
+                100_000,
+                4096,
+                65_536);
     }
 
     private static final class PeerEntry {
@@ -84,8 +98,7 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
         }
     }
 
-    private record BufferEntry(Buffer buffer, PeerEntry owner) {
-    }
+    private record BufferEntry(Buffer buffer, PeerEntry owner) {}
 
     private final Limits limits;
     private final LongSupplier clock;
@@ -98,8 +111,9 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     private final boolean bindNamesToCertificates;
 
     /**
-     * @param clock                   monotonic nanoseconds ({@code System::nanoTime}); tests pass a clock they advance
-     * @param bindNamesToCertificates announce only names the caller's client certificate covers (see {@link CertificateNames})
+     * @param clock monotonic nanoseconds ({@code System::nanoTime}); tests pass a clock they advance
+     * @param bindNamesToCertificates announce only names the caller's client certificate covers (see
+     *     {@link CertificateNames})
      */
     public DirectoryService(Limits limits, LongSupplier clock, boolean bindNamesToCertificates) {
         this.limits = limits;
@@ -117,12 +131,16 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
         Validation.token(what + " lease_token", token);
         PeerEntry e = peers.get(name);
         if (e == null || !alive(e, clock.getAsLong())) {
-            throw Status.NOT_FOUND.withDescription("the directory does not know peer '" + name
-                    + "' (its lease expired or the directory restarted): announce again").asRuntimeException();
+            throw Status.NOT_FOUND
+                    .withDescription("the directory does not know peer '" + name
+                            + "' (its lease expired or the directory restarted): announce again")
+                    .asRuntimeException();
         }
         if (!Calls.tokenMatches(e.token, token)) {
-            throw Status.PERMISSION_DENIED.withDescription("lease token does not match peer '" + name
-                    + "': another process announced this name after you").asRuntimeException();
+            throw Status.PERMISSION_DENIED
+                    .withDescription("lease token does not match peer '" + name
+                            + "': another process announced this name after you")
+                    .asRuntimeException();
         }
         return e;
     }
@@ -138,8 +156,12 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             if (bindNamesToCertificates) {
                 CertificateNames.require("peer name", peer.getName());
             }
-            long lease = request.getLeaseMillis() == 0 ? limits.defaultLeaseNanos()
-                    : Math.clamp(TimeUnit.MILLISECONDS.toNanos(request.getLeaseMillis()), limits.minLeaseNanos(), limits.maxLeaseNanos());
+            long lease = request.getLeaseMillis() == 0
+                    ? limits.defaultLeaseNanos()
+                    : Math.clamp(
+                            TimeUnit.MILLISECONDS.toNanos(request.getLeaseMillis()),
+                            limits.minLeaseNanos(),
+                            limits.maxLeaseNanos());
             byte[] token = Calls.newToken();
             long rev;
             synchronized (lock) {
@@ -147,7 +169,9 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                 PeerEntry old = peers.get(peer.getName());
                 boolean oldAlive = alive(old, now);
                 if (old == null && peers.size() >= limits.maxPeers()) {
-                    throw Status.RESOURCE_EXHAUSTED.withDescription("the directory holds its limit of " + limits.maxPeers() + " peers").asRuntimeException();
+                    throw Status.RESOURCE_EXHAUSTED
+                            .withDescription("the directory holds its limit of " + limits.maxPeers() + " peers")
+                            .asRuntimeException();
                 }
                 PeerEntry entry = new PeerEntry(peer, token, lease, now + lease);
                 if (old != null) {
@@ -155,7 +179,10 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                         // The same process announcing again keeps its buffers where their lanes still exist.
                         for (String b : old.buffers) {
                             BufferEntry be = buffers.get(b);
-                            if (be != null && be.owner() == old && be.buffer().getLanesList().stream().allMatch(k -> entry.lanes.contains(k.getLane()))) {
+                            if (be != null
+                                    && be.owner() == old
+                                    && be.buffer().getLanesList().stream()
+                                            .allMatch(k -> entry.lanes.contains(k.getLane()))) {
                                 buffers.put(b, new BufferEntry(be.buffer(), entry));
                                 entry.buffers.add(b);
                             } else if (be != null && be.owner() == old) {
@@ -167,11 +194,16 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                     }
                 }
                 peers.put(peer.getName(), entry);
-                rev = emit(old == null || !oldAlive ? MembershipEvent.Kind.KIND_JOINED : MembershipEvent.Kind.KIND_UPDATED, peer,
+                rev = emit(
+                        old == null || !oldAlive ? MembershipEvent.Kind.KIND_JOINED : MembershipEvent.Kind.KIND_UPDATED,
+                        peer,
                         MembershipEvent.Reason.REASON_ANNOUNCED);
             }
-            return AnnounceResponse.newBuilder().setLeaseToken(ByteString.copyFrom(token))
-                    .setLeaseMillis((int) TimeUnit.NANOSECONDS.toMillis(lease)).setRevision(rev).build();
+            return AnnounceResponse.newBuilder()
+                    .setLeaseToken(ByteString.copyFrom(token))
+                    .setLeaseMillis((int) TimeUnit.NANOSECONDS.toMillis(lease))
+                    .setRevision(rev)
+                    .build();
         });
     }
 
@@ -188,7 +220,9 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                 throw ex;
             }
             e.expiresAt = clock.getAsLong() + e.leaseNanos;
-            return HeartbeatResponse.newBuilder().setLeaseMillis((int) TimeUnit.NANOSECONDS.toMillis(e.leaseNanos)).build();
+            return HeartbeatResponse.newBuilder()
+                    .setLeaseMillis((int) TimeUnit.NANOSECONDS.toMillis(e.leaseNanos))
+                    .build();
         });
     }
 
@@ -209,7 +243,9 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             Validation.name("resolve name", request.getName());
             PeerEntry e = peers.get(request.getName());
             if (!alive(e, clock.getAsLong())) {
-                throw Status.NOT_FOUND.withDescription("no peer named '" + request.getName() + "' is announced").asRuntimeException();
+                throw Status.NOT_FOUND
+                        .withDescription("no peer named '" + request.getName() + "' is announced")
+                        .asRuntimeException();
             }
             return ResolveResponse.newBuilder().setPeer(e.peer).build();
         });
@@ -218,11 +254,14 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     @Override
     public void list(ListRequest request, StreamObserver<ListResponse> out) {
         Calls.unary(out, () -> {
-            int page = request.getPageSize() == 0 ? Validation.MAX_PAGE_SIZE : Math.min(request.getPageSize(), Validation.MAX_PAGE_SIZE);
+            int page = request.getPageSize() == 0
+                    ? Validation.MAX_PAGE_SIZE
+                    : Math.min(request.getPageSize(), Validation.MAX_PAGE_SIZE);
             if (!request.getAfter().isEmpty()) {
                 Validation.name("list after", request.getAfter());
             }
-            Map<String, PeerEntry> tail = request.getAfter().isEmpty() ? peers : peers.tailMap(request.getAfter(), false);
+            Map<String, PeerEntry> tail =
+                    request.getAfter().isEmpty() ? peers : peers.tailMap(request.getAfter(), false);
             ListResponse.Builder b = ListResponse.newBuilder();
             long now = clock.getAsLong();
             for (PeerEntry e : tail.values()) {
@@ -243,7 +282,8 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     public void watch(WatchRequest request, StreamObserver<MembershipEvent> out) {
         ServerCallStreamObserver<MembershipEvent> call = (ServerCallStreamObserver<MembershipEvent>) out;
         if (watchers.size() >= limits.maxWatchers()) {
-            call.onError(Status.RESOURCE_EXHAUSTED.withDescription("the directory serves its limit of " + limits.maxWatchers() + " watchers")
+            call.onError(Status.RESOURCE_EXHAUSTED
+                    .withDescription("the directory serves its limit of " + limits.maxWatchers() + " watchers")
                     .asRuntimeException());
             return;
         }
@@ -254,11 +294,18 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             long now = clock.getAsLong();
             for (PeerEntry e : peers.values()) {
                 if (alive(e, now)) {
-                    w.offer(MembershipEvent.newBuilder().setKind(MembershipEvent.Kind.KIND_JOINED).setPeer(e.peer)
-                            .setReason(MembershipEvent.Reason.REASON_ANNOUNCED).setRevision(revision).build());
+                    w.offer(MembershipEvent.newBuilder()
+                            .setKind(MembershipEvent.Kind.KIND_JOINED)
+                            .setPeer(e.peer)
+                            .setReason(MembershipEvent.Reason.REASON_ANNOUNCED)
+                            .setRevision(revision)
+                            .build());
                 }
             }
-            w.offer(MembershipEvent.newBuilder().setKind(MembershipEvent.Kind.KIND_SYNCED).setRevision(revision).build());
+            w.offer(MembershipEvent.newBuilder()
+                    .setKind(MembershipEvent.Kind.KIND_SYNCED)
+                    .setRevision(revision)
+                    .build());
             watchers.add(w);
         }
     }
@@ -273,30 +320,43 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             Buffer b = request.getBuffer();
             Validation.buffer(b, owner.lanes);
             if (!b.getOwner().isEmpty() && !b.getOwner().equals(request.getOwner())) {
-                throw Validation.invalid("buffer " + b.getName() + " names owner '" + b.getOwner() + "' but is published by '" + request.getOwner() + "'");
+                throw Validation.invalid("buffer " + b.getName() + " names owner '" + b.getOwner()
+                        + "' but is published by '" + request.getOwner() + "'");
             }
             Buffer stored = b.toBuilder().setOwner(request.getOwner()).build();
             synchronized (lock) {
                 if (!alive(owner, clock.getAsLong())) {
-                    throw Status.NOT_FOUND.withDescription("peer '" + request.getOwner() + "' left while publishing: announce again").asRuntimeException();
+                    throw Status.NOT_FOUND
+                            .withDescription("peer '" + request.getOwner() + "' left while publishing: announce again")
+                            .asRuntimeException();
                 }
                 BufferEntry existing = buffers.get(b.getName());
                 if (existing != null && alive(existing.owner(), clock.getAsLong()) && existing.owner() != owner) {
-                    throw Status.ALREADY_EXISTS.withDescription("buffer '" + b.getName() + "' is published by '" + existing.owner().peer.getName()
-                            + "'; pick another name").asRuntimeException();
+                    throw Status.ALREADY_EXISTS
+                            .withDescription("buffer '" + b.getName() + "' is published by '"
+                                    + existing.owner().peer.getName() + "'; pick another name")
+                            .asRuntimeException();
                 }
-                if (existing != null && existing.owner() == owner && existing.buffer().getGeneration() > b.getGeneration()) {
-                    throw Status.FAILED_PRECONDITION.withDescription("buffer '" + b.getName() + "' is published at generation "
-                            + existing.buffer().getGeneration() + "; generation " + b.getGeneration() + " is stale").asRuntimeException();
+                if (existing != null
+                        && existing.owner() == owner
+                        && existing.buffer().getGeneration() > b.getGeneration()) {
+                    throw Status.FAILED_PRECONDITION
+                            .withDescription("buffer '" + b.getName() + "' is published at generation "
+                                    + existing.buffer().getGeneration() + "; generation " + b.getGeneration()
+                                    + " is stale")
+                            .asRuntimeException();
                 }
                 if (existing == null || existing.owner() != owner) {
                     if (buffers.size() >= limits.maxBuffers()) {
-                        throw Status.RESOURCE_EXHAUSTED.withDescription("the directory holds its limit of " + limits.maxBuffers() + " buffers")
+                        throw Status.RESOURCE_EXHAUSTED
+                                .withDescription("the directory holds its limit of " + limits.maxBuffers() + " buffers")
                                 .asRuntimeException();
                     }
                     if (owner.buffers.size() >= limits.maxBuffersPerPeer()) {
-                        throw Status.RESOURCE_EXHAUSTED.withDescription("peer '" + request.getOwner() + "' already publishes its limit of "
-                                + limits.maxBuffersPerPeer() + " buffers").asRuntimeException();
+                        throw Status.RESOURCE_EXHAUSTED
+                                .withDescription("peer '" + request.getOwner() + "' already publishes its limit of "
+                                        + limits.maxBuffersPerPeer() + " buffers")
+                                .asRuntimeException();
                     }
                 }
                 if (existing != null && existing.owner() != owner) {
@@ -319,8 +379,10 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                     requester = authorize("lookup requester", request.getRequester(), request.getLeaseToken());
                 } catch (StatusRuntimeException e) {
                     if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
-                        throw Status.PERMISSION_DENIED.withDescription("requester '" + request.getRequester()
-                                + "' is not announced (lease expired or directory restarted): announce again").asRuntimeException();
+                        throw Status.PERMISSION_DENIED
+                                .withDescription("requester '" + request.getRequester()
+                                        + "' is not announced (lease expired or directory restarted): announce again")
+                                .asRuntimeException();
                     }
                     throw e;
                 }
@@ -329,17 +391,23 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             }
             BufferEntry e = buffers.get(request.getName());
             if (e == null || !alive(e.owner(), clock.getAsLong())) {
-                throw Status.NOT_FOUND.withDescription("no buffer named '" + request.getName() + "' is published").asRuntimeException();
+                throw Status.NOT_FOUND
+                        .withDescription("no buffer named '" + request.getName() + "' is published")
+                        .asRuntimeException();
             }
             Buffer b = e.buffer();
             if (b.getAccessCount() > 0) {
                 if (requester == null) {
-                    throw Status.PERMISSION_DENIED.withDescription("buffer '" + b.getName()
-                            + "' has an access list; look it up as an announced peer that is on it").asRuntimeException();
+                    throw Status.PERMISSION_DENIED
+                            .withDescription("buffer '" + b.getName()
+                                    + "' has an access list; look it up as an announced peer that is on it")
+                            .asRuntimeException();
                 }
                 if (!b.getAccessList().contains(requester.peer.getName())) {
-                    throw Status.PERMISSION_DENIED.withDescription("peer '" + requester.peer.getName() + "' is not on the access list of buffer '"
-                            + b.getName() + "'").asRuntimeException();
+                    throw Status.PERMISSION_DENIED
+                            .withDescription("peer '" + requester.peer.getName()
+                                    + "' is not on the access list of buffer '" + b.getName() + "'")
+                            .asRuntimeException();
                 }
             }
             return LookupResponse.newBuilder().setBuffer(b).build();
@@ -354,10 +422,14 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             synchronized (lock) {
                 BufferEntry e = buffers.get(request.getName());
                 if (e == null || !alive(e.owner(), clock.getAsLong())) {
-                    throw Status.NOT_FOUND.withDescription("no buffer named '" + request.getName() + "' is published").asRuntimeException();
+                    throw Status.NOT_FOUND
+                            .withDescription("no buffer named '" + request.getName() + "' is published")
+                            .asRuntimeException();
                 }
                 if (e.owner() != owner) {
-                    throw Status.PERMISSION_DENIED.withDescription("buffer '" + request.getName() + "' belongs to '" + e.owner().peer.getName() + "'")
+                    throw Status.PERMISSION_DENIED
+                            .withDescription("buffer '" + request.getName() + "' belongs to '"
+                                    + e.owner().peer.getName() + "'")
                             .asRuntimeException();
                 }
                 buffers.remove(request.getName());
@@ -415,7 +487,12 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     private long emit(MembershipEvent.Kind kind, Peer peer, MembershipEvent.Reason reason) {
         long rev = ++revision;
-        MembershipEvent ev = MembershipEvent.newBuilder().setKind(kind).setPeer(peer).setReason(reason).setRevision(rev).build();
+        MembershipEvent ev = MembershipEvent.newBuilder()
+                .setKind(kind)
+                .setPeer(peer)
+                .setReason(reason)
+                .setRevision(rev)
+                .build();
         for (Watcher w : watchers) {
             w.offer(ev);
         }
@@ -441,7 +518,8 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                 return;
             }
             if (pending.size() >= maxBacklog) {
-                fail(Status.RESOURCE_EXHAUSTED.withDescription("watcher fell " + maxBacklog + " events behind; watch again to resynchronise"));
+                fail(Status.RESOURCE_EXHAUSTED.withDescription(
+                        "watcher fell " + maxBacklog + " events behind; watch again to resynchronise"));
                 return;
             }
             pending.add(e);

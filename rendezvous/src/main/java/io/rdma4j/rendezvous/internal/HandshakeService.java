@@ -29,20 +29,28 @@ import java.util.concurrent.ConcurrentHashMap;
  * Describe, and buffer access lists.
  */
 public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
-    private record Session(long generation, byte[] requestDigest, ConnectResponse response, byte[] token) {
-    }
+    private record Session(long generation, byte[] requestDigest, ConnectResponse response, byte[] token) {}
 
     private final String localName;
     private final long generation;
     private final HandshakeHandler handler;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
-    private final Object[] locks = new Object[64]; // striped by initiator: a map of per-name locks would grow with every name tried
+    private final Object[] locks =
+            new Object[64]; // striped by initiator: a map of per-name locks would grow with every name tried
     private final int maxInitiators;
 
     private final boolean bindNamesToCertificates;
 
-    /** @param bindNamesToCertificates accept only initiators whose client certificate covers their name (see {@link CertificateNames}) */
-    public HandshakeService(String localName, long generation, HandshakeHandler handler, int maxInitiators, boolean bindNamesToCertificates) {
+    /**
+     * @param bindNamesToCertificates accept only initiators whose client certificate covers their name (see
+     *     {@link CertificateNames})
+     */
+    public HandshakeService(
+            String localName,
+            long generation,
+            HandshakeHandler handler,
+            int maxInitiators,
+            boolean bindNamesToCertificates) {
         this.bindNamesToCertificates = bindNamesToCertificates;
         Validation.name("local peer name", localName);
         this.localName = localName;
@@ -74,26 +82,35 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
                 CertificateNames.require("initiator", request.getInitiator());
             }
             if (!request.getResponder().isEmpty() && !request.getResponder().equals(localName)) {
-                throw Status.FAILED_PRECONDITION.withDescription("this is peer '" + localName + "', not '" + request.getResponder()
-                        + "': the address is stale; resolve the peer again").asRuntimeException();
+                throw Status.FAILED_PRECONDITION
+                        .withDescription("this is peer '" + localName + "', not '" + request.getResponder()
+                                + "': the address is stale; resolve the peer again")
+                        .asRuntimeException();
             }
             Validation.lanes("connect from " + request.getInitiator(), request.getLanesList(), false);
             List<LaneInfo> known = Wire.knownLanes(request.getLanesList());
             if (known.isEmpty()) {
-                throw Status.FAILED_PRECONDITION.withDescription("none of the " + request.getLanesCount() + " lanes offered by '" + request.getInitiator()
-                        + "' uses a backend this peer knows").asRuntimeException();
+                throw Status.FAILED_PRECONDITION
+                        .withDescription("none of the " + request.getLanesCount() + " lanes offered by '"
+                                + request.getInitiator() + "' uses a backend this peer knows")
+                        .asRuntimeException();
             }
             byte[] digest = digest(request);
             Object lock = locks[Math.floorMod(request.getInitiator().hashCode(), locks.length)];
             synchronized (lock) {
                 Session s = sessions.get(request.getInitiator());
                 if (s == null && sessions.size() >= maxInitiators) {
-                    throw Status.RESOURCE_EXHAUSTED.withDescription("this peer serves its limit of " + maxInitiators + " initiators").asRuntimeException();
+                    throw Status.RESOURCE_EXHAUSTED
+                            .withDescription("this peer serves its limit of " + maxInitiators + " initiators")
+                            .asRuntimeException();
                 }
                 if (s != null) {
                     if (Long.compareUnsigned(request.getGeneration(), s.generation()) < 0) {
-                        throw Status.FAILED_PRECONDITION.withDescription("initiator '" + request.getInitiator() + "' generation " + request.getGeneration()
-                                + " is older than generation " + s.generation() + " already connected: a stale process is calling").asRuntimeException();
+                        throw Status.FAILED_PRECONDITION
+                                .withDescription("initiator '" + request.getInitiator() + "' generation "
+                                        + request.getGeneration() + " is older than generation " + s.generation()
+                                        + " already connected: a stale process is calling")
+                                .asRuntimeException();
                     }
                     if (request.getGeneration() == s.generation() && MessageDigest.isEqual(digest, s.requestDigest())) {
                         return s.response(); // a retry: same answer, no new endpoints
@@ -105,18 +122,24 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
                 List<LanePairing> pairs = handler.connect(request.getInitiator(), request.getGeneration(), known);
                 Set<Integer> offered = new HashSet<>();
                 known.forEach(l -> offered.add(l.index()));
-                ConnectResponse.Builder b = ConnectResponse.newBuilder().setResponder(localName).setGeneration(generation);
+                ConnectResponse.Builder b =
+                        ConnectResponse.newBuilder().setResponder(localName).setGeneration(generation);
                 for (LanePairing p : pairs) {
                     if (!offered.contains(p.initiatorLane())) {
-                        throw Status.INTERNAL.withDescription("handshake handler paired lane " + p.initiatorLane() + ", which the initiator did not offer")
+                        throw Status.INTERNAL
+                                .withDescription("handshake handler paired lane " + p.initiatorLane()
+                                        + ", which the initiator did not offer")
                                 .asRuntimeException();
                     }
                     Lane lane = Wire.toProto(p.responderLane());
                     Validation.lane("handler's lane " + p.responderLane().index(), lane);
-                    b.addLanes(io.rdma4j.proto.v1.LanePair.newBuilder().setInitiatorLane(p.initiatorLane()).setResponderLane(lane));
+                    b.addLanes(io.rdma4j.proto.v1.LanePair.newBuilder()
+                            .setInitiatorLane(p.initiatorLane())
+                            .setResponderLane(lane));
                 }
                 byte[] token = s != null && s.generation() == request.getGeneration() ? s.token() : Calls.newToken();
-                ConnectResponse response = b.setSessionToken(ByteString.copyFrom(token)).build();
+                ConnectResponse response =
+                        b.setSessionToken(ByteString.copyFrom(token)).build();
                 sessions.put(request.getInitiator(), new Session(request.getGeneration(), digest, response, token));
                 return response;
             }
@@ -131,17 +154,23 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
             Validation.name("describe name", request.getName());
             Session s = sessions.get(request.getInitiator());
             if (s == null || !Calls.tokenMatches(s.token(), request.getSessionToken())) {
-                throw Status.PERMISSION_DENIED.withDescription("initiator '" + request.getInitiator()
-                        + "' has no connection with this session token: connect first").asRuntimeException();
+                throw Status.PERMISSION_DENIED
+                        .withDescription("initiator '" + request.getInitiator()
+                                + "' has no connection with this session token: connect first")
+                        .asRuntimeException();
             }
             Optional<BufferInfo> found = handler.describe(request.getName());
             if (found.isEmpty()) {
-                throw Status.NOT_FOUND.withDescription("peer '" + localName + "' has no buffer named '" + request.getName() + "'").asRuntimeException();
+                throw Status.NOT_FOUND
+                        .withDescription("peer '" + localName + "' has no buffer named '" + request.getName() + "'")
+                        .asRuntimeException();
             }
             BufferInfo info = found.get();
             if (!info.access().isEmpty() && !info.access().contains(request.getInitiator())) {
-                throw Status.PERMISSION_DENIED.withDescription("peer '" + request.getInitiator() + "' is not on the access list of buffer '"
-                        + request.getName() + "'").asRuntimeException();
+                throw Status.PERMISSION_DENIED
+                        .withDescription("peer '" + request.getInitiator() + "' is not on the access list of buffer '"
+                                + request.getName() + "'")
+                        .asRuntimeException();
             }
             Buffer b = Wire.toProto(info).toBuilder().setOwner(localName).build();
             Validation.buffer(b, null);

@@ -11,20 +11,20 @@ import io.grpc.Status;
 import java.io.InputStream;
 
 /**
- * Answers requests that do not parse as their protobuf type with {@code INVALID_ARGUMENT}. grpc-java reports a
- * request that fails to parse as {@code UNKNOWN} ("Application error processing RPC"), which blames the server; the
- * parse failure is the caller's. The request marshaller here returns {@code null} for unparseable bytes (remembering
- * why on the parsing thread, which is the thread that then delivers the message), and a listener in front of the
- * service closes the call instead of delivering it.
+ * Answers requests that do not parse as their protobuf type with {@code INVALID_ARGUMENT}. grpc-java reports a request
+ * that fails to parse as {@code UNKNOWN} ("Application error processing RPC"), which blames the server; the parse
+ * failure is the caller's. The request marshaller here returns {@code null} for unparseable bytes (remembering why on
+ * the parsing thread, which is the thread that then delivers the message), and a listener in front of the service
+ * closes the call instead of delivering it.
  */
 final class MalformedRequests {
     private static final ThreadLocal<String> LAST_FAILURE = new ThreadLocal<>();
 
-    private MalformedRequests() {
-    }
+    private MalformedRequests() {}
 
     static ServerServiceDefinition guard(ServerServiceDefinition service) {
-        ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
+        ServerServiceDefinition.Builder b =
+                ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
         for (ServerMethodDefinition<?, ?> m : service.getMethods()) {
             b.addMethod(guard(m));
         }
@@ -33,13 +33,16 @@ final class MalformedRequests {
 
     private static <Q, R> ServerMethodDefinition<Q, R> guard(ServerMethodDefinition<Q, R> m) {
         MethodDescriptor<Q, R> md = m.getMethodDescriptor();
-        MethodDescriptor<Q, R> lenient = md.toBuilder().setRequestMarshaller(new Lenient<>(md.getRequestMarshaller(), md.getFullMethodName())).build();
+        MethodDescriptor<Q, R> lenient = md.toBuilder()
+                .setRequestMarshaller(new Lenient<>(md.getRequestMarshaller(), md.getFullMethodName()))
+                .build();
         ServerCallHandler<Q, R> inner = m.getServerCallHandler();
         ServerCallHandler<Q, R> handler = (call, headers) -> new Guard<>(call, inner.startCall(call, headers));
         return ServerMethodDefinition.create(lenient, handler);
     }
 
-    private record Lenient<Q>(MethodDescriptor.Marshaller<Q> delegate, String method) implements MethodDescriptor.Marshaller<Q> {
+    private record Lenient<Q>(MethodDescriptor.Marshaller<Q> delegate, String method)
+            implements MethodDescriptor.Marshaller<Q> {
         @Override
         public InputStream stream(Q value) {
             return delegate.stream(value);
@@ -75,7 +78,9 @@ final class MalformedRequests {
                 rejected = true;
                 String why = LAST_FAILURE.get();
                 LAST_FAILURE.remove();
-                call.close(Status.INVALID_ARGUMENT.withDescription(why == null ? "malformed request" : why), new Metadata());
+                call.close(
+                        Status.INVALID_ARGUMENT.withDescription(why == null ? "malformed request" : why),
+                        new Metadata());
                 return;
             }
             super.onMessage(message);

@@ -21,8 +21,11 @@ import java.util.regex.Pattern;
  */
 @SuppressWarnings("deprecation") // Lane.backend: checked against backend_id for peers that send both
 public final class Validation {
-    /** Largest message either side accepts (gRPC's {@code maxInboundMessageSize}); larger ones get RESOURCE_EXHAUSTED. */
+    /**
+     * Largest message either side accepts (gRPC's {@code maxInboundMessageSize}); larger ones get RESOURCE_EXHAUSTED.
+     */
     public static final int MAX_MESSAGE_BYTES = 1 << 20;
+
     public static final int MAX_NAME_CHARS = 128;
     public static final int MAX_LANES = 64;
     public static final int MAX_LANE_INDEX = 1023;
@@ -40,8 +43,7 @@ public final class Validation {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:@/-]{0," + (MAX_NAME_CHARS - 1) + "}");
     private static final Pattern PCI = Pattern.compile("[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]");
 
-    private Validation() {
-    }
+    private Validation() {}
 
     public static StatusRuntimeException invalid(String message) {
         return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
@@ -56,13 +58,16 @@ public final class Validation {
             throw invalid(what + " is " + value.length() + " characters; the limit is " + MAX_NAME_CHARS);
         }
         if (!NAME.matcher(value).matches()) {
-            throw invalid(what + " '" + printable(value) + "' is not a valid name: use letters, digits and . _ : @ / -, starting with a letter or digit");
+            throw invalid(what + " '" + printable(value)
+                    + "' is not a valid name: use letters, digits and . _ : @ / -, starting with a letter or digit");
         }
     }
 
     /** The name check as a predicate, for callers outside the server. */
     public static boolean isValidName(String value) {
-        return value != null && value.length() <= MAX_NAME_CHARS && NAME.matcher(value).matches();
+        return value != null
+                && value.length() <= MAX_NAME_CHARS
+                && NAME.matcher(value).matches();
     }
 
     private static void text(String what, String value, int max) {
@@ -91,7 +96,8 @@ public final class Validation {
 
     public static void token(String what, ByteString token) {
         if (token.size() != TOKEN_BYTES) {
-            throw invalid(what + " must be " + TOKEN_BYTES + " bytes (as the directory or responder issued it), got " + token.size());
+            throw invalid(what + " must be " + TOKEN_BYTES + " bytes (as the directory or responder issued it), got "
+                    + token.size());
         }
     }
 
@@ -108,7 +114,8 @@ public final class Validation {
         }
         backendId(what, l);
         if (Wire.backendId(l).filter(Backend.IBVERBS.id()::equals).isPresent() && n != QpInfo.BYTES) {
-            throw invalid(what + ".endpoint is " + n + " bytes; an ibverbs endpoint is the " + QpInfo.BYTES + "-byte QPInfo (!IIH16sBB)");
+            throw invalid(what + ".endpoint is " + n + " bytes; an ibverbs endpoint is the " + QpInfo.BYTES
+                    + "-byte QPInfo (!IIH16sBB)");
         }
     }
 
@@ -180,19 +187,25 @@ public final class Validation {
     public static void buffer(Buffer b, Set<Integer> ownerLanes) {
         name("buffer.name", b.getName());
         if (b.getLength() <= 0) { // uint64 on the wire: >= 2^63 reads negative
-            throw invalid("buffer " + b.getName() + ": length must be > 0 and < 2^63, got " + Long.toUnsignedString(b.getLength()));
+            throw invalid("buffer " + b.getName() + ": length must be > 0 and < 2^63, got "
+                    + Long.toUnsignedString(b.getLength()));
         }
         if (b.getMemoryKindValue() == 0) {
             throw invalid("buffer " + b.getName() + ": memory_kind is unspecified");
         }
         range("buffer " + b.getName() + " locality.numa_node", b.getLocality().getNumaNode(), -1, MAX_NUMA_NODE);
-        range("buffer " + b.getName() + " locality.device_ordinal", b.getLocality().getDeviceOrdinal(), -1, MAX_DEVICE_ORDINAL);
+        range(
+                "buffer " + b.getName() + " locality.device_ordinal",
+                b.getLocality().getDeviceOrdinal(),
+                -1,
+                MAX_DEVICE_ORDINAL);
         pci("buffer " + b.getName() + " locality.pci_address", b.getLocality().getPciAddress());
         if (b.getGeneration() < 0) { // uint64 on the wire: >= 2^63 reads negative
             throw invalid("buffer " + b.getName() + ": generation must be < 2^63");
         }
         if (b.getLanesCount() == 0 || b.getLanesCount() > MAX_LANES) {
-            throw invalid("buffer " + b.getName() + " has " + b.getLanesCount() + " lane keys; it must have 1.." + MAX_LANES);
+            throw invalid(
+                    "buffer " + b.getName() + " has " + b.getLanesCount() + " lane keys; it must have 1.." + MAX_LANES);
         }
         Set<Integer> seen = new HashSet<>();
         for (LaneKey k : b.getLanesList()) {
@@ -200,11 +213,13 @@ public final class Validation {
                 throw invalid("buffer " + b.getName() + " has lane " + k.getLane() + " twice");
             }
             if (ownerLanes != null && !ownerLanes.contains(k.getLane())) {
-                throw invalid("buffer " + b.getName() + " names lane " + k.getLane() + ", which its owner did not announce (lanes " + ownerLanes + ")");
+                throw invalid("buffer " + b.getName() + " names lane " + k.getLane()
+                        + ", which its owner did not announce (lanes " + ownerLanes + ")");
             }
         }
         if (b.getAccessCount() > MAX_ACCESS_ENTRIES) {
-            throw invalid("buffer " + b.getName() + " access list has " + b.getAccessCount() + " entries; the limit is " + MAX_ACCESS_ENTRIES);
+            throw invalid("buffer " + b.getName() + " access list has " + b.getAccessCount() + " entries; the limit is "
+                    + MAX_ACCESS_ENTRIES);
         }
         for (String a : b.getAccessList()) {
             name("buffer " + b.getName() + " access entry", a);

@@ -18,11 +18,13 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 
-/** Conversions between the {@code rdma4j.v1} messages and the public records. Incoming messages are validated before they get here. */
+/**
+ * Conversions between the {@code rdma4j.v1} messages and the public records. Incoming messages are validated before
+ * they get here.
+ */
 @SuppressWarnings("deprecation") // Lane.backend: still written and read for peers older than backend_id
 public final class Wire {
-    private Wire() {
-    }
+    private Wire() {}
 
     public static io.rdma4j.proto.v1.Backend toProto(Backend b) {
         return switch (b) {
@@ -34,7 +36,7 @@ public final class Wire {
 
     /**
      * @return the lane's backend id: {@code backend_id} when set, otherwise the one the enum names (peers older than
-     *         the field); empty when neither says (an enum value this version does not know: the lane is skipped)
+     *     the field); empty when neither says (an enum value this version does not know: the lane is skipped)
      */
     public static Optional<String> backendId(Lane l) {
         if (!l.getBackendId().isEmpty()) {
@@ -48,15 +50,28 @@ public final class Wire {
     }
 
     public static Lane toProto(LaneInfo l) {
-        return Lane.newBuilder().setIndex(l.index()).setBackendId(l.backendId()).setBackend(toProto(l.backend()))
-                .setProvider(l.provider()).setDevice(l.device())
-                .setPciAddress(l.pciAddress() == null ? "" : l.pciAddress()).setNumaNode(l.numaNode())
-                .setEndpoint(ByteString.copyFrom(l.endpoint())).build();
+        return Lane.newBuilder()
+                .setIndex(l.index())
+                .setBackendId(l.backendId())
+                .setBackend(toProto(l.backend()))
+                .setProvider(l.provider())
+                .setDevice(l.device())
+                .setPciAddress(l.pciAddress() == null ? "" : l.pciAddress())
+                .setNumaNode(l.numaNode())
+                .setEndpoint(ByteString.copyFrom(l.endpoint()))
+                .build();
     }
 
     public static Optional<LaneInfo> fromProto(Lane l) {
-        return backendId(l).map(id -> new LaneInfo(l.getIndex(), id, l.getProvider(), l.getDevice(),
-                l.getPciAddress().isEmpty() ? null : l.getPciAddress(), l.getNumaNode(), l.getEndpoint().toByteArray()));
+        return backendId(l)
+                .map(id -> new LaneInfo(
+                        l.getIndex(),
+                        id,
+                        l.getProvider(),
+                        l.getDevice(),
+                        l.getPciAddress().isEmpty() ? null : l.getPciAddress(),
+                        l.getNumaNode(),
+                        l.getEndpoint().toByteArray()));
     }
 
     /** @return the lanes this version understands, in order */
@@ -69,7 +84,11 @@ public final class Wire {
     }
 
     public static Peer toProto(PeerInfo p) {
-        Peer.Builder b = Peer.newBuilder().setName(p.name()).setHandshakeAddress(p.handshakeAddress()).setHost(p.host()).setGeneration(p.generation());
+        Peer.Builder b = Peer.newBuilder()
+                .setName(p.name())
+                .setHandshakeAddress(p.handshakeAddress())
+                .setHost(p.host())
+                .setGeneration(p.generation());
         for (LaneInfo l : p.lanes()) {
             b.addLanes(toProto(l));
         }
@@ -77,7 +96,8 @@ public final class Wire {
     }
 
     public static PeerInfo fromProto(Peer p) {
-        return new PeerInfo(p.getName(), p.getHandshakeAddress(), p.getHost(), p.getGeneration(), knownLanes(p.getLanesList()));
+        return new PeerInfo(
+                p.getName(), p.getHandshakeAddress(), p.getHost(), p.getGeneration(), knownLanes(p.getLanesList()));
     }
 
     public static io.rdma4j.proto.v1.MemoryKind toProto(MemoryKind k) {
@@ -89,12 +109,21 @@ public final class Wire {
 
     public static Buffer toProto(BufferInfo b) {
         Locality loc = b.locality();
-        Buffer.Builder out = Buffer.newBuilder().setName(b.name()).setOwner(b.owner()).setLength(b.length()).setMemoryKind(toProto(b.memoryKind()))
-                .setLocality(io.rdma4j.proto.v1.Locality.newBuilder().setNumaNode(loc.numaNode()).setDeviceOrdinal(loc.deviceOrdinal())
+        Buffer.Builder out = Buffer.newBuilder()
+                .setName(b.name())
+                .setOwner(b.owner())
+                .setLength(b.length())
+                .setMemoryKind(toProto(b.memoryKind()))
+                .setLocality(io.rdma4j.proto.v1.Locality.newBuilder()
+                        .setNumaNode(loc.numaNode())
+                        .setDeviceOrdinal(loc.deviceOrdinal())
                         .setPciAddress(loc.pciAddress() == null ? "" : loc.pciAddress()))
                 .setGeneration(b.generation());
         for (LaneKey k : b.lanes()) {
-            out.addLanes(io.rdma4j.proto.v1.LaneKey.newBuilder().setLane(k.lane()).setAddress(k.address()).setKey(k.key()));
+            out.addLanes(io.rdma4j.proto.v1.LaneKey.newBuilder()
+                    .setLane(k.lane())
+                    .setAddress(k.address())
+                    .setKey(k.key()));
         }
         out.addAllAccess(b.access().stream().sorted().toList());
         return out.build();
@@ -105,17 +134,25 @@ public final class Wire {
         MemoryKind kind = switch (b.getMemoryKind()) {
             case MEMORY_KIND_HOST -> MemoryKind.HOST;
             case MEMORY_KIND_CUDA -> MemoryKind.CUDA;
-            default -> throw new IllegalArgumentException("buffer " + b.getName() + " has memory kind " + b.getMemoryKindValue()
-                    + ", which this rdma4j version does not know; upgrade it");
+            default ->
+                throw new IllegalArgumentException("buffer " + b.getName() + " has memory kind "
+                        + b.getMemoryKindValue() + ", which this rdma4j version does not know; upgrade it");
         };
         io.rdma4j.proto.v1.Locality l = b.getLocality();
         List<LaneKey> lanes = new ArrayList<>(b.getLanesCount());
         for (io.rdma4j.proto.v1.LaneKey k : b.getLanesList()) {
             lanes.add(new LaneKey(k.getLane(), k.getAddress(), k.getKey()));
         }
-        return new BufferInfo(b.getName(), b.getOwner(), b.getLength(), kind,
-                new Locality(l.getNumaNode(), l.getDeviceOrdinal(), l.getPciAddress().isEmpty() ? null : l.getPciAddress()),
-                b.getGeneration(), lanes, new LinkedHashSet<>(b.getAccessList()));
+        return new BufferInfo(
+                b.getName(),
+                b.getOwner(),
+                b.getLength(),
+                kind,
+                new Locality(
+                        l.getNumaNode(), l.getDeviceOrdinal(), l.getPciAddress().isEmpty() ? null : l.getPciAddress()),
+                b.getGeneration(),
+                lanes,
+                new LinkedHashSet<>(b.getAccessList()));
     }
 
     public static PeerEvent fromProto(MembershipEvent e) {

@@ -32,8 +32,7 @@ public final class Classifier {
     /** Elastic Fabric Adapter device ids; Amazon's ENA (ec20, ...) is Ethernet only. */
     private static final Set<Integer> EFA = Set.of(0xefa0, 0xefa1, 0xefa2, 0xefa3);
 
-    private Classifier() {
-    }
+    private Classifier() {}
 
     /** @return true for a PCI-to-PCI bridge (class 0x0604 or 0x0609) */
     public static boolean isBridge(int classCode) {
@@ -42,14 +41,15 @@ public final class Classifier {
     }
 
     /**
-     * @param vendor    PCI vendor, -1 when unknown
-     * @param device    PCI device, -1 when unknown
+     * @param vendor PCI vendor, -1 when unknown
+     * @param device PCI device, -1 when unknown
      * @param classCode 24-bit class code, -1 when unknown
-     * @param rdma      RDMA evidence
-     * @param subtype   a source's own hint (hwloc's {@code subtype="NVSwitch"}), or null
-     * @param gpuHint   the source attaches GPU information to it (a vendor file's {@code <gpu>})
+     * @param rdma RDMA evidence
+     * @param subtype a source's own hint (hwloc's {@code subtype="NVSwitch"}), or null
+     * @param gpuHint the source attaches GPU information to it (a vendor file's {@code <gpu>})
      */
-    public static DeviceKind kind(int vendor, int device, int classCode, RdmaEvidence rdma, String subtype, boolean gpuHint) {
+    public static DeviceKind kind(
+            int vendor, int device, int classCode, RdmaEvidence rdma, String subtype, boolean gpuHint) {
         if ("NVSwitch".equalsIgnoreCase(subtype)) {
             return DeviceKind.NVSWITCH;
         }
@@ -63,7 +63,8 @@ public final class Classifier {
         boolean gpuVendor = vendor == NVIDIA || vendor == AMD_ATI || (vendor < 0 && gpuHint);
         switch (cls) {
             case 0x0300:
-                // VGA class also covers BMC video (ASPEED, Matrox, ATI ES1000): only the GPU vendors' compute parts count
+                // VGA class also covers BMC video (ASPEED, Matrox, ATI ES1000): only the GPU vendors' compute parts
+                // count
                 if (vendor == AMD_ATI && AMD_BMC_VIDEO.contains(device)) {
                     return DeviceKind.OTHER;
                 }

@@ -4,10 +4,12 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 
-/** Parses the CPU set notations of sysfs ({@code 0-3,8}), of sysfs masks and NCCL ({@code 000000ff,ffff0000}) and of hwloc ({@code 0x00ff,0xffffffff}). */
+/**
+ * Parses the CPU set notations of sysfs ({@code 0-3,8}), of sysfs masks and NCCL ({@code 000000ff,ffff0000}) and of
+ * hwloc ({@code 0x00ff,0xffffffff}).
+ */
 public final class CpuSets {
-    private CpuSets() {
-    }
+    private CpuSets() {}
 
     /** @return the CPUs of a list such as {@code 0-3,8-11,16}; empty for blank input; unparseable parts are skipped */
     public static BitSet parseList(String text) {
@@ -39,8 +41,8 @@ public final class CpuSets {
     }
 
     /**
-     * @return the CPUs of a hex mask, most significant word first, words separated by commas, each optionally
-     *         prefixed by {@code 0x} (hwloc); empty for blank or malformed input
+     * @return the CPUs of a hex mask, most significant word first, words separated by commas, each optionally prefixed
+     *     by {@code 0x} (hwloc); empty for blank or malformed input
      */
     public static BitSet parseMask(String text) {
         BitSet set = new BitSet();

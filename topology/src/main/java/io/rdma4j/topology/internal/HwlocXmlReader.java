@@ -20,19 +20,23 @@ import org.w3c.dom.Element;
 
 /**
  * Reads hwloc's XML export (versions 2 and 3): {@code object} elements of type {@code NUMANode}, {@code Bridge}
- * ({@code bridge_type="0-1"} is a host bridge), {@code PCIDev} and {@code OSDev}; a device's NUMA node is the nodeset of
- * the nearest enclosing object that has exactly one node.
+ * ({@code bridge_type="0-1"} is a host bridge), {@code PCIDev} and {@code OSDev}; a device's NUMA node is the nodeset
+ * of the nearest enclosing object that has exactly one node.
  */
 final class HwlocXmlReader {
-    private static final Pattern PCI_TYPE = Pattern.compile("([0-9a-fA-F]{4}) \\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\\].*");
+    private static final Pattern PCI_TYPE =
+            Pattern.compile("([0-9a-fA-F]{4}) \\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\\].*");
     /** hwloc 3 osdev_type is a bit set: NETWORK=16, OPENFABRICS=32. */
     private static final int V3_NETWORK = 16;
+
     private static final int V3_OPENFABRICS = 32;
     /** hwloc 2 osdev_type is an enum: NETWORK=2, OPENFABRICS=3. */
     private static final int V2_NETWORK = 2;
+
     private static final int V2_OPENFABRICS = 3;
     /** GPU and co-processor OS devices (nvml, opencl, rsmi): hwloc 3 bits 4 and 8, hwloc 2 values 1 and 5. */
     private static final int V3_GPU_OR_COPROC = 4 | 8;
+
     private static final int V2_GPU = 1;
     private static final int V2_COPROC = 5;
 
@@ -130,13 +134,34 @@ final class HwlocXmlReader {
                 netdevs.add(name);
             }
         }
-        DeviceKind kind = Classifier.kind(ids[1], ids[2], cls,
-                rdma.isEmpty() ? Classifier.RdmaEvidence.NO : Classifier.RdmaEvidence.YES, Xml.attr(o, "subtype"), gpu);
+        DeviceKind kind = Classifier.kind(
+                ids[1],
+                ids[2],
+                cls,
+                rdma.isEmpty() ? Classifier.RdmaEvidence.NO : Classifier.RdmaEvidence.YES,
+                Xml.attr(o, "subtype"),
+                gpu);
         model.rdmaDevices.addAll(rdma);
         model.placements.put(addr, new Model.Placement(hostBridge, List.copyOf(path), numa));
-        model.devices.put(addr, new PciDevice(addr, kind, ids[1], ids[2], cls, numa,
-                numa >= 0 ? NumaSource.TOPOLOGY_FILE : NumaSource.UNKNOWN, List.of(), link(o),
-                hostBridge == null ? "hwloc:" + addr : hostBridge, path, rdma, netdevs, List.of(), "", Optional.empty()));
+        model.devices.put(
+                addr,
+                new PciDevice(
+                        addr,
+                        kind,
+                        ids[1],
+                        ids[2],
+                        cls,
+                        numa,
+                        numa >= 0 ? NumaSource.TOPOLOGY_FILE : NumaSource.UNKNOWN,
+                        List.of(),
+                        link(o),
+                        hostBridge == null ? "hwloc:" + addr : hostBridge,
+                        path,
+                        rdma,
+                        netdevs,
+                        List.of(),
+                        "",
+                        Optional.empty()));
     }
 
     private static PciLink link(Element o) {
@@ -192,7 +217,8 @@ final class HwlocXmlReader {
             }
             int n = idx.size();
             if (n == 0 || values.size() != n * n) {
-                model.warnings.add("hwloc NUMA distance matrix has " + values.size() + " values for " + n + " nodes: ignored");
+                model.warnings.add(
+                        "hwloc NUMA distance matrix has " + values.size() + " values for " + n + " nodes: ignored");
                 continue;
             }
             int max = idx.stream().mapToInt(Integer::intValue).max().orElse(-1);

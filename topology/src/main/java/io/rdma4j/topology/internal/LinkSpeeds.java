@@ -7,8 +7,7 @@ import java.util.regex.Pattern;
 public final class LinkSpeeds {
     private static final Pattern LEADING_NUMBER = Pattern.compile("^\\s*([0-9]+(?:\\.[0-9]+)?)");
 
-    private LinkSpeeds() {
-    }
+    private LinkSpeeds() {}
 
     /** @return GT/s from {@code 8 GT/s}, {@code 32.0 GT/s PCIe}, {@code 2.5 GT/s}; 0 for {@code Unknown} or blank */
     public static double gigaTransfers(String text) {

@@ -22,8 +22,7 @@ import java.util.stream.Collectors;
  * must not invent NICs. Attributes (class, ids, links, verbs devices) stay those of sysfs, which reads the hardware.
  */
 public final class Merge {
-    private Merge() {
-    }
+    private Merge() {}
 
     public static Model apply(Model sysfs, Model file) {
         Model out = new Model();
@@ -36,11 +35,14 @@ public final class Merge {
             out.devices.put(d.address(), graft(d, file, out.warnings));
         }
         // a file names devices of the machine it was written for: one this machine lacks is not invented
-        List<String> absent = file.devices.keySet().stream().filter(a -> !sysfs.devices.containsKey(a))
-                .map(PciAddress::toString).toList();
+        List<String> absent = file.devices.keySet().stream()
+                .filter(a -> !sysfs.devices.containsKey(a))
+                .map(PciAddress::toString)
+                .toList();
         if (!absent.isEmpty()) {
             out.warnings.add("the topology file names " + absent.size() + " device(s) this machine does not have ("
-                    + String.join(", ", absent.subList(0, Math.min(8, absent.size()))) + (absent.size() > 8 ? ", ..." : "")
+                    + String.join(", ", absent.subList(0, Math.min(8, absent.size())))
+                    + (absent.size() > 8 ? ", ..." : "")
                     + "): ignored; is it the file for this machine type?");
         }
         Set<Integer> ids = sysfs.numaNodes.stream().map(NumaNode::id).collect(Collectors.toSet());
@@ -57,7 +59,8 @@ public final class Merge {
         out.rdmaDevices.addAll(rdma.values());
         for (NvmeController c : sysfs.nvmeControllers) {
             int numa = c.pci().map(out.devices::get).map(PciDevice::numaNode).orElse(c.numaNode());
-            out.nvmeControllers.add(new NvmeController(c.name(), c.transport(), c.pci(), c.address(), c.subsysnqn(), numa, c.via()));
+            out.nvmeControllers.add(
+                    new NvmeController(c.name(), c.transport(), c.pci(), c.address(), c.subsysnqn(), numa, c.via()));
         }
         out.nvmeNamespaces.addAll(sysfs.nvmeNamespaces);
         return out;
@@ -105,7 +108,22 @@ public final class Merge {
             fabric = fromFile.fabricNames();
         }
         PciAddress a = d.address();
-        return new PciDevice(a, d.kind(), d.vendor(), d.deviceId(), d.classCode(), numa, source, d.localCpus(), d.link(),
-                p.hostBridge(), path, rdma, d.netdevs(), fabric, d.driver(), d.localityConflict());
+        return new PciDevice(
+                a,
+                d.kind(),
+                d.vendor(),
+                d.deviceId(),
+                d.classCode(),
+                numa,
+                source,
+                d.localCpus(),
+                d.link(),
+                p.hostBridge(),
+                path,
+                rdma,
+                d.netdevs(),
+                fabric,
+                d.driver(),
+                d.localityConflict());
     }
 }

@@ -18,17 +18,17 @@ public final class Model {
      * Where a vendor file puts one of its elements, so that a live scan can be re-rooted under it.
      *
      * @param hostBridge its root's identity
-     * @param path       bridges above it, root first
-     * @param numaNode   its {@code <cpu numaid>}
+     * @param path bridges above it, root first
+     * @param numaNode its {@code <cpu numaid>}
      */
-    public record Placement(String hostBridge, List<PciBridge> path, int numaNode) {
-    }
+    public record Placement(String hostBridge, List<PciBridge> path, int numaNode) {}
 
     public String source = "";
     public final Map<PciAddress, PciDevice> devices = new TreeMap<>();
     public final Map<PciAddress, PciBridge> bridges = new TreeMap<>();
     /** Only filled by vendor-file readers: every element's place, bridges included. */
     public final Map<PciAddress, Placement> placements = new TreeMap<>();
+
     public final List<NumaNode> numaNodes = new ArrayList<>();
     public final List<RdmaDevice> rdmaDevices = new ArrayList<>();
     public final List<NvmeController> nvmeControllers = new ArrayList<>();
@@ -39,8 +39,15 @@ public final class Model {
     public Model completeNvme() {
         for (PciDevice d : devices.values()) {
             if (d.kind() == io.rdma4j.topology.DeviceKind.NVME
-                    && nvmeControllers.stream().noneMatch(c -> c.pci().filter(d.address()::equals).isPresent())) {
-                nvmeControllers.add(new NvmeController("", "pcie", java.util.Optional.of(d.address()), "", "", d.numaNode(),
+                    && nvmeControllers.stream()
+                            .noneMatch(c -> c.pci().filter(d.address()::equals).isPresent())) {
+                nvmeControllers.add(new NvmeController(
+                        "",
+                        "pcie",
+                        java.util.Optional.of(d.address()),
+                        "",
+                        "",
+                        d.numaNode(),
                         java.util.Optional.empty()));
             }
         }

@@ -77,7 +77,8 @@ final class NcclXmlReader {
         String busid = Xml.attr(pci, "busid");
         PciAddress a = PciAddress.tryParse(busid);
         if (a == null) {
-            throw new TopologyException(file + ": <pci busid=\"" + busid + "\"> is not a PCI address (expected dddd:bb:dd.f)");
+            throw new TopologyException(
+                    file + ": <pci busid=\"" + busid + "\"> is not a PCI address (expected dddd:bb:dd.f)");
         }
         return a;
     }
@@ -87,7 +88,8 @@ final class NcclXmlReader {
         int vendor = LinkSpeeds.hex(Xml.attr(pci, "vendor"));
         int device = LinkSpeeds.hex(Xml.attr(pci, "device"));
         int cls = LinkSpeeds.hex(Xml.attr(pci, "class"));
-        PciLink link = PciLink.of(LinkSpeeds.gigaTransfers(Xml.attr(pci, "link_speed")), LinkSpeeds.width(Xml.attr(pci, "link_width")));
+        PciLink link = PciLink.of(
+                LinkSpeeds.gigaTransfers(Xml.attr(pci, "link_speed")), LinkSpeeds.width(Xml.attr(pci, "link_width")));
         List<Element> kids = Xml.children(pci, "pci");
         model.placements.put(addr, new Model.Placement(hostBridge, List.copyOf(path), numa));
         if (!kids.isEmpty() || Classifier.isBridge(cls)) {
@@ -139,11 +141,32 @@ final class NcclXmlReader {
             }
         }
         boolean gpuHint = !Xml.children(pci, "gpu").isEmpty();
-        DeviceKind kind = Classifier.kind(vendor, device, cls,
-                nics.isEmpty() ? Classifier.RdmaEvidence.UNKNOWN : Classifier.RdmaEvidence.YES, null, gpuHint);
+        DeviceKind kind = Classifier.kind(
+                vendor,
+                device,
+                cls,
+                nics.isEmpty() ? Classifier.RdmaEvidence.UNKNOWN : Classifier.RdmaEvidence.YES,
+                null,
+                gpuHint);
         model.rdmaDevices.addAll(rdma);
-        model.devices.put(addr, new PciDevice(addr, kind, vendor, device, cls, numa,
-                numa >= 0 ? NumaSource.TOPOLOGY_FILE : NumaSource.UNKNOWN, List.of(), link, hostBridge, path, rdma,
-                List.of(), fabric, "", Optional.empty()));
+        model.devices.put(
+                addr,
+                new PciDevice(
+                        addr,
+                        kind,
+                        vendor,
+                        device,
+                        cls,
+                        numa,
+                        numa >= 0 ? NumaSource.TOPOLOGY_FILE : NumaSource.UNKNOWN,
+                        List.of(),
+                        link,
+                        hostBridge,
+                        path,
+                        rdma,
+                        List.of(),
+                        fabric,
+                        "",
+                        Optional.empty()));
     }
 }

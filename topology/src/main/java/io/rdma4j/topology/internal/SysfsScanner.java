@@ -54,6 +54,7 @@ public final class SysfsScanner {
     private final Map<Integer, BitSet> nodeCpus = new TreeMap<>();
     /** True when the tree had no node folders and node 0 was assumed to hold every CPU. */
     private boolean singleNodeGuessed;
+
     private final Map<PciAddress, Path> pciDirs = new HashMap<>();
     /** Bridges recur on the paths of every device below them: read each once. */
     private final Map<Path, Attrs> bridgeAttrs = new HashMap<>();
@@ -64,15 +65,17 @@ public final class SysfsScanner {
         try {
             this.realRoot = root.toRealPath();
         } catch (IOException e) {
-            throw new TopologyException("cannot read the filesystem root " + root + ": " + e.getMessage()
-                    + " (pass a folder that holds sys/, e.g. an unpacked hwloc-gather-topology capture)", e);
+            throw new TopologyException(
+                    "cannot read the filesystem root " + root + ": " + e.getMessage()
+                            + " (pass a folder that holds sys/, e.g. an unpacked hwloc-gather-topology capture)",
+                    e);
         }
     }
 
     /**
      * @param root folder holding {@code sys/} (and optionally {@code proc/})
-     * @param live true when this is the running machine: fabrics NVMe controllers are then matched to NICs through
-     *             the host's network interfaces
+     * @param live true when this is the running machine: fabrics NVMe controllers are then matched to NICs through the
+     *     host's network interfaces
      */
     public static Model scan(Path root, boolean live) {
         SysfsScanner s = new SysfsScanner(root, live);
@@ -120,8 +123,8 @@ public final class SysfsScanner {
     /**
      * Resolves symbolic links and returns the path only when it stays inside the root. Sysfs links are relative, go up
      * first and then down through real directories ({@code ../../../devices/pci0000:80/...}), so one readlink and a
-     * lexical join give the real path; {@code toRealPath} (a readlink per component) is the fallback for anything
-     * else. {@code p}'s parent must itself be a real path, as every caller's is.
+     * lexical join give the real path; {@code toRealPath} (a readlink per component) is the fallback for anything else.
+     * {@code p}'s parent must itself be a real path, as every caller's is.
      */
     private Path real(Path p) {
         try {
@@ -163,7 +166,9 @@ public final class SysfsScanner {
     private Path lexical(Path link) {
         try {
             Path t = Files.readSymbolicLink(link);
-            Path abs = t.isAbsolute() ? realRoot.resolve(t.toString().substring(1)) : link.getParent().resolve(t);
+            Path abs = t.isAbsolute()
+                    ? realRoot.resolve(t.toString().substring(1))
+                    : link.getParent().resolve(t);
             return abs.normalize();
         } catch (IOException | RuntimeException e) {
             return null;
@@ -255,8 +260,11 @@ public final class SysfsScanner {
                 // a capture can hold the class link without its target (Xeon Phi's scif0 -> devices/scif_dma_0):
                 // read the link text, list the device, place it nowhere
                 Path target = lexical(link);
-                String parentName = target == null || target.getParent() == null || target.getParent().getParent() == null
-                        ? "?" : target.getParent().getParent().getFileName().toString();
+                String parentName = target == null
+                                || target.getParent() == null
+                                || target.getParent().getParent() == null
+                        ? "?"
+                        : target.getParent().getParent().getFileName().toString();
                 PciAddress pci = parentName.contains(":") ? PciAddress.tryParse(parentName) : null;
                 RdmaDevice r = new RdmaDevice(name, Optional.ofNullable(pci), List.of());
                 model.rdmaDevices.add(r);
@@ -269,7 +277,9 @@ public final class SysfsScanner {
             }
             // .../<parent device>/infiniband/<name>: a parent that is no PCI function (Xeon Phi's scif0) is fine
             Path parent = dir.getParent() == null ? null : dir.getParent().getParent();
-            PciAddress pci = parent == null ? null : PciAddress.tryParse(parent.getFileName().toString());
+            PciAddress pci = parent == null
+                    ? null
+                    : PciAddress.tryParse(parent.getFileName().toString());
             if (pci != null && !parent.getFileName().toString().contains(":")) {
                 pci = null;
             }
@@ -314,7 +324,8 @@ public final class SysfsScanner {
                         }
                     });
                 }
-                ports.add(new RdmaPort(number, linkLayer == null ? "" : linkLayer, state == null ? "" : state, rate, netdevs));
+                ports.add(new RdmaPort(
+                        number, linkLayer == null ? "" : linkLayer, state == null ? "" : state, rate, netdevs));
             }
             RdmaDevice r = new RdmaDevice(name, Optional.ofNullable(pci), ports);
             model.rdmaDevices.add(r);
@@ -327,20 +338,30 @@ public final class SysfsScanner {
 
     // ---- PCI --------------------------------------------------------------------------------------------------
 
-    private record Attrs(int vendor, int device, int classCode, PciLink link) {
-    }
+    private record Attrs(int vendor, int device, int classCode, PciLink link) {}
 
     private static Attrs attrs(Path dir) {
         double speed = LinkSpeeds.gigaTransfers(read(dir.resolve("current_link_speed")));
         int width = LinkSpeeds.width(read(dir.resolve("current_link_width")));
-        return new Attrs(LinkSpeeds.hex(read(dir.resolve("vendor"))), LinkSpeeds.hex(read(dir.resolve("device"))),
-                LinkSpeeds.hex(read(dir.resolve("class"))), PciLink.of(speed, width));
+        return new Attrs(
+                LinkSpeeds.hex(read(dir.resolve("vendor"))),
+                LinkSpeeds.hex(read(dir.resolve("device"))),
+                LinkSpeeds.hex(read(dir.resolve("class"))),
+                PciLink.of(speed, width));
     }
 
     /** A function read from sysfs whose NUMA placement waits until every node a device names is known. */
-    private record Found(PciAddress addr, Attrs attrs, DeviceKind kind, String hostBridge, List<PciBridge> path,
-                         List<RdmaDevice> verbs, List<String> netdevs, String driver, int numaAttr, BitSet local) {
-    }
+    private record Found(
+            PciAddress addr,
+            Attrs attrs,
+            DeviceKind kind,
+            String hostBridge,
+            List<PciBridge> path,
+            List<RdmaDevice> verbs,
+            List<String> netdevs,
+            String driver,
+            int numaAttr,
+            BitSet local) {}
 
     private void scanPci(Map<PciAddress, List<RdmaDevice>> rdma) {
         Path devicesRoot = realRoot.resolve("sys/devices");
@@ -386,8 +407,13 @@ public final class SysfsScanner {
                 hostBridge = "pci" + String.format("%04x:%02x", addr.domain(), addr.bus());
             }
             List<RdmaDevice> verbs = rdma.getOrDefault(addr, List.of());
-            DeviceKind kind = Classifier.kind(a.vendor, a.device, a.classCode,
-                    verbs.isEmpty() ? Classifier.RdmaEvidence.NO : Classifier.RdmaEvidence.YES, null, false);
+            DeviceKind kind = Classifier.kind(
+                    a.vendor,
+                    a.device,
+                    a.classCode,
+                    verbs.isEmpty() ? Classifier.RdmaEvidence.NO : Classifier.RdmaEvidence.YES,
+                    null,
+                    false);
             List<String> netdevs = new ArrayList<>();
             for (Path n : list(dir.resolve("net"))) {
                 netdevs.add(n.getFileName().toString());
@@ -410,17 +436,33 @@ public final class SysfsScanner {
                         + ", local_cpulist=" + (f.local.isEmpty() ? "none" : CpuSets.format(CpuSets.toList(f.local)))
                         + "): ranked as remote from every node");
             }
-            model.devices.put(f.addr, new PciDevice(f.addr, f.kind, f.attrs.vendor, f.attrs.device, f.attrs.classCode,
-                    loc.node, loc.source, CpuSets.toList(f.local), f.attrs.link, f.hostBridge, f.path, f.verbs,
-                    f.netdevs, List.of(), f.driver, Optional.ofNullable(loc.conflict)));
+            model.devices.put(
+                    f.addr,
+                    new PciDevice(
+                            f.addr,
+                            f.kind,
+                            f.attrs.vendor,
+                            f.attrs.device,
+                            f.attrs.classCode,
+                            loc.node,
+                            loc.source,
+                            CpuSets.toList(f.local),
+                            f.attrs.link,
+                            f.hostBridge,
+                            f.path,
+                            f.verbs,
+                            f.netdevs,
+                            List.of(),
+                            f.driver,
+                            Optional.ofNullable(loc.conflict)));
         }
     }
 
     /**
      * A node that a device's {@code numa_node} names exists even when its folder is missing (a capture that skipped
-     * {@code devices/system/node}, a trimmed tree): it is listed with the CPUs its devices report local. When the
-     * tree had no node folder at all, node 0 was a guess holding every CPU; the CPUs the named nodes claim leave it,
-     * and its memory (the whole machine's) becomes unknown.
+     * {@code devices/system/node}, a trimmed tree): it is listed with the CPUs its devices report local. When the tree
+     * had no node folder at all, node 0 was a guess holding every CPU; the CPUs the named nodes claim leave it, and its
+     * memory (the whole machine's) becomes unknown.
      */
     private void addNodesNamedByDevices(List<Found> found) {
         BitSet all = new BitSet();
@@ -458,16 +500,16 @@ public final class SysfsScanner {
             nodeCpus.put(id, cpus);
             model.numaNodes.add(new NumaNode(id, CpuSets.toList(cpus), 0, List.of()));
             List<String> by = namedBy.get(id);
-            model.warnings.add("NUMA node " + id + " is named by numa_node of " + String.join(", ", by.subList(0,
-                    Math.min(4, by.size()))) + (by.size() > 4 ? ", ..." : "") + " but sys/devices/system/node/node" + id
+            model.warnings.add("NUMA node " + id + " is named by numa_node of "
+                    + String.join(", ", by.subList(0, Math.min(4, by.size()))) + (by.size() > 4 ? ", ..." : "")
+                    + " but sys/devices/system/node/node" + id
                     + " is missing: listed with the CPUs those devices report local ("
                     + (cpus.isEmpty() ? "none" : CpuSets.format(CpuSets.toList(cpus))) + "), memory unknown");
         });
         model.numaNodes.sort((a, b) -> Integer.compare(a.id(), b.id()));
     }
 
-    private record Locality(int node, NumaSource source, String conflict) {
-    }
+    private record Locality(int node, NumaSource source, String conflict) {}
 
     /** numa_node=-1 falls back to local_cpulist; a contradiction between the two is reported, keeping numa_node. */
     private Locality locality(PciAddress addr, int numaAttr, BitSet local) {
@@ -477,9 +519,11 @@ public final class SysfsScanner {
                 BitSet outside = (BitSet) local.clone();
                 outside.andNot(own);
                 if (!outside.isEmpty()) {
-                    String msg = addr + ": numa_node=" + numaAttr + " but local_cpulist=" + CpuSets.format(CpuSets.toList(local))
+                    String msg = addr + ": numa_node=" + numaAttr + " but local_cpulist="
+                            + CpuSets.format(CpuSets.toList(local))
                             + " spans node(s) " + nodesOf(local) + " (node " + numaAttr + " has CPUs "
-                            + CpuSets.format(CpuSets.toList(own)) + "); locality is contradictory, using numa_node=" + numaAttr;
+                            + CpuSets.format(CpuSets.toList(own)) + "); locality is contradictory, using numa_node="
+                            + numaAttr;
                     model.warnings.add(msg);
                     return new Locality(numaAttr, NumaSource.NUMA_NODE, msg);
                 }
@@ -545,7 +589,10 @@ public final class SysfsScanner {
             if (dev != null && dev.getFileName().toString().contains(":")) {
                 pci = PciAddress.tryParse(dev.getFileName().toString());
             }
-            if (pci == null && transport.equals("pcie") && dir.getParent() != null && dir.getParent().getParent() != null) {
+            if (pci == null
+                    && transport.equals("pcie")
+                    && dir.getParent() != null
+                    && dir.getParent().getParent() != null) {
                 String p = dir.getParent().getParent().getFileName().toString();
                 pci = p.contains(":") ? PciAddress.tryParse(p) : null;
             }
@@ -555,14 +602,27 @@ public final class SysfsScanner {
             if (pci != null && model.devices.containsKey(pci)) {
                 numa = model.devices.get(pci).numaNode();
             }
-            NvmeController c = new NvmeController(name, transport, Optional.ofNullable(pci),
-                    address == null || transport.equals("pcie") ? "" : address, nqn == null ? "" : nqn, numa, Optional.empty());
+            NvmeController c = new NvmeController(
+                    name,
+                    transport,
+                    Optional.ofNullable(pci),
+                    address == null || transport.equals("pcie") ? "" : address,
+                    nqn == null ? "" : nqn,
+                    numa,
+                    Optional.empty());
             if (c.fabrics()) {
-                c = new NvmeController(c.name(), c.transport(), c.pci(), c.address(), c.subsysnqn(),
-                        c.numaNode() >= 0 ? c.numaNode() : -1, Optional.ofNullable(reachingNic(c)));
+                c = new NvmeController(
+                        c.name(),
+                        c.transport(),
+                        c.pci(),
+                        c.address(),
+                        c.subsysnqn(),
+                        c.numaNode() >= 0 ? c.numaNode() : -1,
+                        Optional.ofNullable(reachingNic(c)));
                 if (c.via().isPresent() && c.numaNode() < 0) {
                     PciDevice nic = model.devices.get(c.via().get());
-                    c = new NvmeController(c.name(), c.transport(), c.pci(), c.address(), c.subsysnqn(), nic.numaNode(), c.via());
+                    c = new NvmeController(
+                            c.name(), c.transport(), c.pci(), c.address(), c.subsysnqn(), nic.numaNode(), c.via());
                 }
             }
             byName.put(name, c);
@@ -572,7 +632,8 @@ public final class SysfsScanner {
             if (d.kind() != DeviceKind.NVME) {
                 continue;
             }
-            boolean known = byName.values().stream().anyMatch(c -> c.pci().filter(d.address()::equals).isPresent());
+            boolean known = byName.values().stream()
+                    .anyMatch(c -> c.pci().filter(d.address()::equals).isPresent());
             if (!known) {
                 String name = "";
                 Path dir = pciDirs.get(d.address());
@@ -586,15 +647,20 @@ public final class SysfsScanner {
                         }
                     }
                 }
-                byName.put(name.isEmpty() ? d.address().toString() : name,
-                        new NvmeController(name, "pcie", Optional.of(d.address()), "", "", d.numaNode(), Optional.empty()));
+                byName.put(
+                        name.isEmpty() ? d.address().toString() : name,
+                        new NvmeController(
+                                name, "pcie", Optional.of(d.address()), "", "", d.numaNode(), Optional.empty()));
             }
         }
         model.nvmeControllers.addAll(byName.values());
         scanNamespaces(byName);
     }
 
-    /** The local NIC a fabrics controller goes out through: {@code host_iface}, else (live) the owner of {@code host_traddr}. */
+    /**
+     * The local NIC a fabrics controller goes out through: {@code host_iface}, else (live) the owner of
+     * {@code host_traddr}.
+     */
     private PciAddress reachingNic(NvmeController c) {
         Optional<String> iface = c.addressField("host_iface");
         if (iface.isEmpty() && live) {
@@ -615,7 +681,8 @@ public final class SysfsScanner {
         }
         String name = iface.get();
         for (PciDevice d : model.devices.values()) {
-            if (d.netdevs().contains(name) || d.ports().stream().anyMatch(p -> p.netdevs().contains(name))) {
+            if (d.netdevs().contains(name)
+                    || d.ports().stream().anyMatch(p -> p.netdevs().contains(name))) {
                 return d.address();
             }
         }
@@ -664,8 +731,8 @@ public final class SysfsScanner {
             for (Path ns : list(dir)) {
                 String nsName = ns.getFileName().toString();
                 if (NAMESPACE.matcher(nsName).matches() && seen.add(nsName)) {
-                    model.nvmeNamespaces.add(new NvmeNamespace(nsName, "",
-                            List.of(new NvmeNamespace.Path(nsName, c.name(), "", c.numaNode()))));
+                    model.nvmeNamespaces.add(new NvmeNamespace(
+                            nsName, "", List.of(new NvmeNamespace.Path(nsName, c.name(), "", c.numaNode()))));
                 }
             }
         }

@@ -7,8 +7,7 @@ import org.w3c.dom.Element;
 
 /** Reads a vendor topology file, NCCL's ({@code <system>}) or hwloc's ({@code <topology>}). */
 public final class TopologyFiles {
-    private TopologyFiles() {
-    }
+    private TopologyFiles() {}
 
     public static Model read(Path file) {
         if (!Files.isRegularFile(file)) {
@@ -18,8 +17,9 @@ public final class TopologyFiles {
         return switch (root.getTagName()) {
             case "system" -> NcclXmlReader.read(file, root);
             case "topology" -> HwlocXmlReader.read(file, root);
-            default -> throw new TopologyException("topology file " + file + " has root element <" + root.getTagName()
-                    + ">: expected NCCL's <system> (NCCL_TOPO_FILE format) or hwloc's <topology>");
+            default ->
+                throw new TopologyException("topology file " + file + " has root element <" + root.getTagName()
+                        + ">: expected NCCL's <system> (NCCL_TOPO_FILE format) or hwloc's <topology>");
         };
     }
 }

@@ -18,8 +18,7 @@ import org.xml.sax.SAXException;
 
 /** DOM helpers; topology files are untrusted input, so no DTD or external entity is ever fetched. */
 final class Xml {
-    private Xml() {
-    }
+    private Xml() {}
 
     static Document parse(Path file) {
         try {
@@ -39,8 +38,10 @@ final class Xml {
         } catch (IOException e) {
             throw new TopologyException("cannot read topology file " + file + ": " + e.getMessage(), e);
         } catch (SAXException e) {
-            throw new TopologyException("topology file " + file + " is not well-formed XML: " + e.getMessage()
-                    + " (expected an NCCL topology (<system>) or hwloc (<topology>) file)", e);
+            throw new TopologyException(
+                    "topology file " + file + " is not well-formed XML: " + e.getMessage()
+                            + " (expected an NCCL topology (<system>) or hwloc (<topology>) file)",
+                    e);
         } catch (ParserConfigurationException e) {
             throw new TopologyException("the JDK's XML parser cannot be configured securely: " + e.getMessage(), e);
         }

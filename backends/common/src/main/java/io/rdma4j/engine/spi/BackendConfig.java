@@ -5,12 +5,12 @@ import java.util.Objects;
 /**
  * What the engine asks of a backend when it opens it.
  *
- * @param provider      a backend-specific choice of transport (libfabric provider such as {@code tcp} or {@code shm});
- *                      {@code null} lets the backend pick its best
+ * @param provider a backend-specific choice of transport (libfabric provider such as {@code tcp} or {@code shm});
+ *     {@code null} lets the backend pick its best
  * @param lanesPerDevice how many endpoints or queue pairs to open per device (at least 1)
- * @param queueDepth    how many operations the engine keeps in flight per lane (at least 1)
- * @param options       further settings, typed and documented in {@link BackendOptions}; {@code null} means
- *                      {@link BackendOptions#DEFAULTS}
+ * @param queueDepth how many operations the engine keeps in flight per lane (at least 1)
+ * @param options further settings, typed and documented in {@link BackendOptions}; {@code null} means
+ *     {@link BackendOptions#DEFAULTS}
  */
 public record BackendConfig(String provider, int lanesPerDevice, int queueDepth, BackendOptions options) {
     public BackendConfig {

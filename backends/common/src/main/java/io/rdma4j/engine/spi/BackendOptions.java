@@ -5,17 +5,16 @@ package io.rdma4j.engine.spi;
  * default) and says which backends read it; a backend ignores the ones it does not read. The engine's builder fills
  * them ({@code TransferEngine.Builder.nicFilter(...)} sets {@link #nicFilter}).
  *
- * @param nicFilter     which NICs to open, in NCCL_IB_HCA's syntax as {@code io.rdma4j.topology.NicFilter} parses it:
- *                      comma-separated name prefixes ({@code mlx5}), {@code =} for exact names ({@code =mlx5_0}), a
- *                      leading {@code ^} to exclude the listed ones instead, {@code :port} to name a port (both
- *                      backends use port 1). Read by libfabric (matched against the provider's domain names, e.g.
- *                      {@code lo}, {@code efa_0}) and ibverbs (matched against device names, e.g. {@code mlx5_0})
+ * @param nicFilter which NICs to open, in NCCL_IB_HCA's syntax as {@code io.rdma4j.topology.NicFilter} parses it:
+ *     comma-separated name prefixes ({@code mlx5}), {@code =} for exact names ({@code =mlx5_0}), a leading {@code ^} to
+ *     exclude the listed ones instead, {@code :port} to name a port (both backends use port 1). Read by libfabric
+ *     (matched against the provider's domain names, e.g. {@code lo}, {@code efa_0}) and ibverbs (matched against device
+ *     names, e.g. {@code mlx5_0})
  * @param sourceAddress the local IP address libfabric's socket providers ({@code tcp}, {@code udp}, {@code sockets})
- *                      bind their endpoints to; without it {@code RDMA4J_FI_SOURCE_ADDRESS}, else {@code 127.0.0.1}.
- *                      Read by libfabric only
- * @param device        the one RDMA device to open ({@code mlx5_0}, {@code rxe0}); without it every device with an
- *                      active port. Read by ibverbs only (which also takes {@link BackendConfig#provider()} as the
- *                      device when this is absent)
+ *     bind their endpoints to; without it {@code RDMA4J_FI_SOURCE_ADDRESS}, else {@code 127.0.0.1}. Read by libfabric
+ *     only
+ * @param device the one RDMA device to open ({@code mlx5_0}, {@code rxe0}); without it every device with an active
+ *     port. Read by ibverbs only (which also takes {@link BackendConfig#provider()} as the device when this is absent)
  */
 public record BackendOptions(String nicFilter, String sourceAddress, String device) {
     /** No option set: every backend's defaults. */

@@ -6,7 +6,9 @@ package io.rdma4j.engine.spi;
  * {@link #close()} deregisters it on every lane; the engine closes it only once nothing is in flight on it.
  */
 public interface BackendRegistration extends AutoCloseable {
-    /** @return the backend's small non-negative number for this registration, passed as {@code localHandle} when posting */
+    /**
+     * @return the backend's small non-negative number for this registration, passed as {@code localHandle} when posting
+     */
     int handle();
 
     /** @return the registered memory's native address */
@@ -15,7 +17,10 @@ public interface BackendRegistration extends AutoCloseable {
     /** @return the registered length in bytes */
     long length();
 
-    /** @return the address a peer puts in its operations for byte 0 of this memory on {@code lane} (virtual address or 0 for offset-addressed providers) */
+    /**
+     * @return the address a peer puts in its operations for byte 0 of this memory on {@code lane} (virtual address or 0
+     *     for offset-addressed providers)
+     */
     long remoteAddress(int lane);
 
     /** @return the remote key a peer passes with operations on {@code lane} */

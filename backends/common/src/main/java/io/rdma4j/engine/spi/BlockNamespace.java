@@ -4,9 +4,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One namespace of a {@link BlockStore}, addressed in bytes (multiples of {@link #blockSize()}). The futures
- * complete exceptionally with the provider's error, whose message names the command, the target and the status (for
- * NVMe, e.g. {@code LBA Out of Range}); they complete on the provider's threads, so callbacks must not block.
+ * One namespace of a {@link BlockStore}, addressed in bytes (multiples of {@link #blockSize()}). The futures complete
+ * exceptionally with the provider's error, whose message names the command, the target and the status (for NVMe, e.g.
+ * {@code LBA Out of Range}); they complete on the provider's threads, so callbacks must not block.
  */
 public interface BlockNamespace {
     /** @return the namespace ID */
@@ -22,8 +22,8 @@ public interface BlockNamespace {
     String describe();
 
     /**
-     * Writes {@code data} (a multiple of the block size, in bounds: the caller checked) at {@code byteOffset}.
-     * The segment must stay valid until the future completes.
+     * Writes {@code data} (a multiple of the block size, in bounds: the caller checked) at {@code byteOffset}. The
+     * segment must stay valid until the future completes.
      */
     CompletableFuture<Void> write(long byteOffset, MemorySegment data);
 

@@ -27,9 +27,9 @@ public interface BlockStoreProvider {
     /**
      * Connects to a storage controller.
      *
-     * @param target        where it listens and which subsystem
-     * @param options       provider settings (for NVMe-oF: {@code ioQueues}, {@code queueDepth}, {@code hostNqn},
-     *                      ...); an unknown key throws {@link IllegalArgumentException} naming the known ones
+     * @param target where it listens and which subsystem
+     * @param options provider settings (for NVMe-oF: {@code ioQueues}, {@code queueDepth}, {@code hostNqn}, ...); an
+     *     unknown key throws {@link IllegalArgumentException} naming the known ones
      * @param sourceAddress local address of the NIC to leave by; {@code null} lets the kernel route
      * @throws io.rdma4j.Rdma4jException when the target cannot be reached or refuses
      */

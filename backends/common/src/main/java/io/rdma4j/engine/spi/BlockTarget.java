@@ -5,9 +5,9 @@ import java.util.Locale;
 /**
  * A storage controller to connect to.
  *
- * @param transport    {@code tcp} or {@code rdma} (lower case)
- * @param host         host name or address
- * @param port         port (NVMe-oF: 4420)
+ * @param transport {@code tcp} or {@code rdma} (lower case)
+ * @param host host name or address
+ * @param port port (NVMe-oF: 4420)
  * @param subsystemNqn subsystem to attach to
  */
 public record BlockTarget(String transport, String host, int port, String subsystemNqn) {
@@ -23,7 +23,8 @@ public record BlockTarget(String transport, String host, int port, String subsys
             throw new IllegalArgumentException("port " + port + " is outside 1..65535 (NVMe-oF's default is 4420)");
         }
         if (subsystemNqn == null || subsystemNqn.isBlank()) {
-            throw new IllegalArgumentException("subsystem NQN is empty: give the NQN the target exports (./rdma4j nvme discover lists them)");
+            throw new IllegalArgumentException(
+                    "subsystem NQN is empty: give the NQN the target exports (./rdma4j nvme discover lists them)");
         }
     }
 

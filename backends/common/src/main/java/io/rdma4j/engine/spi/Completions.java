@@ -5,7 +5,10 @@ package io.rdma4j.engine.spi;
  * allocated once by the engine per polling thread. Only error completions carry an object ({@link #errorText}).
  */
 public final class Completions {
-    /** A local operation (write, write with immediate data, read) finished; {@link #context} holds what was posted with it. */
+    /**
+     * A local operation (write, write with immediate data, read) finished; {@link #context} holds what was posted with
+     * it.
+     */
     public static final int LOCAL = 0;
     /** A peer's write with immediate data landed here; {@link #immediate} holds the data, {@link #context} is 0. */
     public static final int REMOTE_IMMEDIATE = 1;
@@ -14,9 +17,11 @@ public final class Completions {
     public final int[] kind;
     /** 0 on success, otherwise the backend's positive native error code. */
     public final int[] status;
+
     public final int[] immediate;
     /** The provider's text for an error completion, {@code null} for successes. */
     public final String[] errorText;
+
     public int count;
 
     public Completions(int capacity) {

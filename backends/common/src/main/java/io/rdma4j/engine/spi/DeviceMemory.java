@@ -8,9 +8,10 @@ import java.lang.foreign.MemorySegment;
  * ({@link EngineBackend#registerDevice}) or, when the backend cannot, stages it through registered host memory with
  * {@link #copyToHost} and {@link #copyFromHost}.
  *
- * <p><b>Ordering.</b> The engine calls {@link #beforeNicRead()} before the first byte of this memory leaves through a NIC
- * or a staging copy (a write from it, or publishing it for peers to read), and {@link #afterNicWrite()} after a NIC wrote
- * into it and before the transfer's future completes or a notification naming it reaches the user. Both may block.
+ * <p><b>Ordering.</b> The engine calls {@link #beforeNicRead()} before the first byte of this memory leaves through a
+ * NIC or a staging copy (a write from it, or publishing it for peers to read), and {@link #afterNicWrite()} after a NIC
+ * wrote into it and before the transfer's future completes or a notification naming it reaches the user. Both may
+ * block.
  */
 public interface DeviceMemory {
     /** Which device API owns the memory. */
@@ -34,24 +35,32 @@ public interface DeviceMemory {
     /** @return the device's PCI address {@code dddd:bb:dd.f}, which ranks the NICs near it */
     String pciAddress();
 
-    /** Makes the device's work that produced this memory complete (synchronize the producing stream or context) before a NIC reads it. */
+    /**
+     * Makes the device's work that produced this memory complete (synchronize the producing stream or context) before a
+     * NIC reads it.
+     */
     void beforeNicRead();
 
-    /** Makes a NIC's writes into this memory visible to the device's later work ({@code cuFlushGPUDirectRDMAWrites}). */
+    /**
+     * Makes a NIC's writes into this memory visible to the device's later work ({@code cuFlushGPUDirectRDMAWrites}).
+     */
     void afterNicWrite();
 
-    /** Copies {@code target.byteSize()} bytes at {@code offset} of this memory into host memory {@code target} (synchronous). */
+    /**
+     * Copies {@code target.byteSize()} bytes at {@code offset} of this memory into host memory {@code target}
+     * (synchronous).
+     */
     void copyToHost(long offset, MemorySegment target);
 
     /** Copies all of host memory {@code source} into this memory at {@code offset} (synchronous). */
     void copyFromHost(MemorySegment source, long offset);
 
     /**
-     * Exports the pages under this memory as a dma-buf for {@code ibv_reg_dmabuf_mr}. Close the result once registered (the
-     * registration keeps the buffer alive).
+     * Exports the pages under this memory as a dma-buf for {@code ibv_reg_dmabuf_mr}. Close the result once registered
+     * (the registration keeps the buffer alive).
      *
      * @throws UnsupportedOperationException when the device, its driver or this implementation cannot export one (the
-     *                                       message says why)
+     *     message says why)
      */
     default DmaBufHandle exportDmaBuf() {
         throw new UnsupportedOperationException(this + " cannot export a dma-buf");

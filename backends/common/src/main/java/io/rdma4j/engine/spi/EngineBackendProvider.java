@@ -1,14 +1,14 @@
 package io.rdma4j.engine.spi;
 
 /**
- * Entry point of a backend, found through {@link java.util.ServiceLoader} ({@code META-INF/services/io.rdma4j.engine.spi.EngineBackendProvider}).
- * Probing ({@link #isAvailable()}, {@link #unavailabilityCause()}) never throws.
+ * Entry point of a backend, found through {@link java.util.ServiceLoader}
+ * ({@code META-INF/services/io.rdma4j.engine.spi.EngineBackendProvider}). Probing ({@link #isAvailable()},
+ * {@link #unavailabilityCause()}) never throws.
  */
 public interface EngineBackendProvider {
     /**
      * @return the backend's name, e.g. {@code libfabric} or {@code ibverbs}: what
-     *         {@code TransferEngine.Builder.backend} selects, and (lower-cased) the backend id its lanes carry on the
-     *         wire
+     *     {@code TransferEngine.Builder.backend} selects, and (lower-cased) the backend id its lanes carry on the wire
      */
     String name();
 

@@ -16,7 +16,9 @@ class BackendOptionsTest {
 
     @Test
     void withersReplaceOneSettingAndKeepTheOthers() {
-        BackendOptions o = BackendOptions.DEFAULTS.withNicFilter("=mlx5_0:1").withSourceAddress("10.0.0.2")
+        BackendOptions o = BackendOptions.DEFAULTS
+                .withNicFilter("=mlx5_0:1")
+                .withSourceAddress("10.0.0.2")
                 .withDevice("rxe0");
         assertEquals(new BackendOptions("=mlx5_0:1", "10.0.0.2", "rxe0"), o);
         assertEquals(new BackendOptions("^lo", "10.0.0.2", "rxe0"), o.withNicFilter("^lo"));

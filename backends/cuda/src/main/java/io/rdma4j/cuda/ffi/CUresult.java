@@ -11,9 +11,10 @@ import java.util.Map;
  * {@code typedef enum cudaError_enum { CUDA_SUCCESS = 0, ... } CUresult;} from {@code cuda.h} (CUDA 13.0). Every value
  * is checked against the installed header by the layout test. A driver may return codes newer than this table;
  * {@link #name(int)} keeps them as numbers and the caller asks the driver ({@code cuGetErrorName}) for their names.
- * <p>
- * Note that the driver API has no {@code INSUFFICIENT_DRIVER} code (35 is the runtime's {@code cudaErrorInsufficientDriver});
- * a driver too old for a call reports {@link #CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER} or lacks the symbol.
+ *
+ * <p>Note that the driver API has no {@code INSUFFICIENT_DRIVER} code (35 is the runtime's
+ * {@code cudaErrorInsufficientDriver}); a driver too old for a call reports
+ * {@link #CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER} or lacks the symbol.
  */
 public final class CUresult {
     public static final int CUDA_SUCCESS = 0;
@@ -123,7 +124,9 @@ public final class CUresult {
 
     static {
         for (Field f : CUresult.class.getDeclaredFields()) {
-            if (f.getType() == int.class && Modifier.isStatic(f.getModifiers()) && f.getName().startsWith("CUDA_")) {
+            if (f.getType() == int.class
+                    && Modifier.isStatic(f.getModifiers())
+                    && f.getName().startsWith("CUDA_")) {
                 try {
                     NAMES.putIfAbsent(f.getInt(null), f.getName());
                     VALUES.put(f.getName(), f.getInt(null));
@@ -134,8 +137,7 @@ public final class CUresult {
         }
     }
 
-    private CUresult() {
-    }
+    private CUresult() {}
 
     /** @return the enumerator's name, e.g. {@code CUDA_ERROR_NO_DEVICE}, or null for a code this table does not know */
     public static String name(int code) {

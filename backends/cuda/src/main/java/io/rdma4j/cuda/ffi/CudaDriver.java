@@ -13,16 +13,17 @@ import java.lang.invoke.MethodHandle;
  * runtime's {@code libcudart}). Functions bind lazily; each static method calls one C function and returns its
  * {@code CUresult} unchanged. Where {@code cuda.h} versions a name ({@code #define cuMemAlloc cuMemAlloc_v2}), the
  * exported symbol ({@code cuMemAlloc_v2}) is bound: the unversioned symbols are the 32-bit-size ABI of CUDA 3.x.
- * <p>
- * The driver applies {@code CUDA_VISIBLE_DEVICES} itself when {@code cuInit} runs: ordinals here are the visible
+ *
+ * <p>The driver applies {@code CUDA_VISIBLE_DEVICES} itself when {@code cuInit} runs: ordinals here are the visible
  * devices' ordinals, renumbered from 0 in the order the variable lists them.
  */
 public final class CudaDriver {
     /** The driver library; loading never throws (see {@link NativeLibrary}). */
     public static final NativeLibrary LIBRARY = NativeLibrary.builder("CUDA driver (libcuda)")
             .sonames("libcuda.so.1")
-            .installHint("the NVIDIA driver provides libcuda.so.1 (Debian: apt-get install libcuda1 from non-free, or the driver's .run"
-                    + " installer); the CUDA toolkit's stubs/libcuda.so is not a driver")
+            .installHint(
+                    "the NVIDIA driver provides libcuda.so.1 (Debian: apt-get install libcuda1 from non-free, or the driver's .run"
+                            + " installer); the CUDA toolkit's stubs/libcuda.so is not a driver")
             .load();
 
     /** {@code typedef int CUdevice_v1; typedef CUdevice_v1 CUdevice;} */
@@ -96,7 +97,10 @@ public final class CudaDriver {
     public static final NativeFunction cuDeviceGetAttribute = fn("cuDeviceGetAttribute", PTR, ENUM, CUdevice);
     /** {@code CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);} */
     public static final NativeFunction cuDevicePrimaryCtxRetain = fn("cuDevicePrimaryCtxRetain", PTR, CUdevice);
-    /** {@code #define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2}: {@code CUresult cuDevicePrimaryCtxRelease(CUdevice dev);} */
+    /**
+     * {@code #define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2}: {@code CUresult
+     * cuDevicePrimaryCtxRelease(CUdevice dev);}
+     */
     public static final NativeFunction cuDevicePrimaryCtxRelease = fn("cuDevicePrimaryCtxRelease_v2", CUdevice);
     /** {@code CUresult cuCtxSetCurrent(CUcontext ctx);} */
     public static final NativeFunction cuCtxSetCurrent = fn("cuCtxSetCurrent", CUcontext);
@@ -108,35 +112,53 @@ public final class CudaDriver {
     public static final NativeFunction cuMemAlloc = fn("cuMemAlloc_v2", PTR, SIZE_T);
     /** {@code #define cuMemFree cuMemFree_v2}: {@code CUresult cuMemFree(CUdeviceptr dptr);} */
     public static final NativeFunction cuMemFree = fn("cuMemFree_v2", CUdeviceptr);
-    /** {@code #define cuMemcpyHtoD cuMemcpyHtoD_v2}: {@code CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);} */
+    /**
+     * {@code #define cuMemcpyHtoD cuMemcpyHtoD_v2}: {@code CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void
+     * *srcHost, size_t ByteCount);}
+     */
     public static final NativeFunction cuMemcpyHtoD = fn("cuMemcpyHtoD_v2", CUdeviceptr, PTR, SIZE_T);
-    /** {@code #define cuMemcpyDtoH cuMemcpyDtoH_v2}: {@code CUresult cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);} */
+    /**
+     * {@code #define cuMemcpyDtoH cuMemcpyDtoH_v2}: {@code CUresult cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice,
+     * size_t ByteCount);}
+     */
     public static final NativeFunction cuMemcpyDtoH = fn("cuMemcpyDtoH_v2", PTR, CUdeviceptr, SIZE_T);
-    /** {@code #define cuMemGetAddressRange cuMemGetAddressRange_v2}: {@code CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr);} */
+    /**
+     * {@code #define cuMemGetAddressRange cuMemGetAddressRange_v2}: {@code CUresult cuMemGetAddressRange(CUdeviceptr
+     * *pbase, size_t *psize, CUdeviceptr dptr);}
+     */
     public static final NativeFunction cuMemGetAddressRange = fn("cuMemGetAddressRange_v2", PTR, PTR, CUdeviceptr);
     /** {@code CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);} */
     public static final NativeFunction cuPointerGetAttribute = fn("cuPointerGetAttribute", PTR, ENUM, CUdeviceptr);
-    /** {@code CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr);} */
-    public static final NativeFunction cuPointerGetAttributes = fn("cuPointerGetAttributes", INT, PTR, PTR, CUdeviceptr);
+    /**
+     * {@code CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
+     * CUdeviceptr ptr);}
+     */
+    public static final NativeFunction cuPointerGetAttributes =
+            fn("cuPointerGetAttributes", INT, PTR, PTR, CUdeviceptr);
     /** {@code CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr);} */
     public static final NativeFunction cuPointerSetAttribute = fn("cuPointerSetAttribute", PTR, ENUM, CUdeviceptr);
     /**
-     * {@code CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType,
-     * unsigned long long flags);} ({@code dptr} and {@code size} aligned to the host page size)
+     * {@code CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType
+     * handleType, unsigned long long flags);} ({@code dptr} and {@code size} aligned to the host page size)
      */
-    public static final NativeFunction cuMemGetHandleForAddressRange = fn("cuMemGetHandleForAddressRange", PTR, CUdeviceptr, SIZE_T, ENUM,
-            ValueLayout.JAVA_LONG);
-    /** {@code CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope);} */
+    public static final NativeFunction cuMemGetHandleForAddressRange =
+            fn("cuMemGetHandleForAddressRange", PTR, CUdeviceptr, SIZE_T, ENUM, ValueLayout.JAVA_LONG);
+    /**
+     * {@code CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+     * CUflushGPUDirectRDMAWritesScope scope);}
+     */
     public static final NativeFunction cuFlushGPUDirectRDMAWrites = fn("cuFlushGPUDirectRDMAWrites", ENUM, ENUM);
 
-    private CudaDriver() {
-    }
+    private CudaDriver() {}
 
     private static NativeFunction fn(String name, java.lang.foreign.MemoryLayout... args) {
         return LIBRARY.function(name, FunctionDescriptor.of(ENUM, args));
     }
 
-    /** Calls a bound function returning {@code CUresult}; rethrows what the binding throws (an unavailable library, a missing symbol). */
+    /**
+     * Calls a bound function returning {@code CUresult}; rethrows what the binding throws (an unavailable library, a
+     * missing symbol).
+     */
     public static int call(NativeFunction f, Object... args) {
         MethodHandle h = f.handle();
         try {
@@ -158,7 +180,8 @@ public final class CudaDriver {
         return errorText(cuGetErrorString, code);
     }
 
-    @SuppressWarnings("restricted") // the driver returns a pointer to a static NUL-terminated string; it is read up to the NUL
+    @SuppressWarnings(
+            "restricted") // the driver returns a pointer to a static NUL-terminated string; it is read up to the NUL
     private static String errorText(NativeFunction f, int code) {
         if (!LIBRARY.isAvailable() || !f.isPresent()) {
             return null;

@@ -10,16 +10,18 @@ import java.lang.foreign.ValueLayout;
  * size the export must be aligned to, and closing the exported file descriptor.
  */
 public final class Posix {
-    private static final NativeLibrary LIBC = NativeLibrary.builder("libc").sonames("libc.so.6").load();
+    private static final NativeLibrary LIBC =
+            NativeLibrary.builder("libc").sonames("libc.so.6").load();
     /** {@code long sysconf(int name);} */
-    private static final NativeFunction SYSCONF = LIBC.function("sysconf", FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+    private static final NativeFunction SYSCONF =
+            LIBC.function("sysconf", FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
     /** {@code int close(int fd);} */
-    private static final NativeFunction CLOSE = LIBC.function("close", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final NativeFunction CLOSE =
+            LIBC.function("close", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     /** {@code _SC_PAGESIZE} in glibc's {@code <bits/confname.h>}. */
     public static final int _SC_PAGESIZE = 30;
 
-    private Posix() {
-    }
+    private Posix() {}
 
     /** @return the host page size, {@code sysconf(_SC_PAGESIZE)} */
     public static long pageSize() {

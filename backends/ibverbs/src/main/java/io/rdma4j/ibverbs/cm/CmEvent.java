@@ -28,7 +28,9 @@ public record CmEvent(int type, int status, CmId id, CmId listenId, byte[] priva
     }
 
     static String name(int type) {
-        return type >= 0 && type < RdmaCmaH.EVENT_NAMES.size() ? RdmaCmaH.EVENT_NAMES.get(type) : "RDMA_CM_EVENT_" + type;
+        return type >= 0 && type < RdmaCmaH.EVENT_NAMES.size()
+                ? RdmaCmaH.EVENT_NAMES.get(type)
+                : "RDMA_CM_EVENT_" + type;
     }
 
     @Override

@@ -1,6 +1,18 @@
 package io.rdma4j.ibverbs.cm;
 
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.*;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.AF_INET;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.CM_ID_PORT_NUM;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.CM_ID_VERBS;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.MAX_ACCEPT_PRIVATE_DATA;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.MAX_CONNECT_PRIVATE_DATA;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.MAX_REJECT_PRIVATE_DATA;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_DISCONNECTED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ESTABLISHED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_ID;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.SIN_ADDR;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.SIN_FAMILY;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.SIN_PORT;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.SOCKADDR_STORAGE;
 
 import io.rdma4j.Closeables;
 import io.rdma4j.ClosedException;
@@ -41,13 +53,17 @@ public final class CmId implements AutoCloseable {
         channel.ids.put(id.address(), this);
     }
 
-    /** {@code rdma_create_id} on {@code channel} in port space {@code ps} ({@code RDMA_PS_TCP} for RC, {@code RDMA_PS_UDP} for UD). */
+    /**
+     * {@code rdma_create_id} on {@code channel} in port space {@code ps} ({@code RDMA_PS_TCP} for RC,
+     * {@code RDMA_PS_UDP} for UD).
+     */
     public static CmId create(EventChannel channel, int ps) {
         channel.ensureOpen();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ValueLayout.ADDRESS);
             MemorySegment cap = Errno.newCapture(a);
-            int rc = (int) LibRdmacm.rdma_create_id.handle().invokeExact(cap, channel.channel, out, MemorySegment.NULL, ps);
+            int rc = (int)
+                    LibRdmacm.rdma_create_id.handle().invokeExact(cap, channel.channel, out, MemorySegment.NULL, ps);
             if (rc != 0) {
                 throw new VerbsException("rdma_create_id", "ps=0x" + Integer.toHexString(ps), Errno.read(cap));
             }
@@ -90,9 +106,11 @@ public final class CmId implements AutoCloseable {
         ensureOpen();
         MemorySegment verbs = id.get(ValueLayout.ADDRESS, CM_ID_VERBS);
         if (verbs.equals(MemorySegment.NULL)) {
-            throw new IllegalStateException("this CM id is not bound to a device yet: resolve its address (or bind to an RDMA interface's address) first");
+            throw new IllegalStateException(
+                    "this CM id is not bound to a device yet: resolve its address (or bind to an RDMA interface's address) first");
         }
-        return CONTEXTS.compute(verbs.address(), (k, c) -> c != null && !c.isClosed() ? c : Context.wrapUnowned(verbs, "rdma_cm"));
+        return CONTEXTS.compute(
+                verbs.address(), (k, c) -> c != null && !c.isClosed() ? c : Context.wrapUnowned(verbs, "rdma_cm"));
     }
 
     /** The queue pair created on this id, or null. */
@@ -104,20 +122,23 @@ public final class CmId implements AutoCloseable {
     /** {@code rdma_bind_addr}. */
     public void bind(InetSocketAddress address) {
         ensureOpen();
-        call("rdma_bind_addr", address.toString(), LibRdmacm.rdma_bind_addr.handle(), a -> new Object[] {id, sockaddr(a, address)});
+        call("rdma_bind_addr", address.toString(), LibRdmacm.rdma_bind_addr.handle(), a ->
+                new Object[] {id, sockaddr(a, address)});
     }
 
     /** {@code rdma_resolve_addr}: completes with ADDR_RESOLVED or ADDR_ERROR. {@code source} may be null. */
     public void resolveAddr(InetSocketAddress source, InetSocketAddress destination, int timeoutMs) {
         ensureOpen();
-        call("rdma_resolve_addr", destination.toString(), LibRdmacm.rdma_resolve_addr.handle(),
-                a -> new Object[] {id, source == null ? MemorySegment.NULL : sockaddr(a, source), sockaddr(a, destination), timeoutMs});
+        call("rdma_resolve_addr", destination.toString(), LibRdmacm.rdma_resolve_addr.handle(), a -> new Object[] {
+            id, source == null ? MemorySegment.NULL : sockaddr(a, source), sockaddr(a, destination), timeoutMs
+        });
     }
 
     /** {@code rdma_resolve_route}: completes with ROUTE_RESOLVED or ROUTE_ERROR. */
     public void resolveRoute(int timeoutMs) {
         ensureOpen();
-        call("rdma_resolve_route", "timeout_ms=" + timeoutMs, LibRdmacm.rdma_resolve_route.handle(), a -> new Object[] {id, timeoutMs});
+        call("rdma_resolve_route", "timeout_ms=" + timeoutMs, LibRdmacm.rdma_resolve_route.handle(), a ->
+                new Object[] {id, timeoutMs});
     }
 
     /** {@code rdma_create_qp} with a PD and CQs of {@link #context()}; the QP is closed with this id. */
@@ -134,7 +155,8 @@ public final class CmId implements AutoCloseable {
     /** {@code rdma_connect}: completes with ESTABLISHED, REJECTED, UNREACHABLE or CONNECT_ERROR. */
     public void connect(ConnParam param) {
         ensureOpen();
-        call("rdma_connect", "", LibRdmacm.rdma_connect.handle(), a -> new Object[] {id, param.write(a, MAX_CONNECT_PRIVATE_DATA, "rdma_connect")});
+        call("rdma_connect", "", LibRdmacm.rdma_connect.handle(), a ->
+                new Object[] {id, param.write(a, MAX_CONNECT_PRIVATE_DATA, "rdma_connect")});
     }
 
     /** {@code rdma_listen} (bind first). */
@@ -146,7 +168,8 @@ public final class CmId implements AutoCloseable {
     /** {@code rdma_accept} on an id from a CONNECT_REQUEST: completes with ESTABLISHED. */
     public void accept(ConnParam param) {
         ensureOpen();
-        call("rdma_accept", "", LibRdmacm.rdma_accept.handle(), a -> new Object[] {id, param.write(a, MAX_ACCEPT_PRIVATE_DATA, "rdma_accept")});
+        call("rdma_accept", "", LibRdmacm.rdma_accept.handle(), a ->
+                new Object[] {id, param.write(a, MAX_ACCEPT_PRIVATE_DATA, "rdma_accept")});
     }
 
     /** {@code rdma_reject} with optional private data. */
@@ -154,10 +177,12 @@ public final class CmId implements AutoCloseable {
         ensureOpen();
         byte[] p = privateData == null ? new byte[0] : privateData;
         if (p.length > MAX_REJECT_PRIVATE_DATA) {
-            throw new IllegalArgumentException("rdma_reject carries at most " + MAX_REJECT_PRIVATE_DATA + " bytes of private data, got " + p.length);
+            throw new IllegalArgumentException("rdma_reject carries at most " + MAX_REJECT_PRIVATE_DATA
+                    + " bytes of private data, got " + p.length);
         }
-        call("rdma_reject", "", LibRdmacm.rdma_reject.handle(),
-                a -> new Object[] {id, p.length == 0 ? MemorySegment.NULL : a.allocateFrom(ValueLayout.JAVA_BYTE, p), (byte) p.length});
+        call("rdma_reject", "", LibRdmacm.rdma_reject.handle(), a -> new Object[] {
+            id, p.length == 0 ? MemorySegment.NULL : a.allocateFrom(ValueLayout.JAVA_BYTE, p), (byte) p.length
+        });
     }
 
     /** {@code rdma_disconnect}: both sides then get DISCONNECTED. */

@@ -1,6 +1,12 @@
 package io.rdma4j.ibverbs.cm;
 
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.*;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.CONN_INITIATOR_DEPTH;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.CONN_PRIVATE_DATA;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.CONN_PRIVATE_DATA_LEN;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.CONN_RESPONDER_RESOURCES;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.CONN_RETRY_COUNT;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.CONN_RNR_RETRY_COUNT;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CONN_PARAM;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -9,22 +15,26 @@ import java.lang.foreign.ValueLayout;
 /**
  * Connection parameters for {@code rdma_connect} / {@code rdma_accept} ({@code struct rdma_conn_param}).
  *
- * @param privateData bytes delivered to the peer's CONNECT_REQUEST / ESTABLISHED event (connect: at most 56, accept: 196)
+ * @param privateData bytes delivered to the peer's CONNECT_REQUEST / ESTABLISHED event (connect: at most 56, accept:
+ *     196)
  * @param responderResources RDMA reads/atomics this side accepts in flight
  * @param initiatorDepth RDMA reads/atomics this side issues in flight
  * @param retryCount transport retries, 0-7
  * @param rnrRetryCount receiver-not-ready retries, 0-7 (7: infinite)
  */
-public record ConnParam(byte[] privateData, int responderResources, int initiatorDepth, int retryCount, int rnrRetryCount) {
+public record ConnParam(
+        byte[] privateData, int responderResources, int initiatorDepth, int retryCount, int rnrRetryCount) {
     public ConnParam {
         privateData = privateData == null ? new byte[0] : privateData.clone();
         for (int v : new int[] {responderResources, initiatorDepth}) {
             if (v < 0 || v > 255) {
-                throw new IllegalArgumentException("responder_resources / initiator_depth must be in [0, 255], got " + v);
+                throw new IllegalArgumentException(
+                        "responder_resources / initiator_depth must be in [0, 255], got " + v);
             }
         }
         if (retryCount < 0 || retryCount > 7 || rnrRetryCount < 0 || rnrRetryCount > 7) {
-            throw new IllegalArgumentException("retry_count and rnr_retry_count must be in [0, 7], got " + retryCount + ", " + rnrRetryCount);
+            throw new IllegalArgumentException(
+                    "retry_count and rnr_retry_count must be in [0, 7], got " + retryCount + ", " + rnrRetryCount);
         }
     }
 
@@ -40,7 +50,8 @@ public record ConnParam(byte[] privateData, int responderResources, int initiato
 
     MemorySegment write(Arena a, int maxPrivateData, String call) {
         if (privateData.length > maxPrivateData) {
-            throw new IllegalArgumentException(call + " carries at most " + maxPrivateData + " bytes of private data, got " + privateData.length);
+            throw new IllegalArgumentException(
+                    call + " carries at most " + maxPrivateData + " bytes of private data, got " + privateData.length);
         }
         MemorySegment s = a.allocate(RDMA_CONN_PARAM);
         if (privateData.length > 0) {

@@ -1,6 +1,19 @@
 package io.rdma4j.ibverbs.cm;
 
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.*;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.EVENT_CHANNEL_FD;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.EVENT_CONN_PRIVATE_DATA;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.EVENT_CONN_PRIVATE_DATA_LEN;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.EVENT_CONN_QP_NUM;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.EVENT_EVENT;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.EVENT_ID;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.EVENT_LISTEN_ID;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.EVENT_STATUS;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_CONNECT_REQUEST;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_CONNECT_RESPONSE;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ESTABLISHED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_REJECTED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_EVENT_CHANNEL;
 
 import io.rdma4j.Closeables;
 import io.rdma4j.ClosedException;
@@ -38,7 +51,8 @@ public final class EventChannel implements AutoCloseable {
         LibRdmacm.LIB.ensureAvailable();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment cap = Errno.newCapture(a);
-            MemorySegment ch = (MemorySegment) LibRdmacm.rdma_create_event_channel.handle().invokeExact(cap);
+            MemorySegment ch =
+                    (MemorySegment) LibRdmacm.rdma_create_event_channel.handle().invokeExact(cap);
             if (ch.equals(MemorySegment.NULL)) {
                 int errno = Errno.read(cap);
                 throw new VerbsException("rdma_create_event_channel", "", errno);
@@ -87,7 +101,9 @@ public final class EventChannel implements AutoCloseable {
             MemorySegment listenPtr = ev.get(ValueLayout.ADDRESS, EVENT_LISTEN_ID);
             byte[] priv = new byte[0];
             int qpNum = 0;
-            if (type == RDMA_CM_EVENT_CONNECT_REQUEST || type == RDMA_CM_EVENT_ESTABLISHED || type == RDMA_CM_EVENT_REJECTED
+            if (type == RDMA_CM_EVENT_CONNECT_REQUEST
+                    || type == RDMA_CM_EVENT_ESTABLISHED
+                    || type == RDMA_CM_EVENT_REJECTED
                     || type == RDMA_CM_EVENT_CONNECT_RESPONSE) {
                 MemorySegment p = ev.get(ValueLayout.ADDRESS, EVENT_CONN_PRIVATE_DATA);
                 int len = Byte.toUnsignedInt(ev.get(ValueLayout.JAVA_BYTE, EVENT_CONN_PRIVATE_DATA_LEN));
@@ -122,10 +138,12 @@ public final class EventChannel implements AutoCloseable {
         ensureOpen();
         CmEvent e = poll(timeoutMs);
         if (e == null) {
-            throw new Rdma4jException("no RDMA-CM event within " + timeoutMs + " ms while waiting for " + CmEvent.name(type));
+            throw new Rdma4jException(
+                    "no RDMA-CM event within " + timeoutMs + " ms while waiting for " + CmEvent.name(type));
         }
         if (e.type() != type) {
-            String st = e.status() < 0 ? " (status " + e.status() + ": " + Libc.strerror(-e.status()) + ")"
+            String st = e.status() < 0
+                    ? " (status " + e.status() + ": " + Libc.strerror(-e.status()) + ")"
                     : e.status() != 0 ? " (status " + e.status() + ")" : "";
             throw new Rdma4jException("expected " + CmEvent.name(type) + " but got " + e.name() + st);
         }

@@ -1,6 +1,17 @@
 package io.rdma4j.ibverbs.engine;
 
-import static io.rdma4j.ibverbs.ffi.VerbsH.*;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_LOCAL_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_REMOTE_READ;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_REMOTE_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_LINK_LAYER_ETHERNET;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_ERR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_INIT;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_RESET;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_SUCCESS;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_READ;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE_WITH_IMM;
 
 import io.rdma4j.engine.spi.BackendConfig;
 import io.rdma4j.engine.spi.BackendRegistration;
@@ -32,16 +43,16 @@ import java.util.function.Function;
 /**
  * RC queue pairs over libibverbs as engine lanes. Each lane has its own completion queue and one RC queue pair per
  * connection; several lanes share a device's protection domain and memory registrations.
- * <p>
- * <b>Selective signaling.</b> Only every {@code k}-th send request (k = a quarter of the send queue) is signaled; RC
+ *
+ * <p><b>Selective signaling.</b> Only every {@code k}-th send request (k = a quarter of the send queue) is signaled; RC
  * completes in order, so a signaled completion also completes every earlier request of its queue pair. Contexts live in
- * a per-connection ring of primitive longs indexed by a sequence number carried in {@code wr_id}. When a lane goes quiet
- * with unsignaled requests outstanding, {@link #poll} posts a signaled zero-length request behind them so they complete.
- * The send queue is bounded: posting returns {@link #BACK_PRESSURED} when it is full.
- * <p>
- * <b>Errors.</b> An error completion marks the lane failed (posting returns {@link #FAILED}) and reports every context
- * still outstanding on that connection as failed. {@link #recover} rebuilds the lane's queue pairs in place (RESET, then
- * INIT, RTR, RTS towards the same peer, which recovers its side likewise).
+ * a per-connection ring of primitive longs indexed by a sequence number carried in {@code wr_id}. When a lane goes
+ * quiet with unsignaled requests outstanding, {@link #poll} posts a signaled zero-length request behind them so they
+ * complete. The send queue is bounded: posting returns {@link #BACK_PRESSURED} when it is full.
+ *
+ * <p><b>Errors.</b> An error completion marks the lane failed (posting returns {@link #FAILED}) and reports every
+ * context still outstanding on that connection as failed. {@link #recover} rebuilds the lane's queue pairs in place
+ * (RESET, then INIT, RTR, RTS towards the same peer, which recovers its side likewise).
  */
 final class IbverbsEngineBackend implements EngineBackend {
     private static final int ACCESS = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
@@ -56,6 +67,7 @@ final class IbverbsEngineBackend implements EngineBackend {
      * threads read it without one (a slot is null once its registration closed).
      */
     private volatile Registration[] registrations = new Registration[0];
+
     private final int queueDepth;
     private volatile boolean closed;
 
@@ -86,13 +98,14 @@ final class IbverbsEngineBackend implements EngineBackend {
                 NicAttributes nic = topology.apply(name);
                 // sysfs's rate is what the kernel derives from these same codes; the verbs query covers a device
                 // that sysfs does not describe
-                double rate = nic.rateGbps() == NicAttributes.UNKNOWN_RATE_GBPS && gbps(d.port) > 0 ? gbps(d.port)
+                double rate = nic.rateGbps() == NicAttributes.UNKNOWN_RATE_GBPS && gbps(d.port) > 0
+                        ? gbps(d.port)
                         : nic.rateGbps();
                 for (int l = 0; l < config.lanesPerDevice(); l++) {
                     int idx = lanes.size();
                     lanes.add(new Lane(idx, d, sq, queueDepth));
-                    descriptors.add(new LaneDescriptor(idx, name, nic.pciAddress(), nic.numaNode(), rate,
-                            Math.max(1, d.port.maxMsgSz())));
+                    descriptors.add(new LaneDescriptor(
+                            idx, name, nic.pciAddress(), nic.numaNode(), rate, Math.max(1, d.port.maxMsgSz())));
                 }
             }
         } catch (RuntimeException e) {
@@ -131,7 +144,8 @@ final class IbverbsEngineBackend implements EngineBackend {
 
     @Override
     public String description() {
-        return "libibverbs RC on " + devices.stream().map(d -> d.ctx.deviceName()).toList() + ", " + lanes.size() + " lanes";
+        return "libibverbs RC on "
+                + devices.stream().map(d -> d.ctx.deviceName()).toList() + ", " + lanes.size() + " lanes";
     }
 
     @Override
@@ -317,23 +331,72 @@ final class IbverbsEngineBackend implements EngineBackend {
     }
 
     @Override
-    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
+    public int postWrite(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
             long context) {
-        return post(lane, connection, IBV_WR_RDMA_WRITE, localHandle, localAddress, length, remoteAddress, remoteKey, 0,
+        return post(
+                lane,
+                connection,
+                IBV_WR_RDMA_WRITE,
+                localHandle,
+                localAddress,
+                length,
+                remoteAddress,
+                remoteKey,
+                0,
                 context);
     }
 
     @Override
-    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress,
-            long remoteKey, int immediate, long context) {
-        return post(lane, connection, IBV_WR_RDMA_WRITE_WITH_IMM, localHandle, localAddress, length, remoteAddress,
-                remoteKey, immediate, context);
+    public int postWriteImmediate(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            int immediate,
+            long context) {
+        return post(
+                lane,
+                connection,
+                IBV_WR_RDMA_WRITE_WITH_IMM,
+                localHandle,
+                localAddress,
+                length,
+                remoteAddress,
+                remoteKey,
+                immediate,
+                context);
     }
 
     @Override
-    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
+    public int postRead(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
             long context) {
-        return post(lane, connection, IBV_WR_RDMA_READ, localHandle, localAddress, length, remoteAddress, remoteKey, 0,
+        return post(
+                lane,
+                connection,
+                IBV_WR_RDMA_READ,
+                localHandle,
+                localAddress,
+                length,
+                remoteAddress,
+                remoteKey,
+                0,
                 context);
     }
 
@@ -341,8 +404,17 @@ final class IbverbsEngineBackend implements EngineBackend {
      * The one way into a lane's send path: never throws (the engine holds a slot for the operation and gives it back
      * only on a returned status), so every check and every unexpected failure becomes {@link #FAILED} with a reason.
      */
-    private int post(int lane, int connection, int opcode, int localHandle, long localAddress, long length,
-                     long remoteAddress, long remoteKey, int imm, long context) {
+    private int post(
+            int lane,
+            int connection,
+            int opcode,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            int imm,
+            long context) {
         if (lane < 0 || lane >= lanes.size()) {
             return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
         }
@@ -434,6 +506,7 @@ final class IbverbsEngineBackend implements EngineBackend {
         volatile QpInfo remote;
         /** Requests with sequence numbers in [errorFrom, errorUntil) failed: they are reported with errorStatus. */
         long errorFrom;
+
         long errorUntil;
         int errorStatus;
         String errorText;
@@ -465,6 +538,7 @@ final class IbverbsEngineBackend implements EngineBackend {
          * under the lane's lock; the progress thread reads it without one (null once disconnected).
          */
         volatile Conn[] conns = new Conn[0];
+
         final WorkCompletions wcs;
         final SendWr swr = new SendWr(1);
         final RecvWr rwr = new RecvWr(1);
@@ -475,19 +549,25 @@ final class IbverbsEngineBackend implements EngineBackend {
             this.device = device;
             this.sqDepth = sqDepth;
             this.signalEvery = Math.max(1, sqDepth / 4);
-            this.recvDepth = Math.max(4, Math.min(queueDepth, device.ctx.deviceAttr().maxQpWr()));
+            this.recvDepth =
+                    Math.max(4, Math.min(queueDepth, device.ctx.deviceAttr().maxQpWr()));
             this.cq = device.ctx.createCq(Math.min(device.ctx.deviceAttr().maxCqe(), 4 * (sqDepth + recvDepth) * 8));
             this.wcs = new WorkCompletions(64);
             this.maxMessage = Math.min(0xFFFF_FFFFL, Math.max(1, device.port.maxMsgSz()));
         }
 
         synchronized int prepare() {
-            QueuePair qp = device.pd.createQp(QpInitAttr.rc(cq).maxSendWr(sqDepth).maxRecvWr(recvDepth).maxSendSge(1).maxRecvSge(1));
+            QueuePair qp = device.pd.createQp(QpInitAttr.rc(cq)
+                    .maxSendWr(sqDepth)
+                    .maxRecvWr(recvDepth)
+                    .maxSendSge(1)
+                    .maxRecvSge(1));
             Conn[] table = conns;
             int idx = table.length;
             Conn c = new Conn(idx, qp, qp.maxSendWr());
             try {
-                qp.modify(new QpAttr().state(IBV_QPS_INIT).pkeyIndex(0).port(PORT).accessFlags(ACCESS));
+                qp.modify(
+                        new QpAttr().state(IBV_QPS_INIT).pkeyIndex(0).port(PORT).accessFlags(ACCESS));
                 postRecvs(c, recvDepth);
             } catch (RuntimeException e) {
                 qp.close();
@@ -523,7 +603,15 @@ final class IbverbsEngineBackend implements EngineBackend {
             }
         }
 
-        int post(int connection, int opcode, MemoryRegion mr, long localAddress, long length, long remoteAddress, long remoteKey, int imm,
+        int post(
+                int connection,
+                int opcode,
+                MemoryRegion mr,
+                long localAddress,
+                long length,
+                long remoteAddress,
+                long remoteKey,
+                int imm,
                 long context) {
             if (error != null) {
                 return FAILED;
@@ -538,7 +626,8 @@ final class IbverbsEngineBackend implements EngineBackend {
                 return FAILED;
             }
             if (c.remote == null) {
-                error = "connection " + connection + " on lane " + index + " was never connected: call connect with the peer's endpoint bytes first";
+                error = "connection " + connection + " on lane " + index
+                        + " was never connected: call connect with the peer's endpoint bytes first";
                 return FAILED;
             }
             if (c.failed) {
@@ -550,8 +639,10 @@ final class IbverbsEngineBackend implements EngineBackend {
             }
             long seq = c.head;
             boolean signal = seq - c.lastSignaled >= signalEvery;
-            swr.wrId(((long) connection << 32) | (seq & 0xFFFF_FFFFL)).opcode(opcode)
-                    .sge(mr, localAddress - mr.address(), (int) length).rdma(remoteAddress, (int) remoteKey)
+            swr.wrId(((long) connection << 32) | (seq & 0xFFFF_FFFFL))
+                    .opcode(opcode)
+                    .sge(mr, localAddress - mr.address(), (int) length)
+                    .rdma(remoteAddress, (int) remoteKey)
                     .flags(signal ? IBV_SEND_SIGNALED : 0);
             if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
                 swr.immData(imm);
@@ -584,7 +675,10 @@ final class IbverbsEngineBackend implements EngineBackend {
                 return; // the ring is full of unreported contexts; the engine's next poll drains them first
             }
             long seq = c.head;
-            swr.wrId(((long) c.index << 32) | (seq & 0xFFFF_FFFFL)).opcode(c.lastOpcode).numSge(0).rdma(c.lastRemote, c.lastRkey)
+            swr.wrId(((long) c.index << 32) | (seq & 0xFFFF_FFFFL))
+                    .opcode(c.lastOpcode)
+                    .numSge(0)
+                    .rdma(c.lastRemote, c.lastRkey)
                     .flags(IBV_SEND_SIGNALED);
             int rc = c.qp.postSend(swr);
             if (rc != 0) {
@@ -674,7 +768,9 @@ final class IbverbsEngineBackend implements EngineBackend {
             return s < c.doneUpTo ? s + (1L << 32) : s;
         }
 
-        /** Reports contexts of {@code c} from {@code reported} up to {@code doneUpTo}, as far as {@code out} has room. */
+        /**
+         * Reports contexts of {@code c} from {@code reported} up to {@code doneUpTo}, as far as {@code out} has room.
+         */
         private void drain(Conn c, Completions out) {
             while (c.reported < c.doneUpTo && out.count < out.capacity()) {
                 int slot = (int) (c.reported & c.mask);
@@ -691,7 +787,10 @@ final class IbverbsEngineBackend implements EngineBackend {
             }
         }
 
-        /** Marks {@code c} failed from request {@code fromSeq} on: it and every later outstanding request are reported as failed. */
+        /**
+         * Marks {@code c} failed from request {@code fromSeq} on: it and every later outstanding request are reported
+         * as failed.
+         */
         private void fail(Conn c, long fromSeq, int status, int vendorErr) {
             c.failed = true;
             if (c.errorUntil <= c.reported) {
@@ -702,8 +801,10 @@ final class IbverbsEngineBackend implements EngineBackend {
             c.errorText = VerbsException.wcStatusName(status) + " (" + VerbsException.wcStatusText(status) + ")";
             c.doneUpTo = c.head;
             if (error == null) {
-                error = "lane " + index + " (" + device.ctx.deviceName() + ") connection " + c.index + ", qp " + c.qp.qpNum() + ": "
-                        + VerbsException.wcStatusName(status) + " (" + VerbsException.wcStatusText(status) + ", vendor_err " + vendorErr
+                error = "lane " + index + " (" + device.ctx.deviceName() + ") connection " + c.index + ", qp "
+                        + c.qp.qpNum() + ": "
+                        + VerbsException.wcStatusName(status) + " (" + VerbsException.wcStatusText(status)
+                        + ", vendor_err " + vendorErr
                         + "); the queue pair is in the error state";
             }
         }
@@ -728,7 +829,11 @@ final class IbverbsEngineBackend implements EngineBackend {
                     }
                     if (c.failed || c.qp.refreshState() == IBV_QPS_ERR) {
                         c.qp.modify(new QpAttr().state(IBV_QPS_RESET));
-                        c.qp.modify(new QpAttr().state(IBV_QPS_INIT).pkeyIndex(0).port(PORT).accessFlags(ACCESS));
+                        c.qp.modify(new QpAttr()
+                                .state(IBV_QPS_INIT)
+                                .pkeyIndex(0)
+                                .port(PORT)
+                                .accessFlags(ACCESS));
                         postRecvs(c, recvDepth);
                         if (c.remote != null) {
                             Verbs.connectRc(c.qp, c.remote, PORT, device.gidIndex, ACCESS);

@@ -32,7 +32,8 @@ public final class IbverbsEngineProvider implements EngineBackendProvider {
     public String unavailabilityCause() {
         try {
             if (!Verbs.isAvailable()) {
-                return "libibverbs is not available (" + Verbs.unavailabilityCause() + "): apt-get install libibverbs1 ibverbs-providers";
+                return "libibverbs is not available (" + Verbs.unavailabilityCause()
+                        + "): apt-get install libibverbs1 ibverbs-providers";
             }
             return activeDevices(null).isEmpty()
                     ? "no RDMA device with an active port: install the NIC's driver, or for Soft-RoCE: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev IFACE"
@@ -47,7 +48,9 @@ public final class IbverbsEngineProvider implements EngineBackendProvider {
      * prefix, {@code =} exact, {@code ^} exclude), on port 1, the port this backend uses}
      */
     static List<String> select(List<String> active, NicFilter filter) {
-        return active.stream().filter(d -> filter.allows(d, IbverbsEngineBackend.PORT)).toList();
+        return active.stream()
+                .filter(d -> filter.allows(d, IbverbsEngineBackend.PORT))
+                .toList();
     }
 
     /** Names of devices whose port 1 is ACTIVE, optionally only {@code only}. */
@@ -79,12 +82,16 @@ public final class IbverbsEngineProvider implements EngineBackendProvider {
         List<String> active = activeDevices(only);
         List<String> devices = select(active, NicFilter.parse(config.options().nicFilter()));
         if (devices.isEmpty() && !active.isEmpty()) {
-            throw new io.rdma4j.BackendUnavailableException("ibverbs: the NIC filter '" + config.options().nicFilter()
-                    + "' excludes every device with an active port " + active, null);
+            throw new io.rdma4j.BackendUnavailableException(
+                    "ibverbs: the NIC filter '" + config.options().nicFilter()
+                            + "' excludes every device with an active port " + active,
+                    null);
         }
         if (devices.isEmpty()) {
-            throw new io.rdma4j.BackendUnavailableException("ibverbs: no RDMA device with an active port" + (only == null ? "" : " named " + only)
-                    + " (found " + Verbs.deviceNames() + ")", null);
+            throw new io.rdma4j.BackendUnavailableException(
+                    "ibverbs: no RDMA device with an active port" + (only == null ? "" : " named " + only) + " (found "
+                            + Verbs.deviceNames() + ")",
+                    null);
         }
         return new IbverbsEngineBackend(devices, config);
     }

@@ -10,17 +10,25 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * libc {@code poll(2)} on one file descriptor, so the blocking event calls ({@code ibv_get_cq_event},
- * {@code ibv_get_async_event}, {@code rdma_get_cm_event}) can wait with a timeout: poll first, then read only when ready.
+ * {@code ibv_get_async_event}, {@code rdma_get_cm_event}) can wait with a timeout: poll first, then read only when
+ * ready.
  */
 public final class Poll {
-    /** {@code int poll(struct pollfd *fds, nfds_t nfds, int timeout);} with {@code struct pollfd { int fd; short events; short revents; };} */
-    private static final MethodHandle POLL = Linker.nativeLinker().downcallHandle(Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT), Errno.OPTION);
+    /**
+     * {@code int poll(struct pollfd *fds, nfds_t nfds, int timeout);} with {@code struct pollfd { int fd; short events;
+     * short revents; };}
+     */
+    private static final MethodHandle POLL = Linker.nativeLinker()
+            .downcallHandle(
+                    Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
+                    FunctionDescriptor.of(
+                            ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT),
+                    Errno.OPTION);
+
     private static final short POLLIN = 1;
     private static final int EINTR = 4;
 
-    private Poll() {
-    }
+    private Poll() {}
 
     /**
      * Waits until {@code fd} is readable or {@code timeoutMs} passes (negative: forever).
@@ -77,7 +85,8 @@ public final class Poll {
                 long left = timeoutMs < 0 ? -1 : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
                 int rc = (int) POLL.invokeExact(cap, pfd, 2L, (int) Math.min(Integer.MAX_VALUE, left));
                 if (rc > 0) {
-                    return (pfd.get(ValueLayout.JAVA_SHORT, 6) != 0 ? 1 : 0) | (pfd.get(ValueLayout.JAVA_SHORT, 14) != 0 ? 2 : 0);
+                    return (pfd.get(ValueLayout.JAVA_SHORT, 6) != 0 ? 1 : 0)
+                            | (pfd.get(ValueLayout.JAVA_SHORT, 14) != 0 ? 2 : 0);
                 }
                 if (rc == 0) {
                     return 0;

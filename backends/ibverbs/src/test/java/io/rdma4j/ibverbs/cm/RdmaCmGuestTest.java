@@ -1,7 +1,21 @@
 package io.rdma4j.ibverbs.cm;
 
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.*;
-import static io.rdma4j.ibverbs.ffi.VerbsH.*;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ADDR_RESOLVED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_CONNECT_REQUEST;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_DISCONNECTED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ESTABLISHED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_REJECTED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ROUTE_RESOLVED;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_UNREACHABLE;
+import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_PS_TCP;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_LOCAL_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_REMOTE_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_ERR;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_INIT;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_RTS;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_RECV;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_SEND;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,11 +54,17 @@ class RdmaCmGuestTest {
 
     @Test
     void connectsWithPrivateDataMovesDataAndDisconnects() throws Exception {
-        assumeTrue(Verbs.isAvailable() && Verbs.deviceNames().contains("rxe0"), "rxe0 is not present: this test runs in the test VM");
+        assumeTrue(
+                Verbs.isAvailable() && Verbs.deviceNames().contains("rxe0"),
+                "rxe0 is not present: this test runs in the test VM");
         int port = 20000 + ThreadLocalRandom.current().nextInt(20000);
         InetSocketAddress server = new InetSocketAddress(InetAddress.getByName(ADDR), port);
-        try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create(); Arena arena = Arena.ofShared();
-                WorkCompletions wcs = new WorkCompletions(8); SendWr swr = new SendWr(1); RecvWr rwr = new RecvWr(1)) {
+        try (EventChannel sch = EventChannel.create();
+                EventChannel cch = EventChannel.create();
+                Arena arena = Arena.ofShared();
+                WorkCompletions wcs = new WorkCompletions(8);
+                SendWr swr = new SendWr(1);
+                RecvWr rwr = new RecvWr(1)) {
             CmId listener = CmId.create(sch, RDMA_PS_TCP);
             listener.bind(server);
             listener.listen(8);
@@ -60,7 +80,8 @@ class RdmaCmGuestTest {
             CompletionQueue ccq = cctx.createCq(16);
             QueuePair cqp = client.createQp(cpd, QpInitAttr.rc(ccq).maxSendWr(8).maxRecvWr(8));
             assertEquals(IBV_QPS_INIT, cqp.state());
-            MemoryRegion cbuf = cpd.register(arena.allocate(4096, 4096), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+            MemoryRegion cbuf =
+                    cpd.register(arena.allocate(4096, 4096), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
             assertThrows(IllegalArgumentException.class, () -> client.connect(ConnParam.of(new byte[57])));
             client.connect(ConnParam.of("hello from client".getBytes(StandardCharsets.US_ASCII)));
 
@@ -72,7 +93,8 @@ class RdmaCmGuestTest {
             ProtectionDomain spd = sctx.allocPd();
             CompletionQueue scq = sctx.createCq(16);
             QueuePair sqp = conn.createQp(spd, QpInitAttr.rc(scq).maxSendWr(8).maxRecvWr(8));
-            MemoryRegion sbuf = spd.register(arena.allocate(4096, 4096), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+            MemoryRegion sbuf =
+                    spd.register(arena.allocate(4096, 4096), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
             assertEquals(0, sqp.postRecv(rwr.wrId(7).sge(sbuf, 0, 4096)));
             conn.accept(ConnParam.of("welcome".getBytes(StandardCharsets.US_ASCII)));
 
@@ -87,7 +109,10 @@ class RdmaCmGuestTest {
             assertEquals(0, cqp.postSend(swr.send(1, cbuf, 0, 12, IBV_SEND_SIGNALED)));
             awaitOne(ccq, wcs, IBV_WC_SEND);
             awaitOne(scq, wcs, IBV_WC_RECV);
-            assertEquals("over rdma_cm", new String(sbuf.segment().asSlice(0, 12).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.US_ASCII));
+            assertEquals(
+                    "over rdma_cm",
+                    new String(
+                            sbuf.segment().asSlice(0, 12).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.US_ASCII));
 
             // the active side's DISCONNECTED waits for the passive side's rdma_disconnect (its DREP)
             client.disconnect();
@@ -112,8 +137,11 @@ class RdmaCmGuestTest {
 
     @Test
     void connectingToAPortWithoutListenerIsRejectedOrUnreachable() throws Exception {
-        assumeTrue(Verbs.isAvailable() && Verbs.deviceNames().contains("rxe0"), "rxe0 is not present: this test runs in the test VM");
-        InetSocketAddress nowhere = new InetSocketAddress(InetAddress.getByName(ADDR), 40000 + ThreadLocalRandom.current().nextInt(20000));
+        assumeTrue(
+                Verbs.isAvailable() && Verbs.deviceNames().contains("rxe0"),
+                "rxe0 is not present: this test runs in the test VM");
+        InetSocketAddress nowhere = new InetSocketAddress(
+                InetAddress.getByName(ADDR), 40000 + ThreadLocalRandom.current().nextInt(20000));
         try (EventChannel ch = EventChannel.create()) {
             CmId id = CmId.create(ch, RDMA_PS_TCP);
             id.resolveAddr(null, nowhere, 5000);
@@ -125,7 +153,9 @@ class RdmaCmGuestTest {
             id.createQp(pd, QpInitAttr.rc(cq));
             id.connect(ConnParam.of(null));
             CmEvent e = ch.poll(30_000);
-            assertTrue(e != null && (e.type() == RDMA_CM_EVENT_REJECTED || e.type() == RDMA_CM_EVENT_UNREACHABLE), String.valueOf(e));
+            assertTrue(
+                    e != null && (e.type() == RDMA_CM_EVENT_REJECTED || e.type() == RDMA_CM_EVENT_UNREACHABLE),
+                    String.valueOf(e));
             id.close();
             pd.close();
             cq.close();

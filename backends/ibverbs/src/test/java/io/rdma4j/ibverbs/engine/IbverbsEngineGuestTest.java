@@ -22,7 +22,9 @@ import java.util.function.IntConsumer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** The ibverbs engine backend on Soft-RoCE: two backends in one process, connected lane to lane through endpoint bytes. */
+/**
+ * The ibverbs engine backend on Soft-RoCE: two backends in one process, connected lane to lane through endpoint bytes.
+ */
 @Tag("testvm")
 class IbverbsEngineGuestTest {
     private static EngineBackendProvider provider() {
@@ -55,7 +57,9 @@ class IbverbsEngineGuestTest {
         EngineBackendProvider p = provider();
         assumeTrue(p.isAvailable(), p.unavailabilityCause());
         BackendConfig cfg = new BackendConfig(null, 2, 16, BackendOptions.DEFAULTS.withDevice("rxe0"));
-        try (EngineBackend a = p.open(cfg); EngineBackend b = p.open(cfg); Arena arena = Arena.ofShared()) {
+        try (EngineBackend a = p.open(cfg);
+                EngineBackend b = p.open(cfg);
+                Arena arena = Arena.ofShared()) {
             assertEquals(2, a.lanes().size());
             assertEquals("rxe0", a.lanes().get(1).device());
             int ca = a.prepareConnection(1);
@@ -77,7 +81,15 @@ class IbverbsEngineGuestTest {
             int posted = 0;
             while (posted < 256) {
                 long off = posted * 4096L;
-                int rc = a.postWrite(1, ca, rs.handle(), src.address() + off, 4096, rd.remoteAddress(1) + off, rd.remoteKey(1), 1000 + posted);
+                int rc = a.postWrite(
+                        1,
+                        ca,
+                        rs.handle(),
+                        src.address() + off,
+                        4096,
+                        rd.remoteAddress(1) + off,
+                        rd.remoteKey(1),
+                        1000 + posted);
                 if (rc == EngineBackend.BACK_PRESSURED) {
                     int k = a.poll(1, out);
                     for (int i = 0; i < k; i++) {
@@ -99,8 +111,18 @@ class IbverbsEngineGuestTest {
             assertEquals(-1, src.mismatch(dst));
 
             // write with immediate: the target sees the value
-            assertEquals(EngineBackend.OK, a.postWriteImmediate(1, ca, rs.handle(), src.address(), 64, rd.remoteAddress(1), rd.remoteKey(1),
-                    0xFEEDBEEF, 7));
+            assertEquals(
+                    EngineBackend.OK,
+                    a.postWriteImmediate(
+                            1,
+                            ca,
+                            rs.handle(),
+                            src.address(),
+                            64,
+                            rd.remoteAddress(1),
+                            rd.remoteKey(1),
+                            0xFEEDBEEF,
+                            7));
             await(a, 1, 1, out, i -> assertEquals(7, out.context[i]));
             await(b, 1, 1, out, i -> {
                 assertEquals(Completions.REMOTE_IMMEDIATE, out.kind[i]);
@@ -109,19 +131,34 @@ class IbverbsEngineGuestTest {
 
             // read back into the source's tail
             dst.asSlice(0, 4096).fill((byte) 0x42);
-            assertEquals(EngineBackend.OK, a.postRead(1, ca, rs.handle(), src.address() + 8192, 4096, rd.remoteAddress(1), rd.remoteKey(1), 9));
+            assertEquals(
+                    EngineBackend.OK,
+                    a.postRead(
+                            1, ca, rs.handle(), src.address() + 8192, 4096, rd.remoteAddress(1), rd.remoteKey(1), 9));
             await(a, 1, 1, out, i -> assertEquals(0, out.status[i], out.errorText[i]));
             assertEquals(0x42, src.get(ValueLayout.JAVA_BYTE, 8192 + 4095));
 
             // a wrong key fails the lane on both ends; both rebuild and work again
-            assertEquals(EngineBackend.OK, a.postWrite(1, ca, rs.handle(), src.address(), 64, rd.remoteAddress(1), rd.remoteKey(1) ^ 0x777700, 11));
+            assertEquals(
+                    EngineBackend.OK,
+                    a.postWrite(
+                            1,
+                            ca,
+                            rs.handle(),
+                            src.address(),
+                            64,
+                            rd.remoteAddress(1),
+                            rd.remoteKey(1) ^ 0x777700,
+                            11));
             await(a, 1, 1, out, i -> {
                 assertEquals(11, out.context[i]);
                 assertTrue(out.status[i] != 0 && out.errorText[i].contains("IBV_WC_REM_ACCESS_ERR"), out.errorText[i]);
             });
             assertNotNull(a.laneError(1));
             assertTrue(a.laneError(1).contains("IBV_WC_REM_ACCESS_ERR"), a.laneError(1));
-            assertEquals(EngineBackend.FAILED, a.postWrite(1, ca, rs.handle(), src.address(), 64, rd.remoteAddress(1), rd.remoteKey(1), 12));
+            assertEquals(
+                    EngineBackend.FAILED,
+                    a.postWrite(1, ca, rs.handle(), src.address(), 64, rd.remoteAddress(1), rd.remoteKey(1), 12));
             long until = System.nanoTime() + 30_000_000_000L;
             while (b.laneError(1) == null && System.nanoTime() < until) {
                 b.poll(1, out);
@@ -131,7 +168,9 @@ class IbverbsEngineGuestTest {
             assertTrue(a.recover(1));
             assertTrue(b.recover(1));
             assertNull(a.laneError(1));
-            assertEquals(EngineBackend.OK, a.postWrite(1, ca, rs.handle(), src.address(), 4096, rd.remoteAddress(1), rd.remoteKey(1), 13));
+            assertEquals(
+                    EngineBackend.OK,
+                    a.postWrite(1, ca, rs.handle(), src.address(), 4096, rd.remoteAddress(1), rd.remoteKey(1), 13));
             await(a, 1, 1, out, i -> {
                 assertEquals(13, out.context[i]);
                 assertEquals(0, out.status[i], out.errorText[i]);

@@ -25,7 +25,8 @@ class NicFilterSelectionTest {
     @Test
     void aFilterForAnotherPortDropsTheDevice() {
         // this backend uses port 1 only
-        assertEquals(List.of("rxe0"), IbverbsEngineProvider.select(List.of("mlx5_0", "rxe0"),
-                NicFilter.parse("mlx5_0:2,rxe0")));
+        assertEquals(
+                List.of("rxe0"),
+                IbverbsEngineProvider.select(List.of("mlx5_0", "rxe0"), NicFilter.parse("mlx5_0:2,rxe0")));
     }
 }

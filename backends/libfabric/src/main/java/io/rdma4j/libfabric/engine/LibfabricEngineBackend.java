@@ -37,10 +37,10 @@ import java.util.function.Function;
  * endpoint (several lanes per device when asked), so lanes never share provider state; a registration is made on every
  * lane's domain. A connection is an address-vector entry of the peer's endpoint name.
  *
- * <p>Completion semantics: libfabric's default completion of a write (transmit complete, manual progress) does not
- * mean the bytes are placed at the target. The engine does not rely on it: it sends its notification record behind the
- * data on every lane that carried data, and each lane here is one ordered connection ({@code tcp;ofi_rxm}: one TCP
- * stream per endpoint pair; {@code shm}: one command queue), so the record lands after the chunks before it.
+ * <p>Completion semantics: libfabric's default completion of a write (transmit complete, manual progress) does not mean
+ * the bytes are placed at the target. The engine does not rely on it: it sends its notification record behind the data
+ * on every lane that carried data, and each lane here is one ordered connection ({@code tcp;ofi_rxm}: one TCP stream
+ * per endpoint pair; {@code shm}: one command queue), so the record lands after the chunks before it.
  *
  * <p>Provider choice for {@code auto}: efa, cxi, verbs, psm3, then shm (same host), then tcp.
  */
@@ -71,6 +71,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
         int connections;
         /** Registration handle -> region on this lane's domain. */
         MemoryRegion[] regions = new MemoryRegion[16];
+
         final LongObjectCache remotes = new LongObjectCache();
         volatile String error;
 
@@ -179,7 +180,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
         }
     }
 
-    private LibfabricEngineBackend(String provider, String description, List<LaneDescriptor> descriptors, Lane[] lanes, long cqDataSize) {
+    private LibfabricEngineBackend(
+            String provider, String description, List<LaneDescriptor> descriptors, Lane[] lanes, long cqDataSize) {
         this.provider = provider;
         this.description = description;
         this.descriptors = descriptors;
@@ -191,12 +193,15 @@ public final class LibfabricEngineBackend implements EngineBackend {
     public static LibfabricEngineBackend open(BackendConfig config) {
         Libfabric.ensureAvailable();
         String want = config.provider();
-        try (InfoList all = Libfabric.getinfo(want == null ? Hints.rdm() : Hints.rdm().provider(want))) {
+        try (InfoList all =
+                Libfabric.getinfo(want == null ? Hints.rdm() : Hints.rdm().provider(want))) {
             List<Info> usable = usable(all);
             if (usable.isEmpty()) {
-                throw new BackendUnavailableException("libfabric offers no RDM provider with RMA, messages and 4 bytes of CQ data"
-                        + (want == null ? "" : " for provider '" + want + "'")
-                        + ". Libfabric.getinfo(Hints.rdm()) lists the RDM providers here", null);
+                throw new BackendUnavailableException(
+                        "libfabric offers no RDM provider with RMA, messages and 4 bytes of CQ data"
+                                + (want == null ? "" : " for provider '" + want + "'")
+                                + ". Libfabric.getinfo(Hints.rdm()) lists the RDM providers here",
+                        null);
             }
             String chosen = want != null ? usable.getFirst().provider() : best(usable);
             String source = sourceAddress(config, chosen);
@@ -205,18 +210,24 @@ public final class LibfabricEngineBackend implements EngineBackend {
             }
             // socket providers report one domain per interface: bind to the one that owns the source address, so an
             // engine never sends over an interface nobody named (loopback unless the user gives an address)
-            try (InfoList bound = Libfabric.getinfo(Hints.rdm().provider(chosen.split(";")[0]).sourceAddress(source))) {
+            try (InfoList bound =
+                    Libfabric.getinfo(Hints.rdm().provider(chosen.split(";")[0]).sourceAddress(source))) {
                 List<Info> local = usable(bound);
                 if (local.isEmpty()) {
-                    throw new BackendUnavailableException("libfabric provider " + chosen + " has no usable domain for source address "
-                            + source + ": give the address of a local interface (option sourceAddress or RDMA4J_FI_SOURCE_ADDRESS)", null);
+                    throw new BackendUnavailableException(
+                            "libfabric provider " + chosen + " has no usable domain for source address " + source
+                                    + ": give the address of a local interface (option sourceAddress or RDMA4J_FI_SOURCE_ADDRESS)",
+                            null);
                 }
                 try {
                     return open(config, chosen, local);
                 } catch (FabricException e) {
-                    throw new BackendUnavailableException("libfabric provider " + chosen + " cannot open lanes bound to source address "
-                            + source + " (" + e.getMessage() + "): give the address of a local interface (option sourceAddress or "
-                            + "RDMA4J_FI_SOURCE_ADDRESS)", e);
+                    throw new BackendUnavailableException(
+                            "libfabric provider " + chosen + " cannot open lanes bound to source address "
+                                    + source + " (" + e.getMessage()
+                                    + "): give the address of a local interface (option sourceAddress or "
+                                    + "RDMA4J_FI_SOURCE_ADDRESS)",
+                            e);
                 }
             }
         }
@@ -227,8 +238,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
 
     /**
      * The address socket providers bind to: {@link io.rdma4j.engine.spi.BackendOptions#sourceAddress()}, else
-     * {@code RDMA4J_FI_SOURCE_ADDRESS}, else
-     * {@code 127.0.0.1}. Null for NIC providers (efa, verbs, cxi, shm), which have no such choice.
+     * {@code RDMA4J_FI_SOURCE_ADDRESS}, else {@code 127.0.0.1}. Null for NIC providers (efa, verbs, cxi, shm), which
+     * have no such choice.
      */
     static String sourceAddress(BackendConfig config, String provider) {
         String core = provider.toLowerCase(Locale.ROOT).split(";")[0];
@@ -270,8 +281,10 @@ public final class LibfabricEngineBackend implements EngineBackend {
             }
         }
         if (picked.isEmpty()) {
-            throw new BackendUnavailableException("the NIC filter '" + filter + "' excludes every " + chosen + " domain "
-                    + devices.values().stream().map(Info::domain).toList(), null);
+            throw new BackendUnavailableException(
+                    "the NIC filter '" + filter + "' excludes every " + chosen + " domain "
+                            + devices.values().stream().map(Info::domain).toList(),
+                    null);
         }
         List<LaneDescriptor> descriptors = new ArrayList<>();
         List<Lane> lanes = new ArrayList<>();
@@ -287,7 +300,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 for (int k = 0; k < config.lanesPerDevice(); k++) {
                     int index = lanes.size();
                     lanes.add(new Lane(index, i));
-                    descriptors.add(new LaneDescriptor(index, i.domain(), pci, numa, gbps, i.maxMsgSize() <= 0 ? Long.MAX_VALUE : i.maxMsgSize()));
+                    descriptors.add(new LaneDescriptor(
+                            index, i.domain(), pci, numa, gbps, i.maxMsgSize() <= 0 ? Long.MAX_VALUE : i.maxMsgSize()));
                     cqData = Math.min(cqData, i.cqDataSize());
                 }
             }
@@ -298,8 +312,9 @@ public final class LibfabricEngineBackend implements EngineBackend {
             throw e;
         }
         Info first = picked.getFirst();
-        String desc = "libfabric " + Libfabric.versionString() + " " + chosen + " on " + picked.stream().map(Info::domain).distinct().toList()
-                + " (mr_mode 0x" + Integer.toHexString(first.mrMode()) + ", " + config.lanesPerDevice() + " endpoint(s) per domain)";
+        String desc = "libfabric " + Libfabric.versionString() + " " + chosen + " on "
+                + picked.stream().map(Info::domain).distinct().toList() + " (mr_mode 0x"
+                + Integer.toHexString(first.mrMode()) + ", " + config.lanesPerDevice() + " endpoint(s) per domain)";
         return new LibfabricEngineBackend(chosen, desc, List.copyOf(descriptors), lanes.toArray(new Lane[0]), cqData);
     }
 
@@ -326,7 +341,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
 
     /** The device behind a domain name: EFA's {@code rdmap0s6-rdm} and {@code -dgrm} domains are device rdmap0s6. */
     static String deviceName(String domain) {
-        return domain.endsWith("-rdm") || domain.endsWith("-dgrm") ? domain.substring(0, domain.lastIndexOf('-'))
+        return domain.endsWith("-rdm") || domain.endsWith("-dgrm")
+                ? domain.substring(0, domain.lastIndexOf('-'))
                 : domain;
     }
 
@@ -363,7 +379,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
 
     private Lane lane(int lane) {
         if (lane < 0 || lane >= lanes.length) {
-            throw new IndexOutOfBoundsException("lane " + lane + " does not exist; this backend has lanes 0.." + (lanes.length - 1));
+            throw new IndexOutOfBoundsException(
+                    "lane " + lane + " does not exist; this backend has lanes 0.." + (lanes.length - 1));
         }
         return lanes[lane];
     }
@@ -376,14 +393,16 @@ public final class LibfabricEngineBackend implements EngineBackend {
     }
 
     /**
-     * CUDA memory through {@code fi_mr_regattr} with {@code FI_HMEM_CUDA} and the device ordinal on every lane's domain,
-     * when the provider offers {@code FI_HMEM}; otherwise the domain's error saying why (the engine then stages).
+     * CUDA memory through {@code fi_mr_regattr} with {@code FI_HMEM_CUDA} and the device ordinal on every lane's
+     * domain, when the provider offers {@code FI_HMEM}; otherwise the domain's error saying why (the engine then
+     * stages).
      */
     @Override
     public BackendRegistration registerDevice(DeviceMemory memory) {
         checkOpen();
         if (memory.kind() != DeviceMemory.Kind.CUDA) {
-            throw new io.rdma4j.DeviceRegistrationException("libfabric backend registers CUDA memory only, not " + memory.kind());
+            throw new io.rdma4j.DeviceRegistrationException(
+                    "libfabric backend registers CUDA memory only, not " + memory.kind());
         }
         for (Lane l : lanes) {
             String why = l.domain.hmemUnsupported("CUDA");
@@ -392,16 +411,21 @@ public final class LibfabricEngineBackend implements EngineBackend {
             }
         }
         try {
-            return registerOnEveryLane(memory.address(), memory.length(),
-                    l -> l.domain.registerCuda(memory.address(), memory.length(), memory.deviceOrdinal(), Domain.ACCESS_ALL));
+            return registerOnEveryLane(
+                    memory.address(),
+                    memory.length(),
+                    l -> l.domain.registerCuda(
+                            memory.address(), memory.length(), memory.deviceOrdinal(), Domain.ACCESS_ALL));
         } catch (FabricException e) {
-            // FI_HMEM is offered but this memory is not registrable (libfabric's CUDA support not initialized, a foreign
+            // FI_HMEM is offered but this memory is not registrable (libfabric's CUDA support not initialized, a
+            // foreign
             // pointer): the engine can still stage it
             throw new io.rdma4j.DeviceRegistrationException(e.getMessage(), e);
         }
     }
 
-    private BackendRegistration registerOnEveryLane(long address, long length, java.util.function.Function<Lane, MemoryRegion> register) {
+    private BackendRegistration registerOnEveryLane(
+            long address, long length, java.util.function.Function<Lane, MemoryRegion> register) {
         int handle = nextHandle.getAndIncrement();
         MemoryRegion[] regions = new MemoryRegion[lanes.length];
         try {
@@ -437,7 +461,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
         Lane l = lane(lane);
         synchronized (l) {
             if (l.connections == MAX_CONNECTIONS) {
-                throw new IllegalStateException("lane " + lane + " has " + MAX_CONNECTIONS + " connections: no room for another");
+                throw new IllegalStateException(
+                        "lane " + lane + " has " + MAX_CONNECTIONS + " connections: no room for another");
             }
             if (l.connections == l.peerAddress.length) {
                 l.peerAddress = Arrays.copyOf(l.peerAddress, l.peerAddress.length * 2);
@@ -456,7 +481,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
 
     private static void checkConnection(Lane l, int connection) {
         if (connection < 0 || connection >= l.connections) {
-            throw new IllegalArgumentException("lane " + l.index + " has no connection " + connection + " (prepareConnection first)");
+            throw new IllegalArgumentException(
+                    "lane " + l.index + " has no connection " + connection + " (prepareConnection first)");
         }
     }
 
@@ -478,7 +504,8 @@ public final class LibfabricEngineBackend implements EngineBackend {
         Lane l = lane(lane);
         synchronized (l) {
             if (connection >= 0 && connection < l.connections) {
-                // the address-vector entry stays (FI_AV_TABLE indexes are positional); the connection is just unusable now
+                // the address-vector entry stays (FI_AV_TABLE indexes are positional); the connection is just unusable
+                // now
                 l.peerAddress[connection] = -1;
             }
         }
@@ -509,14 +536,25 @@ public final class LibfabricEngineBackend implements EngineBackend {
     private static long target(Lane l, int lane, int connection, MemoryRegion mr, int localHandle) {
         long peer = connection >= 0 && connection < l.connections ? l.peerAddress[connection] : -1;
         if (mr == null || peer < 0) {
-            l.error = "lane " + lane + ": " + (mr == null ? "registration " + localHandle + " is unknown" : "connection " + connection + " is not connected");
+            l.error = "lane " + lane + ": "
+                    + (mr == null
+                            ? "registration " + localHandle + " is unknown"
+                            : "connection " + connection + " is not connected");
             return -1;
         }
         return peer;
     }
 
     @Override
-    public int postWrite(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+    public int postWrite(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
         if (lane < 0 || lane >= lanes.length) {
             return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
         }
@@ -528,7 +566,17 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 return FAILED;
             }
             try {
-                return status(l, l.ep.write(mr, localAddress - mr.address(), length, peer, l.remote(remoteKey), remoteAddress, context), "fi_write");
+                return status(
+                        l,
+                        l.ep.write(
+                                mr,
+                                localAddress - mr.address(),
+                                length,
+                                peer,
+                                l.remote(remoteKey),
+                                remoteAddress,
+                                context),
+                        "fi_write");
             } catch (RuntimeException e) {
                 return misuse(l, e);
             }
@@ -536,8 +584,16 @@ public final class LibfabricEngineBackend implements EngineBackend {
     }
 
     @Override
-    public int postWriteImmediate(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey,
-                                  int immediate, long context) {
+    public int postWriteImmediate(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            int immediate,
+            long context) {
         if (lane < 0 || lane >= lanes.length) {
             return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
         }
@@ -549,8 +605,18 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 return FAILED;
             }
             try {
-                return status(l, l.ep.writeData(mr, localAddress - mr.address(), length, immediate & 0xFFFFFFFFL & immediateMask, peer,
-                        l.remote(remoteKey), remoteAddress, context), "fi_writedata");
+                return status(
+                        l,
+                        l.ep.writeData(
+                                mr,
+                                localAddress - mr.address(),
+                                length,
+                                immediate & 0xFFFFFFFFL & immediateMask,
+                                peer,
+                                l.remote(remoteKey),
+                                remoteAddress,
+                                context),
+                        "fi_writedata");
             } catch (RuntimeException e) {
                 return misuse(l, e);
             }
@@ -558,7 +624,15 @@ public final class LibfabricEngineBackend implements EngineBackend {
     }
 
     @Override
-    public int postRead(int lane, int connection, int localHandle, long localAddress, long length, long remoteAddress, long remoteKey, long context) {
+    public int postRead(
+            int lane,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long context) {
         if (lane < 0 || lane >= lanes.length) {
             return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
         }
@@ -570,7 +644,17 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 return FAILED;
             }
             try {
-                return status(l, l.ep.read(mr, localAddress - mr.address(), length, peer, l.remote(remoteKey), remoteAddress, context), "fi_read");
+                return status(
+                        l,
+                        l.ep.read(
+                                mr,
+                                localAddress - mr.address(),
+                                length,
+                                peer,
+                                l.remote(remoteKey),
+                                remoteAddress,
+                                context),
+                        "fi_read");
             } catch (RuntimeException e) {
                 return misuse(l, e);
             }
@@ -593,7 +677,10 @@ public final class LibfabricEngineBackend implements EngineBackend {
                 n = l.cq.read(b, want);
             } catch (CompletionErrorException e) {
                 boolean remote = (e.flags() & (FI_REMOTE_WRITE | FI_REMOTE_READ)) != 0 || e.context() == 0;
-                out.addError(remote ? Completions.REMOTE_IMMEDIATE : Completions.LOCAL, e.context(), Math.max(1, Math.abs(e.providerErrno())),
+                out.addError(
+                        remote ? Completions.REMOTE_IMMEDIATE : Completions.LOCAL,
+                        e.context(),
+                        Math.max(1, Math.abs(e.providerErrno())),
                         e.getMessage());
                 return out.count;
             } catch (RuntimeException e) {
@@ -613,6 +700,7 @@ public final class LibfabricEngineBackend implements EngineBackend {
 
     /** {@code FI_REMOTE_READ} and {@code FI_REMOTE_WRITE} completion flags (fabric.h: 1ULL << 12, 1ULL << 13). */
     private static final long FI_REMOTE_READ = 1L << 12;
+
     private static final long FI_REMOTE_WRITE = 1L << 13;
 
     @Override

@@ -10,10 +10,11 @@ import static io.rdma4j.ffi.Structs.struct;
 
 import java.lang.foreign.StructLayout;
 
-/** {@code <rdma/fabric.h>}: fi_info and its attribute structs, fid, the fabric ops, and the capability/mode constants. */
+/**
+ * {@code <rdma/fabric.h>}: fi_info and its attribute structs, fid, the fabric ops, and the capability/mode constants.
+ */
 public final class FabricH {
-    private FabricH() {
-    }
+    private FabricH() {}
 
     /** {@code FI_VERSION(1, 17)}: the API version these bindings are written against. */
     public static final int FI_VERSION_1_17 = version(1, 17);
@@ -105,30 +106,50 @@ public final class FabricH {
     public static final int FI_ENABLE = 6;
 
     /**
+     *
+     *
      * <pre>
      * struct fi_tx_attr {
      *     uint64_t caps; uint64_t mode; uint64_t op_flags; uint64_t msg_order; uint64_t comp_order;
      *     size_t inject_size; size_t size; size_t iov_limit; size_t rma_iov_limit; uint32_t tclass;
      * };</pre>
      */
-    public static final StructLayout FI_TX_ATTR = struct("fi_tx_attr",
-            U64.withName("caps"), U64.withName("mode"), U64.withName("op_flags"), U64.withName("msg_order"),
-            U64.withName("comp_order"), SIZE_T.withName("inject_size"), SIZE_T.withName("size"),
-            SIZE_T.withName("iov_limit"), SIZE_T.withName("rma_iov_limit"), U32.withName("tclass"));
+    public static final StructLayout FI_TX_ATTR = struct(
+            "fi_tx_attr",
+            U64.withName("caps"),
+            U64.withName("mode"),
+            U64.withName("op_flags"),
+            U64.withName("msg_order"),
+            U64.withName("comp_order"),
+            SIZE_T.withName("inject_size"),
+            SIZE_T.withName("size"),
+            SIZE_T.withName("iov_limit"),
+            SIZE_T.withName("rma_iov_limit"),
+            U32.withName("tclass"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_rx_attr {
      *     uint64_t caps; uint64_t mode; uint64_t op_flags; uint64_t msg_order; uint64_t comp_order;
      *     size_t total_buffered_recv; size_t size; size_t iov_limit;
      * };</pre>
      */
-    public static final StructLayout FI_RX_ATTR = struct("fi_rx_attr",
-            U64.withName("caps"), U64.withName("mode"), U64.withName("op_flags"), U64.withName("msg_order"),
-            U64.withName("comp_order"), SIZE_T.withName("total_buffered_recv"), SIZE_T.withName("size"),
+    public static final StructLayout FI_RX_ATTR = struct(
+            "fi_rx_attr",
+            U64.withName("caps"),
+            U64.withName("mode"),
+            U64.withName("op_flags"),
+            U64.withName("msg_order"),
+            U64.withName("comp_order"),
+            SIZE_T.withName("total_buffered_recv"),
+            SIZE_T.withName("size"),
             SIZE_T.withName("iov_limit"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ep_attr {
      *     enum fi_ep_type type; uint32_t protocol; uint32_t protocol_version; size_t max_msg_size;
@@ -136,14 +157,25 @@ public final class FabricH {
      *     uint64_t mem_tag_format; size_t tx_ctx_cnt; size_t rx_ctx_cnt; size_t auth_key_size; uint8_t *auth_key;
      * };</pre>
      */
-    public static final StructLayout FI_EP_ATTR = struct("fi_ep_attr",
-            INT.withName("type"), U32.withName("protocol"), U32.withName("protocol_version"),
-            SIZE_T.withName("max_msg_size"), SIZE_T.withName("msg_prefix_size"), SIZE_T.withName("max_order_raw_size"),
-            SIZE_T.withName("max_order_war_size"), SIZE_T.withName("max_order_waw_size"), U64.withName("mem_tag_format"),
-            SIZE_T.withName("tx_ctx_cnt"), SIZE_T.withName("rx_ctx_cnt"), SIZE_T.withName("auth_key_size"),
+    public static final StructLayout FI_EP_ATTR = struct(
+            "fi_ep_attr",
+            INT.withName("type"),
+            U32.withName("protocol"),
+            U32.withName("protocol_version"),
+            SIZE_T.withName("max_msg_size"),
+            SIZE_T.withName("msg_prefix_size"),
+            SIZE_T.withName("max_order_raw_size"),
+            SIZE_T.withName("max_order_war_size"),
+            SIZE_T.withName("max_order_waw_size"),
+            U64.withName("mem_tag_format"),
+            SIZE_T.withName("tx_ctx_cnt"),
+            SIZE_T.withName("rx_ctx_cnt"),
+            SIZE_T.withName("auth_key_size"),
             POINTER.withName("auth_key"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_domain_attr {
      *     struct fid_domain *domain; char *name; enum fi_threading threading; enum fi_progress control_progress;
@@ -154,28 +186,55 @@ public final class FabricH {
      *     size_t max_err_data; size_t mr_cnt; uint32_t tclass;
      * };</pre>
      */
-    public static final StructLayout FI_DOMAIN_ATTR = struct("fi_domain_attr",
-            POINTER.withName("domain"), POINTER.withName("name"), INT.withName("threading"),
-            INT.withName("control_progress"), INT.withName("data_progress"), INT.withName("resource_mgmt"),
-            INT.withName("av_type"), INT.withName("mr_mode"), SIZE_T.withName("mr_key_size"),
-            SIZE_T.withName("cq_data_size"), SIZE_T.withName("cq_cnt"), SIZE_T.withName("ep_cnt"),
-            SIZE_T.withName("tx_ctx_cnt"), SIZE_T.withName("rx_ctx_cnt"), SIZE_T.withName("max_ep_tx_ctx"),
-            SIZE_T.withName("max_ep_rx_ctx"), SIZE_T.withName("max_ep_stx_ctx"), SIZE_T.withName("max_ep_srx_ctx"),
-            SIZE_T.withName("cntr_cnt"), SIZE_T.withName("mr_iov_limit"), U64.withName("caps"), U64.withName("mode"),
-            POINTER.withName("auth_key"), SIZE_T.withName("auth_key_size"), SIZE_T.withName("max_err_data"),
-            SIZE_T.withName("mr_cnt"), U32.withName("tclass"));
+    public static final StructLayout FI_DOMAIN_ATTR = struct(
+            "fi_domain_attr",
+            POINTER.withName("domain"),
+            POINTER.withName("name"),
+            INT.withName("threading"),
+            INT.withName("control_progress"),
+            INT.withName("data_progress"),
+            INT.withName("resource_mgmt"),
+            INT.withName("av_type"),
+            INT.withName("mr_mode"),
+            SIZE_T.withName("mr_key_size"),
+            SIZE_T.withName("cq_data_size"),
+            SIZE_T.withName("cq_cnt"),
+            SIZE_T.withName("ep_cnt"),
+            SIZE_T.withName("tx_ctx_cnt"),
+            SIZE_T.withName("rx_ctx_cnt"),
+            SIZE_T.withName("max_ep_tx_ctx"),
+            SIZE_T.withName("max_ep_rx_ctx"),
+            SIZE_T.withName("max_ep_stx_ctx"),
+            SIZE_T.withName("max_ep_srx_ctx"),
+            SIZE_T.withName("cntr_cnt"),
+            SIZE_T.withName("mr_iov_limit"),
+            U64.withName("caps"),
+            U64.withName("mode"),
+            POINTER.withName("auth_key"),
+            SIZE_T.withName("auth_key_size"),
+            SIZE_T.withName("max_err_data"),
+            SIZE_T.withName("mr_cnt"),
+            U32.withName("tclass"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_fabric_attr {
      *     struct fid_fabric *fabric; char *name; char *prov_name; uint32_t prov_version; uint32_t api_version;
      * };</pre>
      */
-    public static final StructLayout FI_FABRIC_ATTR = struct("fi_fabric_attr",
-            POINTER.withName("fabric"), POINTER.withName("name"), POINTER.withName("prov_name"),
-            U32.withName("prov_version"), U32.withName("api_version"));
+    public static final StructLayout FI_FABRIC_ATTR = struct(
+            "fi_fabric_attr",
+            POINTER.withName("fabric"),
+            POINTER.withName("name"),
+            POINTER.withName("prov_name"),
+            U32.withName("prov_version"),
+            U32.withName("api_version"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_info {
      *     struct fi_info *next; uint64_t caps; uint64_t mode; uint32_t addr_format; size_t src_addrlen;
@@ -184,14 +243,27 @@ public final class FabricH {
      *     struct fi_fabric_attr *fabric_attr; struct fid_nic *nic;
      * };</pre>
      */
-    public static final StructLayout FI_INFO = struct("fi_info",
-            POINTER.withName("next"), U64.withName("caps"), U64.withName("mode"), U32.withName("addr_format"),
-            SIZE_T.withName("src_addrlen"), SIZE_T.withName("dest_addrlen"), POINTER.withName("src_addr"),
-            POINTER.withName("dest_addr"), POINTER.withName("handle"), POINTER.withName("tx_attr"),
-            POINTER.withName("rx_attr"), POINTER.withName("ep_attr"), POINTER.withName("domain_attr"),
-            POINTER.withName("fabric_attr"), POINTER.withName("nic"));
+    public static final StructLayout FI_INFO = struct(
+            "fi_info",
+            POINTER.withName("next"),
+            U64.withName("caps"),
+            U64.withName("mode"),
+            U32.withName("addr_format"),
+            SIZE_T.withName("src_addrlen"),
+            SIZE_T.withName("dest_addrlen"),
+            POINTER.withName("src_addr"),
+            POINTER.withName("dest_addr"),
+            POINTER.withName("handle"),
+            POINTER.withName("tx_attr"),
+            POINTER.withName("rx_attr"),
+            POINTER.withName("ep_attr"),
+            POINTER.withName("domain_attr"),
+            POINTER.withName("fabric_attr"),
+            POINTER.withName("nic"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ops {
      *     size_t size;
@@ -203,15 +275,23 @@ public final class FabricH {
      *     int (*ops_set)(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context);
      * };</pre>
      */
-    public static final StructLayout FI_OPS = struct("fi_ops",
-            SIZE_T.withName("size"), POINTER.withName("close"), POINTER.withName("bind"), POINTER.withName("control"),
-            POINTER.withName("ops_open"), POINTER.withName("tostr"), POINTER.withName("ops_set"));
+    public static final StructLayout FI_OPS = struct(
+            "fi_ops",
+            SIZE_T.withName("size"),
+            POINTER.withName("close"),
+            POINTER.withName("bind"),
+            POINTER.withName("control"),
+            POINTER.withName("ops_open"),
+            POINTER.withName("tostr"),
+            POINTER.withName("ops_set"));
 
     /** {@code struct fid { size_t fclass; void *context; struct fi_ops *ops; };} */
-    public static final StructLayout FID = struct("fid",
-            SIZE_T.withName("fclass"), POINTER.withName("context"), POINTER.withName("ops"));
+    public static final StructLayout FID =
+            struct("fid", SIZE_T.withName("fclass"), POINTER.withName("context"), POINTER.withName("ops"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ops_fabric {
      *     size_t size;
@@ -219,14 +299,19 @@ public final class FabricH {
      *     int (*passive_ep)(...); int (*eq_open)(...); int (*wait_open)(...); int (*trywait)(...); int (*domain2)(...);
      * };</pre>
      */
-    public static final StructLayout FI_OPS_FABRIC = struct("fi_ops_fabric",
-            SIZE_T.withName("size"), POINTER.withName("domain"), POINTER.withName("passive_ep"),
-            POINTER.withName("eq_open"), POINTER.withName("wait_open"), POINTER.withName("trywait"),
+    public static final StructLayout FI_OPS_FABRIC = struct(
+            "fi_ops_fabric",
+            SIZE_T.withName("size"),
+            POINTER.withName("domain"),
+            POINTER.withName("passive_ep"),
+            POINTER.withName("eq_open"),
+            POINTER.withName("wait_open"),
+            POINTER.withName("trywait"),
             POINTER.withName("domain2"));
 
     /** {@code struct fid_fabric { struct fid fid; struct fi_ops_fabric *ops; uint32_t api_version; };} */
-    public static final StructLayout FID_FABRIC = struct("fid_fabric",
-            FID.withName("fid"), POINTER.withName("ops"), U32.withName("api_version"));
+    public static final StructLayout FID_FABRIC =
+            struct("fid_fabric", FID.withName("fid"), POINTER.withName("ops"), U32.withName("api_version"));
 
     public static final long INFO_NEXT = offset(FI_INFO, "next");
     public static final long INFO_CAPS = offset(FI_INFO, "caps");

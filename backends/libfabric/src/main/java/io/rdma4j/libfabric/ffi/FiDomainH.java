@@ -10,48 +10,68 @@ import static io.rdma4j.ffi.Structs.union;
 
 import java.lang.foreign.StructLayout;
 
-/** {@code <rdma/fi_domain.h>} (and {@code struct iovec} from {@code <sys/uio.h>}): AV, MR and domain structs and ops. */
+/**
+ * {@code <rdma/fi_domain.h>} (and {@code struct iovec} from {@code <sys/uio.h>}): AV, MR and domain structs and ops.
+ */
 public final class FiDomainH {
-    private FiDomainH() {
-    }
+    private FiDomainH() {}
 
     /** {@code struct iovec { void *iov_base; size_t iov_len; };} */
     public static final StructLayout IOVEC = struct("iovec", POINTER.withName("iov_base"), SIZE_T.withName("iov_len"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_av_attr {
      *     enum fi_av_type type; int rx_ctx_bits; size_t count; size_t ep_per_node; const char *name;
      *     void *map_addr; uint64_t flags;
      * };</pre>
      */
-    public static final StructLayout FI_AV_ATTR = struct("fi_av_attr",
-            INT.withName("type"), INT.withName("rx_ctx_bits"), SIZE_T.withName("count"), SIZE_T.withName("ep_per_node"),
-            POINTER.withName("name"), POINTER.withName("map_addr"), U64.withName("flags"));
+    public static final StructLayout FI_AV_ATTR = struct(
+            "fi_av_attr",
+            INT.withName("type"),
+            INT.withName("rx_ctx_bits"),
+            SIZE_T.withName("count"),
+            SIZE_T.withName("ep_per_node"),
+            POINTER.withName("name"),
+            POINTER.withName("map_addr"),
+            U64.withName("flags"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ops_av {
      *     size_t size;
-     *     int (*insert)(struct fid_av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags, void *context);
+     *     int (*insert)(struct fid_av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
+     *                   void *context);
      *     int (*insertsvc)(...); int (*insertsym)(...);
      *     int (*remove)(struct fid_av *av, fi_addr_t *fi_addr, size_t count, uint64_t flags);
      *     int (*lookup)(...); const char *(*straddr)(...); int (*av_set)(...);
      * };</pre>
      */
-    public static final StructLayout FI_OPS_AV = struct("fi_ops_av",
-            SIZE_T.withName("size"), POINTER.withName("insert"), POINTER.withName("insertsvc"),
-            POINTER.withName("insertsym"), POINTER.withName("remove"), POINTER.withName("lookup"),
-            POINTER.withName("straddr"), POINTER.withName("av_set"));
+    public static final StructLayout FI_OPS_AV = struct(
+            "fi_ops_av",
+            SIZE_T.withName("size"),
+            POINTER.withName("insert"),
+            POINTER.withName("insertsvc"),
+            POINTER.withName("insertsym"),
+            POINTER.withName("remove"),
+            POINTER.withName("lookup"),
+            POINTER.withName("straddr"),
+            POINTER.withName("av_set"));
 
     /** {@code struct fid_av { struct fid fid; struct fi_ops_av *ops; };} */
     public static final StructLayout FID_AV = struct("fid_av", FabricH.FID.withName("fid"), POINTER.withName("ops"));
 
     /** {@code struct fid_mr { struct fid fid; void *mem_desc; uint64_t key; };} */
-    public static final StructLayout FID_MR = struct("fid_mr",
-            FabricH.FID.withName("fid"), POINTER.withName("mem_desc"), U64.withName("key"));
+    public static final StructLayout FID_MR =
+            struct("fid_mr", FabricH.FID.withName("fid"), POINTER.withName("mem_desc"), U64.withName("key"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_mr_attr {
      *     const struct iovec *mr_iov; size_t iov_count; uint64_t access; uint64_t offset; uint64_t requested_key;
@@ -59,14 +79,28 @@ public final class FiDomainH {
      *     union { uint64_t reserved; int cuda; int ze; int neuron; int synapseai; } device;
      * };</pre>
      */
-    public static final StructLayout FI_MR_ATTR = struct("fi_mr_attr",
-            POINTER.withName("mr_iov"), SIZE_T.withName("iov_count"), U64.withName("access"), U64.withName("offset"),
-            U64.withName("requested_key"), POINTER.withName("context"), SIZE_T.withName("auth_key_size"),
-            POINTER.withName("auth_key"), INT.withName("iface"),
-            union("device", U64.withName("reserved"), INT.withName("cuda"), INT.withName("ze"), INT.withName("neuron"),
+    public static final StructLayout FI_MR_ATTR = struct(
+            "fi_mr_attr",
+            POINTER.withName("mr_iov"),
+            SIZE_T.withName("iov_count"),
+            U64.withName("access"),
+            U64.withName("offset"),
+            U64.withName("requested_key"),
+            POINTER.withName("context"),
+            SIZE_T.withName("auth_key_size"),
+            POINTER.withName("auth_key"),
+            INT.withName("iface"),
+            union(
+                    "device",
+                    U64.withName("reserved"),
+                    INT.withName("cuda"),
+                    INT.withName("ze"),
+                    INT.withName("neuron"),
                     INT.withName("synapseai")));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ops_domain {
      *     size_t size;
@@ -77,13 +111,24 @@ public final class FiDomainH {
      *     int (*srx_ctx)(...); int (*query_atomic)(...); int (*query_collective)(...); int (*endpoint2)(...);
      * };</pre>
      */
-    public static final StructLayout FI_OPS_DOMAIN = struct("fi_ops_domain",
-            SIZE_T.withName("size"), POINTER.withName("av_open"), POINTER.withName("cq_open"),
-            POINTER.withName("endpoint"), POINTER.withName("scalable_ep"), POINTER.withName("cntr_open"),
-            POINTER.withName("poll_open"), POINTER.withName("stx_ctx"), POINTER.withName("srx_ctx"),
-            POINTER.withName("query_atomic"), POINTER.withName("query_collective"), POINTER.withName("endpoint2"));
+    public static final StructLayout FI_OPS_DOMAIN = struct(
+            "fi_ops_domain",
+            SIZE_T.withName("size"),
+            POINTER.withName("av_open"),
+            POINTER.withName("cq_open"),
+            POINTER.withName("endpoint"),
+            POINTER.withName("scalable_ep"),
+            POINTER.withName("cntr_open"),
+            POINTER.withName("poll_open"),
+            POINTER.withName("stx_ctx"),
+            POINTER.withName("srx_ctx"),
+            POINTER.withName("query_atomic"),
+            POINTER.withName("query_collective"),
+            POINTER.withName("endpoint2"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ops_mr {
      *     size_t size;
@@ -93,12 +138,16 @@ public final class FiDomainH {
      *     int (*regattr)(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags, struct fid_mr **mr);
      * };</pre>
      */
-    public static final StructLayout FI_OPS_MR = struct("fi_ops_mr",
-            SIZE_T.withName("size"), POINTER.withName("reg"), POINTER.withName("regv"), POINTER.withName("regattr"));
+    public static final StructLayout FI_OPS_MR = struct(
+            "fi_ops_mr",
+            SIZE_T.withName("size"),
+            POINTER.withName("reg"),
+            POINTER.withName("regv"),
+            POINTER.withName("regattr"));
 
     /** {@code struct fid_domain { struct fid fid; struct fi_ops_domain *ops; struct fi_ops_mr *mr; };} */
-    public static final StructLayout FID_DOMAIN = struct("fid_domain",
-            FabricH.FID.withName("fid"), POINTER.withName("ops"), POINTER.withName("mr"));
+    public static final StructLayout FID_DOMAIN =
+            struct("fid_domain", FabricH.FID.withName("fid"), POINTER.withName("ops"), POINTER.withName("mr"));
 
     public static final long AV_ATTR_TYPE = offset(FI_AV_ATTR, "type");
     public static final long AV_ATTR_COUNT = offset(FI_AV_ATTR, "count");

@@ -9,38 +9,59 @@ import java.lang.foreign.StructLayout;
 
 /** {@code <rdma/fi_endpoint.h>}, {@code <rdma/fi_cm.h>}, {@code <rdma/fi_rma.h>}: the endpoint and its ops tables. */
 public final class FiEndpointH {
-    private FiEndpointH() {
-    }
+    private FiEndpointH() {}
 
     /**
+     *
+     *
      * <pre>
      * struct fid_ep {
      *     struct fid fid; struct fi_ops_ep *ops; struct fi_ops_cm *cm; struct fi_ops_msg *msg; struct fi_ops_rma *rma;
      *     struct fi_ops_tagged *tagged; struct fi_ops_atomic *atomic; struct fi_ops_collective *collective;
      * };</pre>
      */
-    public static final StructLayout FID_EP = struct("fid_ep",
-            FabricH.FID.withName("fid"), POINTER.withName("ops"), POINTER.withName("cm"), POINTER.withName("msg"),
-            POINTER.withName("rma"), POINTER.withName("tagged"), POINTER.withName("atomic"), POINTER.withName("collective"));
+    public static final StructLayout FID_EP = struct(
+            "fid_ep",
+            FabricH.FID.withName("fid"),
+            POINTER.withName("ops"),
+            POINTER.withName("cm"),
+            POINTER.withName("msg"),
+            POINTER.withName("rma"),
+            POINTER.withName("tagged"),
+            POINTER.withName("atomic"),
+            POINTER.withName("collective"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ops_msg {
      *     size_t size;
      *     ssize_t (*recv)(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, void *context);
      *     ssize_t (*recvv)(...); ssize_t (*recvmsg)(...);
-     *     ssize_t (*send)(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, void *context);
+     *     ssize_t (*send)(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr,
+     *                     void *context);
      *     ssize_t (*sendv)(...); ssize_t (*sendmsg)(...);
      *     ssize_t (*inject)(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr);
      *     ssize_t (*senddata)(...); ssize_t (*injectdata)(...);
      * };</pre>
      */
-    public static final StructLayout FI_OPS_MSG = struct("fi_ops_msg",
-            SIZE_T.withName("size"), POINTER.withName("recv"), POINTER.withName("recvv"), POINTER.withName("recvmsg"),
-            POINTER.withName("send"), POINTER.withName("sendv"), POINTER.withName("sendmsg"), POINTER.withName("inject"),
-            POINTER.withName("senddata"), POINTER.withName("injectdata"));
+    public static final StructLayout FI_OPS_MSG = struct(
+            "fi_ops_msg",
+            SIZE_T.withName("size"),
+            POINTER.withName("recv"),
+            POINTER.withName("recvv"),
+            POINTER.withName("recvmsg"),
+            POINTER.withName("send"),
+            POINTER.withName("sendv"),
+            POINTER.withName("sendmsg"),
+            POINTER.withName("inject"),
+            POINTER.withName("senddata"),
+            POINTER.withName("injectdata"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ops_rma {
      *     size_t size;
@@ -50,18 +71,29 @@ public final class FiEndpointH {
      *     ssize_t (*write)(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr,
      *                      uint64_t addr, uint64_t key, void *context);
      *     ssize_t (*writev)(...); ssize_t (*writemsg)(...);
-     *     ssize_t (*inject)(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t addr, uint64_t key);
+     *     ssize_t (*inject)(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t addr,
+     *                       uint64_t key);
      *     ssize_t (*writedata)(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
      *                          fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context);
      *     ssize_t (*injectdata)(...);
      * };</pre>
      */
-    public static final StructLayout FI_OPS_RMA = struct("fi_ops_rma",
-            SIZE_T.withName("size"), POINTER.withName("read"), POINTER.withName("readv"), POINTER.withName("readmsg"),
-            POINTER.withName("write"), POINTER.withName("writev"), POINTER.withName("writemsg"), POINTER.withName("inject"),
-            POINTER.withName("writedata"), POINTER.withName("injectdata"));
+    public static final StructLayout FI_OPS_RMA = struct(
+            "fi_ops_rma",
+            SIZE_T.withName("size"),
+            POINTER.withName("read"),
+            POINTER.withName("readv"),
+            POINTER.withName("readmsg"),
+            POINTER.withName("write"),
+            POINTER.withName("writev"),
+            POINTER.withName("writemsg"),
+            POINTER.withName("inject"),
+            POINTER.withName("writedata"),
+            POINTER.withName("injectdata"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ops_cm {
      *     size_t size;
@@ -71,10 +103,18 @@ public final class FiEndpointH {
      *     int (*shutdown)(...); int (*join)(...);
      * };</pre>
      */
-    public static final StructLayout FI_OPS_CM = struct("fi_ops_cm",
-            SIZE_T.withName("size"), POINTER.withName("setname"), POINTER.withName("getname"), POINTER.withName("getpeer"),
-            POINTER.withName("connect"), POINTER.withName("listen"), POINTER.withName("accept"), POINTER.withName("reject"),
-            POINTER.withName("shutdown"), POINTER.withName("join"));
+    public static final StructLayout FI_OPS_CM = struct(
+            "fi_ops_cm",
+            SIZE_T.withName("size"),
+            POINTER.withName("setname"),
+            POINTER.withName("getname"),
+            POINTER.withName("getpeer"),
+            POINTER.withName("connect"),
+            POINTER.withName("listen"),
+            POINTER.withName("accept"),
+            POINTER.withName("reject"),
+            POINTER.withName("shutdown"),
+            POINTER.withName("join"));
 
     public static final long EP_CM = offset(FID_EP, "cm");
     public static final long EP_MSG = offset(FID_EP, "msg");

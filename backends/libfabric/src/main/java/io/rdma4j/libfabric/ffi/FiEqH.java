@@ -11,8 +11,7 @@ import java.lang.foreign.StructLayout;
 
 /** {@code <rdma/fi_eq.h>}: completion queue attributes, entries and ops. */
 public final class FiEqH {
-    private FiEqH() {
-    }
+    private FiEqH() {}
 
     // enum fi_cq_format
     public static final int FI_CQ_FORMAT_UNSPEC = 0;
@@ -24,34 +23,59 @@ public final class FiEqH {
     public static final int FI_WAIT_UNSPEC = 1;
 
     /**
+     *
+     *
      * <pre>
      * struct fi_cq_attr {
      *     size_t size; uint64_t flags; enum fi_cq_format format; enum fi_wait_obj wait_obj; int signaling_vector;
      *     enum fi_cq_wait_cond wait_cond; struct fid_wait *wait_set;
      * };</pre>
      */
-    public static final StructLayout FI_CQ_ATTR = struct("fi_cq_attr",
-            SIZE_T.withName("size"), U64.withName("flags"), INT.withName("format"), INT.withName("wait_obj"),
-            INT.withName("signaling_vector"), INT.withName("wait_cond"), POINTER.withName("wait_set"));
+    public static final StructLayout FI_CQ_ATTR = struct(
+            "fi_cq_attr",
+            SIZE_T.withName("size"),
+            U64.withName("flags"),
+            INT.withName("format"),
+            INT.withName("wait_obj"),
+            INT.withName("signaling_vector"),
+            INT.withName("wait_cond"),
+            POINTER.withName("wait_set"));
 
     /** {@code struct fi_cq_data_entry { void *op_context; uint64_t flags; size_t len; void *buf; uint64_t data; };} */
-    public static final StructLayout FI_CQ_DATA_ENTRY = struct("fi_cq_data_entry",
-            POINTER.withName("op_context"), U64.withName("flags"), SIZE_T.withName("len"), POINTER.withName("buf"),
+    public static final StructLayout FI_CQ_DATA_ENTRY = struct(
+            "fi_cq_data_entry",
+            POINTER.withName("op_context"),
+            U64.withName("flags"),
+            SIZE_T.withName("len"),
+            POINTER.withName("buf"),
             U64.withName("data"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_cq_err_entry {
      *     void *op_context; uint64_t flags; size_t len; void *buf; uint64_t data; uint64_t tag; size_t olen;
      *     int err; int prov_errno; void *err_data; size_t err_data_size;
      * };</pre>
      */
-    public static final StructLayout FI_CQ_ERR_ENTRY = struct("fi_cq_err_entry",
-            POINTER.withName("op_context"), U64.withName("flags"), SIZE_T.withName("len"), POINTER.withName("buf"),
-            U64.withName("data"), U64.withName("tag"), SIZE_T.withName("olen"), INT.withName("err"),
-            INT.withName("prov_errno"), POINTER.withName("err_data"), SIZE_T.withName("err_data_size"));
+    public static final StructLayout FI_CQ_ERR_ENTRY = struct(
+            "fi_cq_err_entry",
+            POINTER.withName("op_context"),
+            U64.withName("flags"),
+            SIZE_T.withName("len"),
+            POINTER.withName("buf"),
+            U64.withName("data"),
+            U64.withName("tag"),
+            SIZE_T.withName("olen"),
+            INT.withName("err"),
+            INT.withName("prov_errno"),
+            POINTER.withName("err_data"),
+            SIZE_T.withName("err_data_size"));
 
     /**
+     *
+     *
      * <pre>
      * struct fi_ops_cq {
      *     size_t size;
@@ -62,9 +86,15 @@ public final class FiEqH {
      *     const char *(*strerror)(struct fid_cq *cq, int prov_errno, const void *err_data, char *buf, size_t len);
      * };</pre>
      */
-    public static final StructLayout FI_OPS_CQ = struct("fi_ops_cq",
-            SIZE_T.withName("size"), POINTER.withName("read"), POINTER.withName("readfrom"), POINTER.withName("readerr"),
-            POINTER.withName("sread"), POINTER.withName("sreadfrom"), POINTER.withName("signal"),
+    public static final StructLayout FI_OPS_CQ = struct(
+            "fi_ops_cq",
+            SIZE_T.withName("size"),
+            POINTER.withName("read"),
+            POINTER.withName("readfrom"),
+            POINTER.withName("readerr"),
+            POINTER.withName("sread"),
+            POINTER.withName("sreadfrom"),
+            POINTER.withName("signal"),
             POINTER.withName("strerror"));
 
     /** {@code struct fid_cq { struct fid fid; struct fi_ops_cq *ops; };} */

@@ -25,16 +25,22 @@ class EngineBackendAllocationTest {
     static final int OPS = 10_000;
     /** As in PostPathAllocationTest: one allocation per operation would be 160,000 bytes at least. */
     static final long SLACK_BYTES = 1024;
+
     static final long DEADLINE_NANOS = 60_000_000_000L;
 
-    enum Op { WRITE, WRITE_IMMEDIATE, READ }
+    enum Op {
+        WRITE,
+        WRITE_IMMEDIATE,
+        READ
+    }
 
     @ParameterizedTest
     @ValueSource(strings = {"shm", "tcp"})
     void postsAndPollsThroughTheSpiAllocateNothingPerOperation(String provider) {
         assumeTrue(Libfabric.isAvailable(), "libfabric not installed");
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        assumeTrue(mx.isThreadAllocatedMemorySupported() && mx.isThreadAllocatedMemoryEnabled(),
+        assumeTrue(
+                mx.isThreadAllocatedMemorySupported() && mx.isThreadAllocatedMemoryEnabled(),
                 "this JVM does not count allocated bytes per thread");
         long tid = Thread.currentThread().threadId();
         BackendConfig config = new BackendConfig(provider, 1, 64);
@@ -58,10 +64,11 @@ class EngineBackendAllocationTest {
                 report.append(op).append('=').append(bytes).append(' ');
                 worst = Math.max(worst, bytes);
             }
-            System.out.println(provider + " engine SPI: bytes allocated over " + OPS + " operations of each kind: "
-                    + report);
-            assertTrue(worst <= SLACK_BYTES, provider + ": the engine SPI path allocated over " + OPS + " operations: "
-                    + report);
+            System.out.println(
+                    provider + " engine SPI: bytes allocated over " + OPS + " operations of each kind: " + report);
+            assertTrue(
+                    worst <= SLACK_BYTES,
+                    provider + ": the engine SPI path allocated over " + OPS + " operations: " + report);
         }
     }
 
@@ -117,8 +124,10 @@ class EngineBackendAllocationTest {
             long from = ra.address() + off;
             long to = remoteBase + off;
             int rc;
-            while ((rc = immediate ? a.postWriteImmediate(0, ca, ra.handle(), from, 64, to, remoteKey, imm, v)
-                    : a.postWrite(0, ca, ra.handle(), from, 64, to, remoteKey, v)) == EngineBackend.BACK_PRESSURED) {
+            while ((rc = immediate
+                            ? a.postWriteImmediate(0, ca, ra.handle(), from, 64, to, remoteKey, imm, v)
+                            : a.postWrite(0, ca, ra.handle(), from, 64, to, remoteKey, v))
+                    == EngineBackend.BACK_PRESSURED) {
                 poll(deadline);
             }
             posted(rc, immediate ? "postWriteImmediate" : "postWrite");

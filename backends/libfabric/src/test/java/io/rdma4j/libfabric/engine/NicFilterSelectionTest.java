@@ -18,7 +18,8 @@ class NicFilterSelectionTest {
         for (NicFilterCases.Case c : NicFilterCases.CASES) {
             NicFilter f = NicFilter.parse(c.filter());
             List<String> kept = NicFilterCases.DEVICES.stream()
-                    .filter(d -> LibfabricEngineBackend.allowed(f, d)).toList();
+                    .filter(d -> LibfabricEngineBackend.allowed(f, d))
+                    .toList();
             if (!kept.equals(c.kept())) {
                 wrong.add("'" + c.filter() + "' kept " + kept + ", expected " + c.kept());
             }

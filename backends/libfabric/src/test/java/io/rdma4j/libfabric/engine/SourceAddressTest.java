@@ -14,7 +14,10 @@ import io.rdma4j.engine.spi.LaneDescriptor;
 import io.rdma4j.libfabric.Libfabric;
 import org.junit.jupiter.api.Test;
 
-/** Socket providers must bind engine lanes to a named interface, loopback by default, never to whatever interface comes first. */
+/**
+ * Socket providers must bind engine lanes to a named interface, loopback by default, never to whatever interface comes
+ * first.
+ */
 class SourceAddressTest {
     @Test
     void tcpLanesBindToLoopbackByDefault() {
@@ -31,9 +34,10 @@ class SourceAddressTest {
     void unknownSourceAddressIsAClearError() {
         assumeTrue(Libfabric.isAvailable(), "libfabric not installed");
         // 127.0.0.1 is the only address guaranteed here; 203.0.113.7 (TEST-NET-3) belongs to no local interface
-        var e = assertThrows(BackendUnavailableException.class,
-                () -> LibfabricEngineBackend.open(new BackendConfig("tcp", 1, 4,
-                        BackendOptions.DEFAULTS.withSourceAddress("203.0.113.7"))));
+        var e = assertThrows(
+                BackendUnavailableException.class,
+                () -> LibfabricEngineBackend.open(
+                        new BackendConfig("tcp", 1, 4, BackendOptions.DEFAULTS.withSourceAddress("203.0.113.7"))));
         assertTrue(e.getMessage().contains("203.0.113.7") && e.getMessage().contains("sourceAddress"), e.getMessage());
     }
 
@@ -43,7 +47,10 @@ class SourceAddressTest {
         assertNull(LibfabricEngineBackend.sourceAddress(none, "shm"));
         assertNull(LibfabricEngineBackend.sourceAddress(none, "efa"));
         assertNull(LibfabricEngineBackend.sourceAddress(none, "verbs;ofi_rxm"));
-        assertEquals("10.1.2.3", LibfabricEngineBackend.sourceAddress(new BackendConfig(null, 1, 4,
-                BackendOptions.DEFAULTS.withSourceAddress("10.1.2.3")), "tcp;ofi_rxm"));
+        assertEquals(
+                "10.1.2.3",
+                LibfabricEngineBackend.sourceAddress(
+                        new BackendConfig(null, 1, 4, BackendOptions.DEFAULTS.withSourceAddress("10.1.2.3")),
+                        "tcp;ofi_rxm"));
     }
 }

@@ -21,8 +21,10 @@ final class NvmeofBlockStore implements BlockStore {
 
     @Override
     public String describe() {
-        return controller.target() + " " + controller.subsystemNqn() + " (" + controller.info().model().strip() + ", " + controller.ioQueueCount()
-                + " I/O queue(s) of depth " + controller.queueDepth() + ", " + (controller.maxTransferBytes() >> 10) + " KiB per command, from "
+        return controller.target() + " " + controller.subsystemNqn() + " ("
+                + controller.info().model().strip() + ", " + controller.ioQueueCount()
+                + " I/O queue(s) of depth " + controller.queueDepth() + ", " + (controller.maxTransferBytes() >> 10)
+                + " KiB per command, from "
                 + (source == null ? "the kernel's route" : source.getHostAddress()) + ")";
     }
 
@@ -40,8 +42,8 @@ final class NvmeofBlockStore implements BlockStore {
     public BlockNamespace namespace(long nsid) {
         List<Long> active = controller.activeNamespaces();
         if (!active.contains(nsid)) {
-            throw new IllegalArgumentException(controller.target() + " " + controller.subsystemNqn() + " has no active namespace " + nsid
-                    + ": its namespaces are " + active);
+            throw new IllegalArgumentException(controller.target() + " " + controller.subsystemNqn()
+                    + " has no active namespace " + nsid + ": its namespaces are " + active);
         }
         return new Ns(controller.namespace(nsid));
     }

@@ -24,8 +24,17 @@ import java.util.UUID;
  * default {@code ~/.config/rdma4j}), {@code hostNqn} and {@code hostId} (override the persisted ones).
  */
 public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
-    static final Set<String> OPTIONS = new TreeSet<>(Set.of("ioQueues", "queueDepth", "keepAliveMs", "connectTimeoutMs", "ioTimeoutMs",
-            "headerDigest", "dataDigest", "identityDir", "hostNqn", "hostId"));
+    static final Set<String> OPTIONS = new TreeSet<>(Set.of(
+            "ioQueues",
+            "queueDepth",
+            "keepAliveMs",
+            "connectTimeoutMs",
+            "ioTimeoutMs",
+            "headerDigest",
+            "dataDigest",
+            "identityDir",
+            "hostNqn",
+            "hostId"));
 
     @Override
     public String name() {
@@ -58,7 +67,9 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
         Target t = switch (target.transport()) {
             case "tcp" -> Target.tcp(target.host(), target.port());
             case "rdma" -> Target.rdma(target.host(), target.port());
-            default -> throw new IllegalArgumentException("transport '" + target.transport() + "' of " + target + ": NVMe-oF here speaks tcp and rdma");
+            default ->
+                throw new IllegalArgumentException(
+                        "transport '" + target.transport() + "' of " + target + ": NVMe-oF here speaks tcp and rdma");
         };
         ConnectOptions o = options(options).withSourceAddress(sourceAddress);
         return new NvmeofBlockStore(Controller.connect(t, target.subsystemNqn(), o), sourceAddress);
@@ -89,7 +100,9 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
                     hostId = v;
                     yield o;
                 }
-                default -> throw new IllegalArgumentException("unknown NVMe-oF volume option '" + k + "': the known ones are " + OPTIONS);
+                default ->
+                    throw new IllegalArgumentException(
+                            "unknown NVMe-oF volume option '" + k + "': the known ones are " + OPTIONS);
             };
         }
         if (hostNqn != null || hostId != null) {
@@ -117,7 +130,9 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
         return switch (value.strip()) {
             case "true" -> true;
             case "false" -> false;
-            default -> throw new IllegalArgumentException("NVMe-oF volume option " + key + "=" + value + " must be true or false");
+            default ->
+                throw new IllegalArgumentException(
+                        "NVMe-oF volume option " + key + "=" + value + " must be true or false");
         };
     }
 }

@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 
 /**
  * A completion queue entry (16 bytes): DW0, DW1, SQ head pointer, SQ identifier, command identifier, status field.
+ *
  * @param status the 16-bit status field: phase (bit 0), SC (8:1), SCT (11:9), CRD (13:12), MORE (14), DNR (15)
  */
 public record Cqe(int dw0, int dw1, int sqhd, int sqid, int cid, int status) {
@@ -18,14 +19,24 @@ public record Cqe(int dw0, int dw1, int sqhd, int sqid, int cid, int status) {
 
     /** Parses the 16 bytes at {@code offset} of a little-endian buffer (a queue's receive buffer). */
     public static Cqe parse(java.nio.ByteBuffer b, int offset) {
-        return new Cqe(b.getInt(offset), b.getInt(offset + 4), b.getShort(offset + 8) & 0xffff, b.getShort(offset + 10) & 0xffff,
-                b.getShort(offset + 12) & 0xffff, b.getShort(offset + 14) & 0xffff);
+        return new Cqe(
+                b.getInt(offset),
+                b.getInt(offset + 4),
+                b.getShort(offset + 8) & 0xffff,
+                b.getShort(offset + 10) & 0xffff,
+                b.getShort(offset + 12) & 0xffff,
+                b.getShort(offset + 14) & 0xffff);
     }
 
     /** Parses the 16 bytes at {@code offset} of a segment (a registered receive buffer). */
     public static Cqe parse(MemorySegment s, long offset) {
-        return new Cqe(s.get(I32, offset), s.get(I32, offset + 4), s.get(U16, offset + 8) & 0xffff, s.get(U16, offset + 10) & 0xffff,
-                s.get(U16, offset + 12) & 0xffff, s.get(U16, offset + 14) & 0xffff);
+        return new Cqe(
+                s.get(I32, offset),
+                s.get(I32, offset + 4),
+                s.get(U16, offset + 8) & 0xffff,
+                s.get(U16, offset + 10) & 0xffff,
+                s.get(U16, offset + 12) & 0xffff,
+                s.get(U16, offset + 14) & 0xffff);
     }
 
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);

@@ -5,8 +5,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One NVMe queue pair over some fabric transport (NVMe/TCP, NVMe/RDMA): what the controller's bring-up, admin
- * commands, split I/O and keep-alive need from a queue, so they are shared by every transport.
+ * One NVMe queue pair over some fabric transport (NVMe/TCP, NVMe/RDMA): what the controller's bring-up, admin commands,
+ * split I/O and keep-alive need from a queue, so they are shared by every transport.
  */
 public interface FabricQueue extends AutoCloseable {
     /** Where a command's data lives and which way it moves. */
@@ -16,8 +16,9 @@ public interface FabricQueue extends AutoCloseable {
 
     /**
      * Sends a command. The CID and (for data) SGL1 are filled in here.
+     *
      * @param what names the command in error messages, e.g. {@code Read(nsid=1, slba=0, blocks=8)}; null: the queue
-     *             names it from the command's bytes ({@link Sqe#describe}) if it ever needs to
+     *     names it from the command's bytes ({@link Sqe#describe}) if it ever needs to
      * @return completes with the completion entry (whatever its status) or exceptionally if the connection fails
      */
     CompletableFuture<Cqe> submit(byte[] sqe, Data data, String what);
@@ -34,7 +35,9 @@ public interface FabricQueue extends AutoCloseable {
     /** Fails every outstanding and waiting command with {@code why} and closes the connection. Idempotent. */
     void fail(NvmeException why);
 
-    /** @return whether this queue can move data of {@code segment} (a confined arena's memory its threads may not touch) */
+    /**
+     * @return whether this queue can move data of {@code segment} (a confined arena's memory its threads may not touch)
+     */
     boolean accessible(MemorySegment segment);
 
     /** Closes the connection; outstanding commands fail with a {@link io.rdma4j.nvmeof.NvmeConnectionException}. */

@@ -2,8 +2,7 @@ package io.rdma4j.nvmeof.internal;
 
 /** Little-endian field access on byte arrays: every NVMe and NVMe/TCP structure is little-endian. */
 public final class Le {
-    private Le() {
-    }
+    private Le() {}
 
     public static int u8(byte[] b, int off) {
         return b[off] & 0xff;
@@ -59,7 +58,8 @@ public final class Le {
     public static void putAscii(byte[] b, int off, int len, String s, String what) {
         byte[] a = s.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         if (a.length >= len) {
-            throw new IllegalArgumentException(what + " '" + s + "' is " + a.length + " bytes; at most " + (len - 1) + " fit");
+            throw new IllegalArgumentException(
+                    what + " '" + s + "' is " + a.length + " bytes; at most " + (len - 1) + " fit");
         }
         System.arraycopy(a, 0, b, off, a.length);
     }

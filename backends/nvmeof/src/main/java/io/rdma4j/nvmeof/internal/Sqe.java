@@ -15,8 +15,13 @@ public final class Sqe {
     public static final int SIZE = 64;
 
     /** Admin opcodes. */
-    public static final int OPC_GET_LOG_PAGE = 0x02, OPC_IDENTIFY = 0x06, OPC_SET_FEATURES = 0x09, OPC_GET_FEATURES = 0x0a,
-            OPC_ASYNC_EVENT = 0x0c, OPC_KEEP_ALIVE = 0x18, OPC_FABRICS = 0x7f;
+    public static final int OPC_GET_LOG_PAGE = 0x02,
+            OPC_IDENTIFY = 0x06,
+            OPC_SET_FEATURES = 0x09,
+            OPC_GET_FEATURES = 0x0a,
+            OPC_ASYNC_EVENT = 0x0c,
+            OPC_KEEP_ALIVE = 0x18,
+            OPC_FABRICS = 0x7f;
     /** NVM command set opcodes. */
     public static final int OPC_FLUSH = 0x00, OPC_WRITE = 0x01, OPC_READ = 0x02, OPC_WRITE_ZEROES = 0x08;
     /** Fabrics command types (FCTYPE, byte 4). */
@@ -26,7 +31,10 @@ public final class Sqe {
     /** Feature identifiers. */
     public static final int FID_NUMBER_OF_QUEUES = 0x07, FID_ASYNC_EVENT_CONFIG = 0x0b, FID_KEEP_ALIVE_TIMER = 0x0f;
     /** Identify CNS values. */
-    public static final int CNS_NAMESPACE = 0x00, CNS_CONTROLLER = 0x01, CNS_ACTIVE_NS_LIST = 0x02, CNS_NS_DESCRIPTORS = 0x03;
+    public static final int CNS_NAMESPACE = 0x00,
+            CNS_CONTROLLER = 0x01,
+            CNS_ACTIVE_NS_LIST = 0x02,
+            CNS_NS_DESCRIPTORS = 0x03;
     /** Log page identifiers. */
     public static final int LID_ERROR = 0x01, LID_CHANGED_NAMESPACES = 0x04, LID_DISCOVERY = 0x70;
     /** The broadcast NSID: every namespace, or the controller as a whole. */
@@ -36,8 +44,7 @@ public final class Sqe {
     /** FLAGS byte: PSDT = 01b, SGLs for the data. */
     public static final int FLAGS_SGL = 0x40;
 
-    private Sqe() {
-    }
+    private Sqe() {}
 
     public static int opcode(byte[] sqe) {
         return Le.u8(sqe, 0);
@@ -220,8 +227,9 @@ public final class Sqe {
         long slba = Le.i64(sqe, 40);
         int blocks = (cdw(sqe, 12) & 0xffff) + 1;
         return switch (op) {
-            case OPC_READ, OPC_WRITE, OPC_WRITE_ZEROES -> (op == OPC_READ ? "Read" : op == OPC_WRITE ? "Write" : "Write Zeroes") + "(nsid=" + nsid
-                    + ", slba=" + slba + ", blocks=" + blocks + ")";
+            case OPC_READ, OPC_WRITE, OPC_WRITE_ZEROES ->
+                (op == OPC_READ ? "Read" : op == OPC_WRITE ? "Write" : "Write Zeroes") + "(nsid=" + nsid + ", slba="
+                        + slba + ", blocks=" + blocks + ")";
             case OPC_FLUSH -> "Flush(nsid=" + nsid + ")";
             default -> String.format("command opcode 0x%02x (nsid=%d)", op, nsid);
         };

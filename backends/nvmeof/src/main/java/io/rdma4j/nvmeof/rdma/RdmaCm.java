@@ -16,11 +16,11 @@ public final class RdmaCm {
     /** The only record format defined (1.0). */
     public static final int RECFMT_1_0 = 0;
 
-    private RdmaCm() {
-    }
+    private RdmaCm() {}
 
     /**
      * The connect request's private data.
+     *
      * @param qid 0 for the admin queue
      * @param hrqsize host receive queue size: completions the host can take at once
      * @param hsqsize host send queue size, 0's based: commands the host keeps in flight, minus one
@@ -42,7 +42,8 @@ public final class RdmaCm {
 
     private static void check(String what, int v) {
         if (v < 0 || v > 0xffff) {
-            throw new IllegalArgumentException(what + " " + v + " does not fit the 16-bit field of the NVMe/RDMA connect request");
+            throw new IllegalArgumentException(
+                    what + " " + v + " does not fit the 16-bit field of the NVMe/RDMA connect request");
         }
     }
 

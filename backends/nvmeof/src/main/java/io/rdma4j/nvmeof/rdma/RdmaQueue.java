@@ -69,11 +69,19 @@ import java.util.concurrent.TimeUnit;
 public final class RdmaQueue implements FabricQueue {
     /**
      * How a queue is set up.
+     *
      * @param cntlid the controller ID for an I/O queue's connect request (0 for the admin queue)
      * @param maxData largest data one command moves
      * @param inCapsuleLimit writes up to this many bytes travel inside the command capsule (0: never)
      */
-    public record Config(int qid, int depth, int cntlid, Duration connectTimeout, Duration ioTimeout, int maxData, int inCapsuleLimit) {
+    public record Config(
+            int qid,
+            int depth,
+            int cntlid,
+            Duration connectTimeout,
+            Duration ioTimeout,
+            int maxData,
+            int inCapsuleLimit) {
         public Config {
             if (depth < 2 || depth > 1024) {
                 throw new IllegalArgumentException("NVMe/RDMA queue depth " + depth + " is outside 2..1024");
@@ -95,7 +103,9 @@ public final class RdmaQueue implements FabricQueue {
     private static final int CQE_SIZE = 16;
     /** Receive work request ids carry this bit; send ids are the command identifier alone. */
     private static final long RECV_TAG = 1L << 32;
-    /** How long the poller keeps polling an empty CQ before it arms it and sleeps: a reply this soon skips the wake-up. */
+    /**
+     * How long the poller keeps polling an empty CQ before it arms it and sleeps: a reply this soon skips the wake-up.
+     */
     private static final long SPIN_NANOS = 20_000;
     /** Longest sleep on the channels, so a closing queue's poller notices within this. */
     private static final int WAIT_MS = 50;
@@ -154,8 +164,19 @@ public final class RdmaQueue implements FabricQueue {
         }
     }
 
-    private RdmaQueue(String name, Config config, RdmaResources resources, EventChannel channel, CmId id, CompletionChannel events,
-                      CompletionQueue cq, QueuePair qp, Arena arena, MemoryRegion capsules, MemoryRegion responses, int capsuleSize) {
+    private RdmaQueue(
+            String name,
+            Config config,
+            RdmaResources resources,
+            EventChannel channel,
+            CmId id,
+            CompletionChannel events,
+            CompletionQueue cq,
+            QueuePair qp,
+            Arena arena,
+            MemoryRegion capsules,
+            MemoryRegion responses,
+            int capsuleSize) {
         this.name = name;
         this.config = config;
         this.resources = resources;
@@ -183,19 +204,24 @@ public final class RdmaQueue implements FabricQueue {
     public static void requireRdma(String target) {
         if (!Verbs.isAvailable() || !Verbs.isRdmaCmAvailable()) {
             Throwable cause = Verbs.unavailabilityCause();
-            throw new NvmeConnectionException("NVMe/RDMA to " + target + " needs libibverbs and librdmacm, which did not load"
-                    + (cause == null ? "" : " (" + cause.getMessage() + ")") + ": install rdma-core (apt-get install rdma-core ibverbs-providers"
-                    + " librdmacm1), or connect over NVMe/TCP (--tcp, Target.tcp)", cause);
+            throw new NvmeConnectionException(
+                    "NVMe/RDMA to " + target + " needs libibverbs and librdmacm, which did not load"
+                            + (cause == null ? "" : " (" + cause.getMessage() + ")")
+                            + ": install rdma-core (apt-get install rdma-core ibverbs-providers"
+                            + " librdmacm1), or connect over NVMe/TCP (--tcp, Target.tcp)",
+                    cause);
         }
         if (Verbs.deviceNames().isEmpty()) {
-            throw new NvmeConnectionException("NVMe/RDMA to " + target + ": this host has no RDMA device (ibv_get_device_list is empty):"
-                    + " add one (a NIC with RDMA, or Soft-RoCE: rdma link add rxe0 type rxe netdev eth0), or connect over NVMe/TCP"
-                    + " (--tcp, Target.tcp)");
+            throw new NvmeConnectionException(
+                    "NVMe/RDMA to " + target + ": this host has no RDMA device (ibv_get_device_list is empty):"
+                            + " add one (a NIC with RDMA, or Soft-RoCE: rdma link add rxe0 type rxe netdev eth0), or connect over NVMe/TCP"
+                            + " (--tcp, Target.tcp)");
         }
     }
 
     /**
      * Connects through RDMA-CM with the NVMe/RDMA private data. The Fabrics Connect command is the caller's.
+     *
      * @param name for thread names and messages, e.g. {@code rdma://10.0.0.2:4420 qid 1}
      */
     public static RdmaQueue open(String host, int port, String name, Config config, RdmaResources resources) {
@@ -206,7 +232,8 @@ public final class RdmaQueue implements FabricQueue {
      * As {@link #open(String, int, String, Config, RdmaResources)}, leaving from {@code source} (a local address of the
      * RDMA device to use, passed to {@code rdma_resolve_addr}); null lets RDMA-CM route.
      */
-    public static RdmaQueue open(String host, int port, InetAddress source, String name, Config config, RdmaResources resources) {
+    public static RdmaQueue open(
+            String host, int port, InetAddress source, String name, Config config, RdmaResources resources) {
         requireRdma(host + ":" + port);
         InetSocketAddress address = resolve(host, port);
         long step = Math.max(1000, config.connectTimeout().toMillis());
@@ -217,8 +244,13 @@ public final class RdmaQueue implements FabricQueue {
         try {
             CmId id = CmId.create(ch, RDMA_PS_TCP);
             id.resolveAddr(source == null ? null : new InetSocketAddress(source, 0), address, cmTimeout);
-            expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, step, name, "resolving " + address
-                    + " to a local RDMA device (is the target on a network an RDMA interface here reaches?)");
+            expect(
+                    ch,
+                    RDMA_CM_EVENT_ADDR_RESOLVED,
+                    step,
+                    name,
+                    "resolving " + address
+                            + " to a local RDMA device (is the target on a network an RDMA interface here reaches?)");
             id.resolveRoute(cmTimeout);
             expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, step, name, "resolving the route to " + address);
             Context ctx = id.context();
@@ -228,15 +260,23 @@ public final class RdmaQueue implements FabricQueue {
             undo.add(0, events);
             CompletionQueue cq = ctx.createCq(2 * depth + 2, events, 0);
             undo.add(0, cq);
-            QueuePair qp = id.createQp(pd, QpInitAttr.rc(cq).maxSendWr(depth + 1).maxRecvWr(depth + 1).maxSendSge(1).maxRecvSge(1));
+            QueuePair qp = id.createQp(
+                    pd,
+                    QpInitAttr.rc(cq)
+                            .maxSendWr(depth + 1)
+                            .maxRecvWr(depth + 1)
+                            .maxSendSge(1)
+                            .maxRecvSge(1));
             Arena arena = Arena.ofShared();
             undo.add(arena);
             int capsuleSize = (Sqe.SIZE + config.inCapsuleLimit() + 63) / 64 * 64;
-            MemoryRegion capsules = pd.register(arena.allocate((long) capsuleSize * depth, 4096), IBV_ACCESS_LOCAL_WRITE);
+            MemoryRegion capsules =
+                    pd.register(arena.allocate((long) capsuleSize * depth, 4096), IBV_ACCESS_LOCAL_WRITE);
             undo.add(0, capsules);
             MemoryRegion responses = pd.register(arena.allocate((long) CQE_SIZE * depth, 4096), IBV_ACCESS_LOCAL_WRITE);
             undo.add(0, responses);
-            RdmaQueue q = new RdmaQueue(name, config, resources, ch, id, events, cq, qp, arena, capsules, responses, capsuleSize);
+            RdmaQueue q = new RdmaQueue(
+                    name, config, resources, ch, id, events, cq, qp, arena, capsules, responses, capsuleSize);
             undo.add(0, q.wcs);
             undo.add(0, q.swr);
             undo.add(0, q.rwr);
@@ -244,26 +284,30 @@ public final class RdmaQueue implements FabricQueue {
                 q.postRecv(i);
             }
             int rd = Math.clamp(ctx.deviceAttr().maxQpRdAtom(), 1, 255);
-            // the host keeps at most depth commands in flight (HSQSIZE, 0's based) and takes depth completions (HRQSIZE)
-            id.connect(new ConnParam(RdmaCm.connectRequest(config.qid(), depth, depth - 1, config.cntlid()), rd, 1, 7, 7));
+            // the host keeps at most depth commands in flight (HSQSIZE, 0's based) and takes depth completions
+            // (HRQSIZE)
+            id.connect(
+                    new ConnParam(RdmaCm.connectRequest(config.qid(), depth, depth - 1, config.cntlid()), rd, 1, 7, 7));
             CmEvent e = ch.poll(step);
             if (e == null) {
-                throw new NvmeConnectionException(name + ": no answer to the RDMA-CM connect within " + step + " ms (is nvmet-rdma listening at "
-                        + address + "?)");
+                throw new NvmeConnectionException(name + ": no answer to the RDMA-CM connect within " + step
+                        + " ms (is nvmet-rdma listening at " + address + "?)");
             }
             if (e.type() == RDMA_CM_EVENT_REJECTED) {
                 int sts = RdmaCm.rejectStatus(e.privateData());
-                throw new NvmeConnectionException(name + ": the target rejected the RDMA-CM connect" + (sts >= 0
-                        ? " with " + RdmaCm.rejectStatusName(sts) : " (status " + e.status() + "; is an NVMe/RDMA port listening at " + address + "?)"));
+                throw new NvmeConnectionException(name + ": the target rejected the RDMA-CM connect"
+                        + (sts >= 0
+                                ? " with " + RdmaCm.rejectStatusName(sts)
+                                : " (status " + e.status() + "; is an NVMe/RDMA port listening at " + address + "?)"));
             }
             if (e.type() != RDMA_CM_EVENT_ESTABLISHED) {
-                throw new NvmeConnectionException(name + ": RDMA-CM connect to " + address + " ended in " + e.name() + " (status " + e.status()
-                        + ") instead of ESTABLISHED: is an NVMe/RDMA port listening there?");
+                throw new NvmeConnectionException(name + ": RDMA-CM connect to " + address + " ended in " + e.name()
+                        + " (status " + e.status() + ") instead of ESTABLISHED: is an NVMe/RDMA port listening there?");
             }
             int crqsize = RdmaCm.acceptedQueueSize(e.privateData());
             if (crqsize >= 0 && crqsize < depth) {
-                throw new NvmeProtocolException(name + ": the target accepted with a receive queue of " + crqsize + " capsules, fewer than the "
-                        + depth + " this host asked to keep in flight");
+                throw new NvmeProtocolException(name + ": the target accepted with a receive queue of " + crqsize
+                        + " capsules, fewer than the " + depth + " this host asked to keep in flight");
             }
             q.poller.start();
             if (q.ioTimeoutNanos > 0) {
@@ -276,7 +320,8 @@ public final class RdmaQueue implements FabricQueue {
             if (e instanceof NvmeException n) {
                 throw n;
             }
-            throw new NvmeConnectionException(name + ": cannot connect over NVMe/RDMA to " + address + ": " + e.getMessage(), e);
+            throw new NvmeConnectionException(
+                    name + ": cannot connect over NVMe/RDMA to " + address + ": " + e.getMessage(), e);
         } catch (RuntimeException | Error e) {
             Closeables.closeAllInto(e, undo);
             throw e;
@@ -298,7 +343,8 @@ public final class RdmaQueue implements FabricQueue {
         try {
             a = InetAddress.getByName(host);
         } catch (UnknownHostException e) {
-            throw new NvmeConnectionException("NVMe/RDMA target host '" + host + "' does not resolve: " + e.getMessage(), e);
+            throw new NvmeConnectionException(
+                    "NVMe/RDMA target host '" + host + "' does not resolve: " + e.getMessage(), e);
         }
         if (!(a instanceof Inet4Address)) {
             throw new NvmeConnectionException("NVMe/RDMA target " + host + " resolves to " + a.getHostAddress()
@@ -350,8 +396,11 @@ public final class RdmaQueue implements FabricQueue {
             prepare(r);
         } catch (RuntimeException e) {
             release(r);
-            r.future.completeExceptionally(e instanceof NvmeException ? e
-                    : new NvmeConnectionException(name + ": cannot register the buffer of " + r.what() + ": " + e.getMessage(), e));
+            r.future.completeExceptionally(
+                    e instanceof NvmeException
+                            ? e
+                            : new NvmeConnectionException(
+                                    name + ": cannot register the buffer of " + r.what() + ": " + e.getMessage(), e));
             return r.future;
         }
         synchronized (this) {
@@ -387,7 +436,8 @@ public final class RdmaQueue implements FabricQueue {
             MemoryRegion mr = resources.region(seg);
             Sqe.keyed(r.sqe, seg.address() + d.offset(), d.length(), mr.rkey());
         } else {
-            r.bounce = Arena.ofAuto().allocate(d.length(), 4096); // freed by the GC once the request and its registration are gone
+            r.bounce = Arena.ofAuto()
+                    .allocate(d.length(), 4096); // freed by the GC once the request and its registration are gone
             if (d.toController()) {
                 MemorySegment.copy(seg, d.offset(), r.bounce, 0, d.length());
             }
@@ -426,11 +476,13 @@ public final class RdmaQueue implements FabricQueue {
         try {
             rc = qp.postSend(swr.send(cid, capsules, off, Sqe.SIZE + r.inCapsule, IBV_SEND_SIGNALED));
         } catch (RuntimeException e) {
-            TIMERS.execute(() -> fail(new NvmeConnectionException(name + ": cannot send " + r.what() + ": " + e.getMessage(), e)));
+            TIMERS.execute(() ->
+                    fail(new NvmeConnectionException(name + ": cannot send " + r.what() + ": " + e.getMessage(), e)));
             return;
         }
         if (rc != 0) {
-            TIMERS.execute(() -> fail(new NvmeConnectionException(name + ": ibv_post_send of " + r.what() + " failed with errno " + rc)));
+            TIMERS.execute(() -> fail(
+                    new NvmeConnectionException(name + ": ibv_post_send of " + r.what() + " failed with errno " + rc)));
         }
     }
 
@@ -450,7 +502,8 @@ public final class RdmaQueue implements FabricQueue {
             }
         }
         if (late != null) {
-            fail(new NvmeConnectionException(name + ": " + late.what() + " got no completion within " + config.ioTimeout().toMillis()
+            fail(new NvmeConnectionException(name + ": " + late.what() + " got no completion within "
+                    + config.ioTimeout().toMillis()
                     + " ms (the I/O timeout); the connection was reset: call Controller.reconnect()"));
         }
     }
@@ -509,7 +562,10 @@ public final class RdmaQueue implements FabricQueue {
             fail(new NvmeProtocolException(name + ": " + e.getMessage() + "; the connection was closed", e));
         } catch (RuntimeException e) {
             if (!stopping) {
-                fail(e instanceof NvmeConnectionException c ? c : new NvmeConnectionException(name + ": the completion poller failed: " + e, e));
+                fail(
+                        e instanceof NvmeConnectionException c
+                                ? c
+                                : new NvmeConnectionException(name + ": the completion poller failed: " + e, e));
             }
         }
     }
@@ -524,7 +580,8 @@ public final class RdmaQueue implements FabricQueue {
                 int st = wcs.status(i);
                 boolean recv = (wcs.wrId(i) & RECV_TAG) != 0;
                 fail(new NvmeConnectionException(name + ": a " + (recv ? "receive" : "send") + " completed with "
-                        + VerbsException.wcStatusName(st) + " (" + VerbsException.wcStatusText(st) + "): the connection is lost;"
+                        + VerbsException.wcStatusName(st) + " (" + VerbsException.wcStatusText(st)
+                        + "): the connection is lost;"
                         + " call Controller.reconnect()"));
                 return false;
             }
@@ -535,7 +592,8 @@ public final class RdmaQueue implements FabricQueue {
             } else if (opcode == IBV_WC_SEND && (wcs.wrId(i) & RECV_TAG) == 0) {
                 sent(wrId);
             } else {
-                throw new NvmeProtocolException("unexpected work completion (opcode " + opcode + ", id 0x" + Long.toHexString(wcs.wrId(i)) + ")");
+                throw new NvmeProtocolException("unexpected work completion (opcode " + opcode + ", id 0x"
+                        + Long.toHexString(wcs.wrId(i)) + ")");
             }
         }
         return true;
@@ -548,7 +606,8 @@ public final class RdmaQueue implements FabricQueue {
             return false;
         }
         if (e.type() == RDMA_CM_EVENT_DISCONNECTED || e.type() == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-            fail(new NvmeConnectionException(name + ": the target disconnected (" + e.name() + "); call Controller.reconnect()"));
+            fail(new NvmeConnectionException(
+                    name + ": the target disconnected (" + e.name() + "); call Controller.reconnect()"));
             return true;
         }
         return false;
@@ -559,7 +618,8 @@ public final class RdmaQueue implements FabricQueue {
             throw new NvmeProtocolException("a receive completed with unknown work request id " + index);
         }
         if (length != CQE_SIZE) {
-            throw new NvmeProtocolException("the target sent a " + length + "-byte message; NVMe/RDMA responses are 16-byte completion entries");
+            throw new NvmeProtocolException("the target sent a " + length
+                    + "-byte message; NVMe/RDMA responses are 16-byte completion entries");
         }
         Cqe cqe = Cqe.parse(responses.segment(), (long) index * CQE_SIZE);
         postRecv(index);
@@ -567,7 +627,8 @@ public final class RdmaQueue implements FabricQueue {
         synchronized (this) {
             r = cqe.cid() < slots.length ? slots[cqe.cid()] : null;
             if (r == null || r.cqe != null) {
-                throw new NvmeProtocolException("a completion names command identifier " + cqe.cid() + ", which has no command in flight");
+                throw new NvmeProtocolException(
+                        "a completion names command identifier " + cqe.cid() + ", which has no command in flight");
             }
             r.cqe = cqe;
             if (!r.sent) {

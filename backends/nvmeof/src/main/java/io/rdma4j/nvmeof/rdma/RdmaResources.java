@@ -20,17 +20,22 @@ import java.util.TreeMap;
  * data. A registration whose memory was freed (its arena closed) is dropped and made again for the new memory.
  */
 public final class RdmaResources implements AutoCloseable {
-    /** What the target may do with registered buffers: RDMA WRITE into reads' buffers, RDMA READ from writes' buffers. */
+    /**
+     * What the target may do with registered buffers: RDMA WRITE into reads' buffers, RDMA READ from writes' buffers.
+     */
     static final int ACCESS = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
     private Context context;
     private ProtectionDomain pd;
     /** Registrations by start address; the caller's buffers. */
     private final TreeMap<Long, MemoryRegion> regions = new TreeMap<>();
+
     private final List<MemoryRegion> retired = new ArrayList<>();
     private boolean closed;
 
-    /** The protection domain on {@code ctx}, allocated by the first queue; every queue of a controller uses one device. */
+    /**
+     * The protection domain on {@code ctx}, allocated by the first queue; every queue of a controller uses one device.
+     */
     synchronized ProtectionDomain pd(Context ctx) {
         if (closed) {
             throw new NvmeConnectionException("the controller's RDMA resources were released: reconnect");
@@ -39,15 +44,16 @@ public final class RdmaResources implements AutoCloseable {
             context = ctx;
             pd = ctx.allocPd();
         } else if (ctx != context) {
-            throw new NvmeConnectionException("RDMA-CM bound this queue to device " + ctx.deviceName() + " but the controller's other queues use "
-                    + context.deviceName() + ": one controller's queues must share a device");
+            throw new NvmeConnectionException(
+                    "RDMA-CM bound this queue to device " + ctx.deviceName() + " but the controller's other queues use "
+                            + context.deviceName() + ": one controller's queues must share a device");
         }
         return pd;
     }
 
     /**
-     * A registration covering all of {@code segment} (native), made now or reused. The memory must stay alive until
-     * the commands using it complete.
+     * A registration covering all of {@code segment} (native), made now or reused. The memory must stay alive until the
+     * commands using it complete.
      */
     synchronized MemoryRegion region(MemorySegment segment) {
         if (closed || pd == null) {

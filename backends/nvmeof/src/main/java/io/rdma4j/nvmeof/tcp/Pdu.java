@@ -11,8 +11,15 @@ import java.util.HexFormat;
  */
 public sealed interface Pdu {
     /** PDU types (common header byte 0). */
-    int IC_REQ = 0x00, IC_RESP = 0x01, H2C_TERM_REQ = 0x02, C2H_TERM_REQ = 0x03, CAPSULE_CMD = 0x04,
-            CAPSULE_RESP = 0x05, H2C_DATA = 0x06, C2H_DATA = 0x07, R2T = 0x09;
+    int IC_REQ = 0x00,
+            IC_RESP = 0x01,
+            H2C_TERM_REQ = 0x02,
+            C2H_TERM_REQ = 0x03,
+            CAPSULE_CMD = 0x04,
+            CAPSULE_RESP = 0x05,
+            H2C_DATA = 0x06,
+            C2H_DATA = 0x07,
+            R2T = 0x09;
 
     /** Common header flags. */
     int FLAG_HDGST = 0x01, FLAG_DDGST = 0x02, FLAG_LAST_PDU = 0x04, FLAG_SUCCESS = 0x08;
@@ -53,8 +60,10 @@ public sealed interface Pdu {
 
     /**
      * Initialize Connection Request.
+     *
      * @param pfv PDU format version (0)
-     * @param hpda host PDU data alignment, 0-based in dwords: data in controller-to-host PDUs starts at a multiple of (hpda+1)*4
+     * @param hpda host PDU data alignment, 0-based in dwords: data in controller-to-host PDUs starts at a multiple of
+     *     (hpda+1)*4
      * @param maxr2t maximum outstanding R2Ts per command, 0-based
      */
     record IcReq(int pfv, int hpda, boolean headerDigest, boolean dataDigest, long maxr2t) implements Pdu {
@@ -65,6 +74,7 @@ public sealed interface Pdu {
 
     /**
      * Initialize Connection Response.
+     *
      * @param cpda controller PDU data alignment, 0-based in dwords, for host-to-controller PDUs with data
      * @param maxH2CData largest H2CData payload the controller accepts, in bytes
      */
@@ -76,8 +86,9 @@ public sealed interface Pdu {
 
     /**
      * H2CTermReq or C2HTermReq: a fatal transport error; the sender closes the connection after it.
-     * @param fes fatal error status (1 invalid header field, 2 PDU sequence error, 3 header digest error,
-     *            4 data transfer out of range, 5 data transfer limit exceeded, 6 unsupported parameter)
+     *
+     * @param fes fatal error status (1 invalid header field, 2 PDU sequence error, 3 header digest error, 4 data
+     *     transfer out of range, 5 data transfer limit exceeded, 6 unsupported parameter)
      * @param fei fatal error information (offset of the bad field, for FES 1)
      * @param data the header of the PDU that caused it (at most 128 bytes)
      */
@@ -101,7 +112,10 @@ public sealed interface Pdu {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof TermReq t && t.fromController == fromController && t.fes == fes && t.fei == fei
+            return o instanceof TermReq t
+                    && t.fromController == fromController
+                    && t.fes == fes
+                    && t.fei == fei
                     && Arrays.equals(t.data, data);
         }
 
@@ -112,12 +126,14 @@ public sealed interface Pdu {
 
         @Override
         public String toString() {
-            return Pdu.typeName(type()) + "[fes=" + fes + " (" + fesName() + "), fei=" + fei + ", data=" + HexFormat.of().formatHex(data) + "]";
+            return Pdu.typeName(type()) + "[fes=" + fes + " (" + fesName() + "), fei=" + fei + ", data="
+                    + HexFormat.of().formatHex(data) + "]";
         }
     }
 
     /**
      * Command capsule: a 64-byte submission queue entry and optional in-capsule data.
+     *
      * @param sqe the submission queue entry, exactly 64 bytes
      * @param data in-capsule data, empty when none
      */
@@ -178,6 +194,7 @@ public sealed interface Pdu {
 
     /**
      * Host-to-controller data, answering an R2T.
+     *
      * @param cccid command capsule CID
      * @param ttag transfer tag from the R2T
      * @param datao offset of this data within the command's data
@@ -189,7 +206,11 @@ public sealed interface Pdu {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof H2CData h && h.cccid == cccid && h.ttag == ttag && h.datao == datao && h.last == last
+            return o instanceof H2CData h
+                    && h.cccid == cccid
+                    && h.ttag == ttag
+                    && h.datao == datao
+                    && h.last == last
                     && Arrays.equals(h.data, data);
         }
 
@@ -200,12 +221,14 @@ public sealed interface Pdu {
 
         @Override
         public String toString() {
-            return "H2CData[cccid=" + cccid + ", ttag=" + ttag + ", datao=" + datao + ", datal=" + data.length + ", last=" + last + "]";
+            return "H2CData[cccid=" + cccid + ", ttag=" + ttag + ", datao=" + datao + ", datal=" + data.length
+                    + ", last=" + last + "]";
         }
     }
 
     /**
      * Controller-to-host data for a read.
+     *
      * @param success the controller completed the command successfully and sends no CapsuleResp (only with last)
      */
     record C2HData(int cccid, long datao, boolean last, boolean success, byte[] data) implements Pdu {
@@ -215,7 +238,11 @@ public sealed interface Pdu {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof C2HData c && c.cccid == cccid && c.datao == datao && c.last == last && c.success == success
+            return o instanceof C2HData c
+                    && c.cccid == cccid
+                    && c.datao == datao
+                    && c.last == last
+                    && c.success == success
                     && Arrays.equals(c.data, data);
         }
 
@@ -226,13 +253,12 @@ public sealed interface Pdu {
 
         @Override
         public String toString() {
-            return "C2HData[cccid=" + cccid + ", datao=" + datao + ", datal=" + data.length + ", last=" + last + ", success=" + success + "]";
+            return "C2HData[cccid=" + cccid + ", datao=" + datao + ", datal=" + data.length + ", last=" + last
+                    + ", success=" + success + "]";
         }
     }
 
-    /**
-     * Ready to Transfer: the controller asks for {@code r2tl} bytes of a write's data from offset {@code r2to}.
-     */
+    /** Ready to Transfer: the controller asks for {@code r2tl} bytes of a write's data from offset {@code r2to}. */
     record R2T(int cccid, int ttag, long r2to, long r2tl) implements Pdu {
         public int type() {
             return R2T;

@@ -9,11 +9,12 @@ import java.util.zip.CRC32C;
 
 /**
  * Encodes and decodes NVMe/TCP PDUs: common header, PDU-specific header, header digest, padding to the data alignment,
- * data and data digest. The header primitives ({@link #finishHeader}, {@link #checkCommonHeader(ByteBuffer, Settings, int,
- * Header)}, {@link #checkHeaderDigest}) work on a caller's reused buffer and allocate nothing: {@link TcpQueue} builds and
- * parses every PDU with them while the data stays in the caller's memory; the record codec ({@link #encode},
- * {@link #decode}) is built on the same primitives, so the golden-byte tests check the data path's own header code. Decoding treats the bytes as untrusted: every length, offset, flag and digest is checked and a
- * violation is an {@link NvmeProtocolException} naming the field.
+ * data and data digest. The header primitives ({@link #finishHeader}, {@link #checkCommonHeader(ByteBuffer, Settings,
+ * int, Header)}, {@link #checkHeaderDigest}) work on a caller's reused buffer and allocate nothing: {@link TcpQueue}
+ * builds and parses every PDU with them while the data stays in the caller's memory; the record codec ({@link #encode},
+ * {@link #decode}) is built on the same primitives, so the golden-byte tests check the data path's own header code.
+ * Decoding treats the bytes as untrusted: every length, offset, flag and digest is checked and a violation is an
+ * {@link NvmeProtocolException} naming the field.
  */
 public final class PduCodec {
     /** Size of the common header (type, flags, hlen, pdo, plen). */
@@ -21,15 +22,15 @@ public final class PduCodec {
     /** Largest data a TermReq carries (the offending PDU's header). */
     public static final int MAX_TERM_DATA = 128;
 
-    private PduCodec() {
-    }
+    private PduCodec() {}
 
     /**
      * What the two sides agreed in the ICReq/ICResp exchange, seen from one direction.
+     *
      * @param headerDigest header digests are on
      * @param dataDigest data digests are on
      * @param pda data alignment of data-bearing PDUs in this direction, 0-based in dwords (CPDA host-to-controller,
-     *            HPDA controller-to-host)
+     *     HPDA controller-to-host)
      */
     public record Settings(boolean headerDigest, boolean dataDigest, int pda) {
         /** Before the connection is initialized: no digests, no alignment. */
@@ -68,9 +69,11 @@ public final class PduCodec {
 
     /**
      * Completes a PDU header whose PDU-specific fields (bytes 8 to HLEN) the caller has put into {@code b}: writes the
-     * common header, the header digest and the padding up to the data, and leaves {@code b} at position 0 with its limit
-     * where the data starts (or at PLEN when there is none). The data and its digest follow in the caller's own buffers,
-     * so data never passes through this buffer. Shared by the record encoder ({@link #encode}) and the queue's data path.
+     * common header, the header digest and the padding up to the data, and leaves {@code b} at position 0 with its
+     * limit where the data starts (or at PLEN when there is none). The data and its digest follow in the caller's own
+     * buffers, so data never passes through this buffer. Shared by the record encoder ({@link #encode}) and the queue's
+     * data path.
+     *
      * @param b little-endian, at least PDO bytes (HLEN + 4 + alignment padding, at most 256)
      * @param flags PDU-specific flags (LAST_PDU, SUCCESS); the digest flags are set here
      * @param dataLength bytes of data that follow (0: none)
@@ -113,7 +116,9 @@ public final class PduCodec {
         return (int) plenL;
     }
 
-    /** Encodes {@code pdu} into a new array of exactly PLEN bytes (the cold path: tests, the ICReq, the scripted peer). */
+    /**
+     * Encodes {@code pdu} into a new array of exactly PLEN bytes (the cold path: tests, the ICReq, the scripted peer).
+     */
     public static byte[] encode(Pdu pdu, Settings s) {
         int type = pdu.type();
         byte[] data = switch (pdu) {
@@ -124,7 +129,8 @@ public final class PduCodec {
             default -> new byte[0];
         };
         if (pdu instanceof Pdu.TermReq && data.length > MAX_TERM_DATA) {
-            throw new IllegalArgumentException("a TermReq carries at most " + MAX_TERM_DATA + " bytes of the offending header, not " + data.length);
+            throw new IllegalArgumentException("a TermReq carries at most " + MAX_TERM_DATA
+                    + " bytes of the offending header, not " + data.length);
         }
         ByteBuffer h = ByteBuffer.allocate(256).order(ByteOrder.LITTLE_ENDIAN);
         int flags = 0;
@@ -225,10 +231,13 @@ public final class PduCodec {
 
         /** @return the bytes of the PDU before its data: PDO for a data PDU, else PLEN (a TermReq's data included) */
         public int headerEnd() {
-            return (type == Pdu.C2H_DATA || type == Pdu.H2C_DATA || type == Pdu.CAPSULE_CMD) && dataLength > 0 ? dataOffset : plen;
+            return (type == Pdu.C2H_DATA || type == Pdu.H2C_DATA || type == Pdu.CAPSULE_CMD) && dataLength > 0
+                    ? dataOffset
+                    : plen;
         }
 
-        private Header set(int type, int flags, int hlen, int pdo, int plen, int dataOffset, int dataLength, boolean dataDigest) {
+        private Header set(
+                int type, int flags, int hlen, int pdo, int plen, int dataOffset, int dataLength, boolean dataDigest) {
             this.type = type;
             this.flags = flags;
             this.hlen = hlen;
@@ -243,6 +252,7 @@ public final class PduCodec {
 
     /**
      * Validates a common header before the rest of the PDU is read, so a hostile length never sizes an allocation.
+     *
      * @param ch at least the first 8 bytes of the PDU
      * @param s the settings of the direction the PDU travels in
      * @param maxData largest data a PDU of this connection may carry
@@ -252,8 +262,9 @@ public final class PduCodec {
     }
 
     /**
-     * Validates the common header in bytes 0-7 of {@code b} (little-endian) into {@code into}, allocating nothing unless
-     * it fails.
+     * Validates the common header in bytes 0-7 of {@code b} (little-endian) into {@code into}, allocating nothing
+     * unless it fails.
+     *
      * @return {@code into}
      */
     public static Header checkCommonHeader(ByteBuffer b, Settings s, int maxData, Header into) {
@@ -266,29 +277,34 @@ public final class PduCodec {
         if (expectedHlen < 0) {
             byte[] ch = new byte[COMMON_HEADER];
             b.get(0, ch);
-            throw new NvmeProtocolException(String.format("PDU type 0x%02x is not an NVMe/TCP PDU type (common header %s)", type,
-                    java.util.HexFormat.of().formatHex(ch)));
+            throw new NvmeProtocolException(String.format(
+                    "PDU type 0x%02x is not an NVMe/TCP PDU type (common header %s)",
+                    type, java.util.HexFormat.of().formatHex(ch)));
         }
         if (hlen != expectedHlen) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + " has HLEN " + hlen + "; the specification fixes it at " + expectedHlen);
+            throw new NvmeProtocolException(
+                    Pdu.typeName(type) + " has HLEN " + hlen + "; the specification fixes it at " + expectedHlen);
         }
         if (plen < hlen) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + " has PLEN " + plen + ", shorter than its header (" + hlen + " bytes)");
+            throw new NvmeProtocolException(
+                    Pdu.typeName(type) + " has PLEN " + plen + ", shorter than its header (" + hlen + " bytes)");
         }
         if (type == Pdu.IC_REQ || type == Pdu.IC_RESP) {
             if (flags != 0 || pdo != 0 || plen != 128) {
-                throw new NvmeProtocolException(Pdu.typeName(type) + " must have FLAGS 0, PDO 0 and PLEN 128; got flags 0x" + Integer.toHexString(flags)
-                        + ", PDO " + pdo + ", PLEN " + plen);
+                throw new NvmeProtocolException(
+                        Pdu.typeName(type) + " must have FLAGS 0, PDO 0 and PLEN 128; got flags 0x"
+                                + Integer.toHexString(flags) + ", PDO " + pdo + ", PLEN " + plen);
             }
             return into.set(type, flags, hlen, pdo, 128, hlen, 0, false);
         }
         if (type == Pdu.H2C_TERM_REQ || type == Pdu.C2H_TERM_REQ) {
             if (plen > hlen + MAX_TERM_DATA) {
-                throw new NvmeProtocolException(Pdu.typeName(type) + " has PLEN " + plen + "; at most " + (hlen + MAX_TERM_DATA) + " is allowed");
+                throw new NvmeProtocolException(Pdu.typeName(type) + " has PLEN " + plen + "; at most "
+                        + (hlen + MAX_TERM_DATA) + " is allowed");
             }
             if (flags != 0 || (pdo != 0 && pdo != hlen)) {
-                throw new NvmeProtocolException(Pdu.typeName(type) + " must have FLAGS 0 and PDO 0; got flags 0x" + Integer.toHexString(flags)
-                        + ", PDO " + pdo);
+                throw new NvmeProtocolException(Pdu.typeName(type) + " must have FLAGS 0 and PDO 0; got flags 0x"
+                        + Integer.toHexString(flags) + ", PDO " + pdo);
             }
             return into.set(type, flags, hlen, pdo, (int) plen, hlen, (int) plen - hlen, false);
         }
@@ -299,52 +315,61 @@ public final class PduCodec {
             allowedFlags |= Pdu.FLAG_LAST_PDU | Pdu.FLAG_SUCCESS;
         }
         if ((flags & ~allowedFlags) != 0) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + " has flags 0x" + Integer.toHexString(flags) + "; only 0x"
-                    + Integer.toHexString(allowedFlags) + " are defined for it");
+            throw new NvmeProtocolException(Pdu.typeName(type) + " has flags 0x" + Integer.toHexString(flags)
+                    + "; only 0x" + Integer.toHexString(allowedFlags) + " are defined for it");
         }
         if ((flags & Pdu.FLAG_SUCCESS) != 0 && (flags & Pdu.FLAG_LAST_PDU) == 0) {
             throw new NvmeProtocolException("C2HData has the SUCCESS flag without LAST_PDU");
         }
         boolean hdgst = (flags & Pdu.FLAG_HDGST) != 0;
         if (hdgst != s.headerDigest) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + (hdgst ? " carries a header digest, but header digests were not negotiated"
-                    : " lacks the header digest that was negotiated"));
+            throw new NvmeProtocolException(Pdu.typeName(type)
+                    + (hdgst
+                            ? " carries a header digest, but header digests were not negotiated"
+                            : " lacks the header digest that was negotiated"));
         }
         int base = hlen + s.headerDigestLength();
         boolean ddgst = (flags & Pdu.FLAG_DDGST) != 0;
         boolean mayCarryData = type == Pdu.CAPSULE_CMD || type == Pdu.H2C_DATA || type == Pdu.C2H_DATA;
         if (plen == base) {
             if (pdo != 0 || ddgst) {
-                throw new NvmeProtocolException(Pdu.typeName(type) + " carries no data but has PDO " + pdo + (ddgst ? " and the DDGSTF flag" : ""));
+                throw new NvmeProtocolException(Pdu.typeName(type) + " carries no data but has PDO " + pdo
+                        + (ddgst ? " and the DDGSTF flag" : ""));
             }
             if (type == Pdu.H2C_DATA || type == Pdu.C2H_DATA) {
-                throw new NvmeProtocolException(Pdu.typeName(type) + " carries no data (PLEN " + plen + "); DATAL must be at least 1");
+                throw new NvmeProtocolException(
+                        Pdu.typeName(type) + " carries no data (PLEN " + plen + "); DATAL must be at least 1");
             }
             return into.set(type, flags, hlen, pdo, (int) plen, base, 0, false);
         }
         if (plen < base) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + " has PLEN " + plen + ", shorter than its header and header digest (" + base
-                    + " bytes)");
+            throw new NvmeProtocolException(Pdu.typeName(type) + " has PLEN " + plen
+                    + ", shorter than its header and header digest (" + base + " bytes)");
         }
         if (!mayCarryData) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + " has PLEN " + plen + "; it carries no data, so PLEN must be " + base);
+            throw new NvmeProtocolException(
+                    Pdu.typeName(type) + " has PLEN " + plen + "; it carries no data, so PLEN must be " + base);
         }
         if (ddgst != s.dataDigest) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + (ddgst ? " carries a data digest, but data digests were not negotiated"
-                    : " lacks the data digest that was negotiated"));
+            throw new NvmeProtocolException(Pdu.typeName(type)
+                    + (ddgst
+                            ? " carries a data digest, but data digests were not negotiated"
+                            : " lacks the data digest that was negotiated"));
         }
         int align = (s.pda + 1) * 4;
         if (pdo < base || pdo % align != 0) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + " has PDO " + pdo + "; data must start at or after byte " + base
-                    + " on a multiple of " + align + " (the negotiated PDU data alignment)");
+            throw new NvmeProtocolException(
+                    Pdu.typeName(type) + " has PDO " + pdo + "; data must start at or after byte " + base
+                            + " on a multiple of " + align + " (the negotiated PDU data alignment)");
         }
         long dataLength = plen - pdo - (ddgst ? 4 : 0);
         if (dataLength <= 0) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + " has PDO " + pdo + " and PLEN " + plen + ", leaving no room for its data");
+            throw new NvmeProtocolException(
+                    Pdu.typeName(type) + " has PDO " + pdo + " and PLEN " + plen + ", leaving no room for its data");
         }
         if (dataLength > maxData) {
-            throw new NvmeProtocolException(Pdu.typeName(type) + " carries " + dataLength + " bytes of data; this connection allows at most "
-                    + maxData);
+            throw new NvmeProtocolException(Pdu.typeName(type) + " carries " + dataLength
+                    + " bytes of data; this connection allows at most " + maxData);
         }
         return into.set(type, flags, hlen, pdo, (int) plen, pdo, (int) dataLength, ddgst);
     }
@@ -366,32 +391,39 @@ public final class PduCodec {
         int expected = (int) crc.getValue();
         int got = b.getInt(h.hlen());
         if (expected != got) {
-            throw new NvmeProtocolException(String.format("%s header digest mismatch: received 0x%08x, computed 0x%08x", Pdu.typeName(h.type()),
-                    got, expected));
+            throw new NvmeProtocolException(String.format(
+                    "%s header digest mismatch: received 0x%08x, computed 0x%08x",
+                    Pdu.typeName(h.type()), got, expected));
         }
     }
 
     /** Fails unless {@code expected} (computed over the data as received) matches the data digest {@code got}. */
     public static void checkDataDigest(Header h, int got, int expected) {
         if (expected != got) {
-            throw new NvmeProtocolException(String.format("%s data digest mismatch: received 0x%08x, computed 0x%08x", Pdu.typeName(h.type()),
-                    got, expected));
+            throw new NvmeProtocolException(String.format(
+                    "%s data digest mismatch: received 0x%08x, computed 0x%08x",
+                    Pdu.typeName(h.type()), got, expected));
         }
     }
 
     /** Decodes one complete PDU of exactly PLEN bytes. */
     public static Pdu decode(byte[] b, Settings s, int maxData) {
         if (b.length < COMMON_HEADER) {
-            throw new NvmeProtocolException("truncated PDU: " + b.length + " bytes, shorter than the 8-byte common header");
+            throw new NvmeProtocolException(
+                    "truncated PDU: " + b.length + " bytes, shorter than the 8-byte common header");
         }
         Header h = checkCommonHeader(b, s, maxData);
         if (b.length != h.plen()) {
-            throw new NvmeProtocolException(Pdu.typeName(h.type()) + " has PLEN " + h.plen() + " but " + b.length + " bytes were given");
+            throw new NvmeProtocolException(
+                    Pdu.typeName(h.type()) + " has PLEN " + h.plen() + " but " + b.length + " bytes were given");
         }
         return decodeBody(h, b, s);
     }
 
-    /** Decodes the rest of a PDU whose common header {@link #checkCommonHeader} accepted; {@code b} holds all PLEN bytes. */
+    /**
+     * Decodes the rest of a PDU whose common header {@link #checkCommonHeader} accepted; {@code b} holds all PLEN
+     * bytes.
+     */
     public static Pdu decodeBody(Header h, byte[] b, Settings s) {
         int type = h.type();
         String name = Pdu.typeName(type);
@@ -412,7 +444,8 @@ public final class PduCodec {
                 checkDigestBits(name, dgst);
                 yield new Pdu.IcResp(Le.u16(b, 8), Le.u8(b, 10), (dgst & 1) != 0, (dgst & 2) != 0, Le.u32(b, 12));
             }
-            case Pdu.H2C_TERM_REQ, Pdu.C2H_TERM_REQ -> new Pdu.TermReq(type == Pdu.C2H_TERM_REQ, Le.u16(b, 8), Le.u32(b, 10), data);
+            case Pdu.H2C_TERM_REQ, Pdu.C2H_TERM_REQ ->
+                new Pdu.TermReq(type == Pdu.C2H_TERM_REQ, Le.u16(b, 8), Le.u32(b, 10), data);
             case Pdu.CAPSULE_CMD -> new Pdu.CapsuleCmd(Arrays.copyOfRange(b, 8, 72), data);
             case Pdu.CAPSULE_RESP -> new Pdu.CapsuleResp(Arrays.copyOfRange(b, 8, 24));
             case Pdu.H2C_DATA -> {
@@ -436,7 +469,8 @@ public final class PduCodec {
 
     private static void checkDigestBits(String name, int dgst) {
         if ((dgst & ~3) != 0) {
-            throw new NvmeProtocolException(name + " has DGST 0x" + Integer.toHexString(dgst) + "; only bits 0 (header) and 1 (data) are defined");
+            throw new NvmeProtocolException(name + " has DGST 0x" + Integer.toHexString(dgst)
+                    + "; only bits 0 (header) and 1 (data) are defined");
         }
     }
 

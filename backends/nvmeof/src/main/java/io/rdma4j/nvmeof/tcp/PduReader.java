@@ -7,8 +7,8 @@ import java.io.InputStream;
 
 /**
  * Reads PDUs one at a time from a byte stream. The common header is validated before the rest is read, so a hostile
- * PLEN never sizes an allocation beyond the connection's limit; a stream that ends inside a PDU is a truncated PDU.
- * It allocates each PDU: {@link TcpQueue} uses it for the ICResp only and parses every later PDU in place.
+ * PLEN never sizes an allocation beyond the connection's limit; a stream that ends inside a PDU is a truncated PDU. It
+ * allocates each PDU: {@link TcpQueue} uses it for the ICResp only and parses every later PDU in place.
  */
 public final class PduReader {
     private final InputStream in;
@@ -38,7 +38,8 @@ public final class PduReader {
             return null;
         }
         if (n < ch.length) {
-            throw new NvmeProtocolException("truncated PDU: the connection ended after " + n + " bytes of an 8-byte common header");
+            throw new NvmeProtocolException(
+                    "truncated PDU: the connection ended after " + n + " bytes of an 8-byte common header");
         }
         PduCodec.Settings s = settings;
         PduCodec.Header h = PduCodec.checkCommonHeader(ch, s, maxData);
@@ -46,8 +47,10 @@ public final class PduReader {
         System.arraycopy(ch, 0, b, 0, ch.length);
         int got = in.readNBytes(b, ch.length, b.length - ch.length);
         if (got < b.length - ch.length) {
-            throw new NvmeProtocolException("truncated " + Pdu.typeName(h.type()) + ": PLEN is " + h.plen() + " but the connection ended after "
-                    + (ch.length + got) + " bytes", new EOFException());
+            throw new NvmeProtocolException(
+                    "truncated " + Pdu.typeName(h.type()) + ": PLEN is " + h.plen() + " but the connection ended after "
+                            + (ch.length + got) + " bytes",
+                    new EOFException());
         }
         return PduCodec.decodeBody(h, b, s);
     }

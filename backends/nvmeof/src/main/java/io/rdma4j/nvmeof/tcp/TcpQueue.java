@@ -31,26 +31,28 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
 
 /**
- * One NVMe queue pair over one NVMe/TCP connection: the ICReq/ICResp exchange, then command capsules out and
- * responses, R2Ts and data in. Up to {@code depth} commands are in flight; more wait in a local queue, so
- * {@link #submit} never blocks. A reader thread parses PDUs and completes futures (callbacks run on it: do not block
- * in them); a writer thread sends PDUs, so answering an R2T never waits on the reader.
+ * One NVMe queue pair over one NVMe/TCP connection: the ICReq/ICResp exchange, then command capsules out and responses,
+ * R2Ts and data in. Up to {@code depth} commands are in flight; more wait in a local queue, so {@link #submit} never
+ * blocks. A reader thread parses PDUs and completes futures (callbacks run on it: do not block in them); a writer
+ * thread sends PDUs, so answering an R2T never waits on the reader.
  *
  * <p>The data path copies no data, and its own PDU code allocates nothing per PDU: what a thread allocates per command
  * is a completion entry on the reader, and the JDK's own 40 bytes for each scattering or gathering socket call on
- * memory from an {@code Arena} ({@code DataPathAllocationTest} measures both). Every command has a slot, indexed by
- * its command identifier and reused, with its capsule header in a direct buffer. PDU headers are read into one
- * reused direct buffer (never more than the header, so data is never read into it); C2HData payload goes from the
- * socket straight into the caller's memory ({@code segment.asSlice(...).asByteBuffer()}), with the data digest
- * computed over it there.
- * Capsules, in-capsule data and H2CData go out by gathering writes of the header buffer and a view of the caller's
- * memory. What remains per command is the future, the completion entry and the buffer view.
+ * memory from an {@code Arena} ({@code DataPathAllocationTest} measures both). Every command has a slot, indexed by its
+ * command identifier and reused, with its capsule header in a direct buffer. PDU headers are read into one reused
+ * direct buffer (never more than the header, so data is never read into it); C2HData payload goes from the socket
+ * straight into the caller's memory ({@code segment.asSlice(...).asByteBuffer()}), with the data digest computed over
+ * it there. Capsules, in-capsule data and H2CData go out by gathering writes of the header buffer and a view of the
+ * caller's memory. What remains per command is the future, the completion entry and the buffer view.
  *
  * <p>Anything the target sends that the protocol does not allow closes the connection: outstanding commands fail with
  * an {@link NvmeProtocolException}; a connection that drops fails them with an {@link NvmeConnectionException}.
  */
 public final class TcpQueue implements FabricQueue {
-    /** Sockets connect through this; the socket must be a {@link SocketChannel}'s ({@code SocketChannel.open().socket()}). */
+    /**
+     * Sockets connect through this; the socket must be a {@link SocketChannel}'s
+     * ({@code SocketChannel.open().socket()}).
+     */
     @FunctionalInterface
     public interface Connector {
         Socket connect(InetSocketAddress address, Duration timeout) throws IOException;
@@ -59,7 +61,7 @@ public final class TcpQueue implements FabricQueue {
 
         /**
          * @param source local address of the NIC to leave by (the socket is bound to it before connecting); null lets
-         *               the kernel's route choose
+         *     the kernel's route choose
          */
         static Connector leavingFrom(java.net.InetAddress source) {
             return (address, timeout) -> {
@@ -80,11 +82,19 @@ public final class TcpQueue implements FabricQueue {
 
     /**
      * How a queue is set up.
+     *
      * @param maxData largest data one command moves (bounds every PDU this queue accepts)
      * @param inCapsuleLimit writes up to this many bytes travel inside the command capsule
      */
-    public record Config(int qid, int depth, boolean headerDigest, boolean dataDigest, Duration connectTimeout, Duration ioTimeout,
-                         int maxData, int inCapsuleLimit) {
+    public record Config(
+            int qid,
+            int depth,
+            boolean headerDigest,
+            boolean dataDigest,
+            Duration connectTimeout,
+            Duration ioTimeout,
+            int maxData,
+            int inCapsuleLimit) {
         public Config {
             if (depth < 1 || depth > 65535) {
                 throw new IllegalArgumentException("queue depth " + depth + " is outside 1..65535");
@@ -103,6 +113,7 @@ public final class TcpQueue implements FabricQueue {
     private static final int RX_HLEN = 24;
     /** R2Ts one command may have waiting for the writer: MAXR2T is 1 (ICReq MAXR2T 0); more is a target's error. */
     private static final int R2T_QUEUE = 4;
+
     private static final int JOB_CAPSULE = 1, JOB_H2C = 2, JOB_TERM = 3, JOB_CLOSE = 4;
 
     private final String name;
@@ -119,10 +130,12 @@ public final class TcpQueue implements FabricQueue {
     private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
     /** Jobs for the writer thread: kind << 16 | cid, a ring guarded by this. */
     private final int[] jobs;
+
     private int jobHead, jobCount; // guarded by this
     private volatile boolean writerParked;
     /** Held while PDU bytes go out, so the writer thread and an inline sender never interleave. */
     private final ReentrantLock outLock = new ReentrantLock();
+
     private final ByteBuffer[] inlineGather = new ByteBuffer[3]; // guarded by outLock
     private final CRC32C capsuleCrc = new CRC32C(); // guarded by this
     private final Thread readerThread;
@@ -138,6 +151,7 @@ public final class TcpQueue implements FabricQueue {
         final ByteBuffer capsule;
         /** The data digest of in-capsule data. */
         final ByteBuffer capsuleDigest;
+
         boolean busy;
         byte[] sqe;
         String what;
@@ -153,8 +167,11 @@ public final class TcpQueue implements FabricQueue {
         ByteBuffer view; // the command's data in the caller's memory (or in bounce)
         byte[] bounce; // a heap segment that is no byte[] view goes through this copy
         long received;
-        /** Set when the caller freed the destination before its data arrived: the data was drained, the command fails. */
+        /**
+         * Set when the caller freed the destination before its data arrived: the data was drained, the command fails.
+         */
         NvmeException lost;
+
         long requested; // bytes the target asked for by R2T so far
         final int[] r2tTag = new int[R2T_QUEUE];
         final long[] r2tOffset = new long[R2T_QUEUE];
@@ -173,11 +190,16 @@ public final class TcpQueue implements FabricQueue {
     }
 
     /** A command beyond the queue depth, waiting for a free slot (the only per-command object beyond the future). */
-    private record Waiting(byte[] sqe, Data data, String what, boolean timed, CompletableFuture<Cqe> future) {
-    }
+    private record Waiting(byte[] sqe, Data data, String what, boolean timed, CompletableFuture<Cqe> future) {}
 
-    private TcpQueue(String name, Config config, Socket socket, SocketChannel channel, PduCodec.Settings rx, PduCodec.Settings tx,
-                     long maxH2CData) {
+    private TcpQueue(
+            String name,
+            Config config,
+            Socket socket,
+            SocketChannel channel,
+            PduCodec.Settings rx,
+            PduCodec.Settings tx,
+            long maxH2CData) {
         this.name = name;
         this.config = config;
         this.socket = socket;
@@ -192,7 +214,8 @@ public final class TcpQueue implements FabricQueue {
         ByteBuffer area = ByteBuffer.allocateDirect(depth * (HEADER_ROOM + 4));
         for (int i = 0; i < depth; i++) {
             ByteBuffer capsule = area.slice(i * (HEADER_ROOM + 4), HEADER_ROOM).order(ByteOrder.LITTLE_ENDIAN);
-            ByteBuffer digest = area.slice(i * (HEADER_ROOM + 4) + HEADER_ROOM, 4).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer digest =
+                    area.slice(i * (HEADER_ROOM + 4) + HEADER_ROOM, 4).order(ByteOrder.LITTLE_ENDIAN);
             slots[i] = new Slot(i, capsule, digest);
             freeCids[depth - 1 - i] = i;
         }
@@ -204,6 +227,7 @@ public final class TcpQueue implements FabricQueue {
 
     /**
      * Connects and initializes the NVMe/TCP connection (ICReq/ICResp). The Fabrics Connect command is the caller's.
+     *
      * @param name for thread names and messages, e.g. {@code 127.0.0.1:4420 qid 1}
      */
     public static TcpQueue open(InetSocketAddress address, String name, Config config, Connector connector) {
@@ -211,17 +235,21 @@ public final class TcpQueue implements FabricQueue {
         try {
             s = connector.connect(address, config.connectTimeout());
         } catch (IOException e) {
-            throw new NvmeConnectionException("cannot connect to NVMe/TCP target " + address + ": " + e.getMessage()
-                    + " (is the target listening there? the default port is 4420)", e);
+            throw new NvmeConnectionException(
+                    "cannot connect to NVMe/TCP target " + address + ": " + e.getMessage()
+                            + " (is the target listening there? the default port is 4420)",
+                    e);
         }
         SocketChannel ch = s.getChannel();
         if (ch == null) {
             closeQuietly(s);
-            throw new IllegalArgumentException("the connector returned a socket without a channel: create it with SocketChannel.open().socket()");
+            throw new IllegalArgumentException(
+                    "the connector returned a socket without a channel: create it with SocketChannel.open().socket()");
         }
         try {
             // The ICReq/ICResp exchange goes through the socket's own streams, unbuffered, which honour the timeout.
-            s.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis())));
+            s.setSoTimeout((int) Math.max(
+                    1, Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis())));
             InputStream in = s.getInputStream();
             OutputStream out = s.getOutputStream();
             Pdu.IcReq req = new Pdu.IcReq(0, 0, config.headerDigest(), config.dataDigest(), 0);
@@ -232,11 +260,14 @@ public final class TcpQueue implements FabricQueue {
             try {
                 p = r.read();
             } catch (SocketTimeoutException e) {
-                throw new NvmeConnectionException(name + ": no ICResp within " + config.connectTimeout().toMillis()
-                        + " ms of the ICReq: is this an NVMe/TCP target?", e);
+                throw new NvmeConnectionException(
+                        name + ": no ICResp within " + config.connectTimeout().toMillis()
+                                + " ms of the ICReq: is this an NVMe/TCP target?",
+                        e);
             }
             if (p == null) {
-                throw new NvmeConnectionException(name + ": the target closed the connection instead of answering the ICReq");
+                throw new NvmeConnectionException(
+                        name + ": the target closed the connection instead of answering the ICReq");
             }
             if (p instanceof Pdu.TermReq t) {
                 throw new NvmeProtocolException(name + ": the target refused the ICReq with " + t.fesName());
@@ -245,7 +276,8 @@ public final class TcpQueue implements FabricQueue {
                 throw new NvmeProtocolException(name + ": expected ICResp after ICReq, got " + Pdu.typeName(p.type()));
             }
             if (resp.pfv() != 0) {
-                throw new NvmeProtocolException(name + ": ICResp has PDU format version " + resp.pfv() + "; only 0 exists");
+                throw new NvmeProtocolException(
+                        name + ": ICResp has PDU format version " + resp.pfv() + "; only 0 exists");
             }
             if ((resp.headerDigest() && !config.headerDigest()) || (resp.dataDigest() && !config.dataDigest())) {
                 throw new NvmeProtocolException(name + ": ICResp enables a digest this host did not ask for");
@@ -254,7 +286,8 @@ public final class TcpQueue implements FabricQueue {
                 throw new NvmeProtocolException(name + ": ICResp CPDA " + resp.cpda() + " is outside 0..31");
             }
             if (resp.maxH2CData() < 4096 || resp.maxH2CData() % 4 != 0) {
-                throw new NvmeProtocolException(name + ": ICResp MAXH2CDATA " + resp.maxH2CData() + " is below 4096 or not a multiple of 4");
+                throw new NvmeProtocolException(
+                        name + ": ICResp MAXH2CDATA " + resp.maxH2CData() + " is below 4096 or not a multiple of 4");
             }
             s.setSoTimeout(0);
             PduCodec.Settings rx = new PduCodec.Settings(resp.headerDigest(), resp.dataDigest(), 0);
@@ -310,8 +343,9 @@ public final class TcpQueue implements FabricQueue {
 
     /**
      * Sends a command. The CID and (for data) SGL1 are filled in here.
+     *
      * @param what names the command in error messages, e.g. {@code Read(nsid=1, slba=0, blocks=8)}; null: named from
-     *             the command's bytes when needed ({@link Sqe#describe})
+     *     the command's bytes when needed ({@link Sqe#describe})
      * @return completes with the completion entry (whatever its status) or exceptionally if the connection fails
      */
     @Override
@@ -413,7 +447,7 @@ public final class TcpQueue implements FabricQueue {
     // Called with the lock held.
     /**
      * @return false when the ring is full, which only a target answering commands it was never sent can cause (each
-     *         slot has at most one capsule and {@value #R2T_QUEUE} R2T jobs otherwise)
+     *     slot has at most one capsule and {@value #R2T_QUEUE} R2T jobs otherwise)
      */
     private boolean enqueue(int kind, int cid) {
         if (jobCount == jobs.length) {
@@ -515,7 +549,8 @@ public final class TcpQueue implements FabricQueue {
             }
         }
         if (late != null) {
-            fail(new NvmeConnectionException(name + ": " + late + " got no completion within " + config.ioTimeout().toMillis()
+            fail(new NvmeConnectionException(name + ": " + late + " got no completion within "
+                    + config.ioTimeout().toMillis()
                     + " ms (the I/O timeout); the connection was reset: call Controller.reconnect()"));
         }
     }
@@ -591,6 +626,7 @@ public final class TcpQueue implements FabricQueue {
         private int have;
         /** The common header of the PDU being read has been checked (h describes it). */
         private boolean inPdu;
+
         private final ByteBuffer[] scatter = new ByteBuffer[2];
         /** Where the data of a read whose memory was freed goes (made on first use). */
         private ByteBuffer scratch;
@@ -627,6 +663,7 @@ public final class TcpQueue implements FabricQueue {
 
         /**
          * Reads until rx holds {@code need} bytes, never past {@code cap}.
+         *
          * @return false when the connection ended cleanly before a PDU began
          */
         private boolean fill(int need, int cap, boolean atBoundary) throws IOException {
@@ -652,10 +689,11 @@ public final class TcpQueue implements FabricQueue {
         /** @param got bytes of the current PDU that arrived before the connection ended */
         private NvmeProtocolException truncated(long got) {
             if (!inPdu) {
-                return new NvmeProtocolException("truncated PDU: the connection ended after " + have + " bytes of an 8-byte common header");
+                return new NvmeProtocolException(
+                        "truncated PDU: the connection ended after " + have + " bytes of an 8-byte common header");
             }
-            return new NvmeProtocolException("truncated " + Pdu.typeName(h.type()) + ": PLEN is " + h.plen() + " but the connection ended after "
-                    + got + " bytes");
+            return new NvmeProtocolException("truncated " + Pdu.typeName(h.type()) + ": PLEN is " + h.plen()
+                    + " but the connection ended after " + got + " bytes");
         }
 
         /** Drops the current PDU's {@code used} bytes from rx, keeping what was read of the next one. */
@@ -674,8 +712,8 @@ public final class TcpQueue implements FabricQueue {
                     consume(h.plen());
                     Slot s = inFlight(cqe.cid(), "CapsuleResp");
                     if (cqe.ok() && s.length > 0 && !s.toController && s.received != s.length) {
-                        throw new NvmeProtocolException("CapsuleResp reports success for " + s.what() + " after " + s.received + " of "
-                                + s.length + " bytes of data");
+                        throw new NvmeProtocolException("CapsuleResp reports success for " + s.what() + " after "
+                                + s.received + " of " + s.length + " bytes of data");
                     }
                     finish(s, cqe);
                 }
@@ -691,16 +729,19 @@ public final class TcpQueue implements FabricQueue {
                     }
                     Slot s = inFlight(cid, "R2T");
                     if (!s.toController || s.length == 0 || s.inCapsule) {
-                        throw new NvmeProtocolException("R2T for " + s.what() + ", which has no data waiting for an R2T");
+                        throw new NvmeProtocolException(
+                                "R2T for " + s.what() + ", which has no data waiting for an R2T");
                     }
                     synchronized (TcpQueue.this) {
                         if (r2to != s.requested || r2to + r2tl > s.length) {
-                            throw new NvmeProtocolException("R2T for " + s.what() + " asks for bytes [" + r2to + ", " + (r2to + r2tl)
-                                    + "); expected a range from offset " + s.requested + " within " + s.length + " bytes");
+                            throw new NvmeProtocolException("R2T for " + s.what() + " asks for bytes [" + r2to + ", "
+                                    + (r2to + r2tl) + "); expected a range from offset " + s.requested + " within "
+                                    + s.length + " bytes");
                         }
                         if (s.r2tCount == R2T_QUEUE) {
-                            throw new NvmeProtocolException("R2T for " + s.what() + " while " + R2T_QUEUE + " R2Ts are still being answered;"
-                                    + " this host allows one outstanding R2T per command (MAXR2T 0)");
+                            throw new NvmeProtocolException(
+                                    "R2T for " + s.what() + " while " + R2T_QUEUE + " R2Ts are still being answered;"
+                                            + " this host allows one outstanding R2T per command (MAXR2T 0)");
                         }
                         s.requested += r2tl;
                         int i = (s.r2tHead + s.r2tCount) % R2T_QUEUE;
@@ -717,12 +758,13 @@ public final class TcpQueue implements FabricQueue {
                     int fes = rx.getShort(8) & 0xffff;
                     long fei = rx.getInt(10) & 0xffffffffL;
                     Pdu.TermReq t = new Pdu.TermReq(true, fes, fei, new byte[0]);
-                    throw new TerminatedByTarget(name + ": the target terminated the connection: " + t.fesName() + " (FES " + fes + ", FEI "
-                            + fei + ")");
+                    throw new TerminatedByTarget(name + ": the target terminated the connection: " + t.fesName()
+                            + " (FES " + fes + ", FEI " + fei + ")");
                 }
                 default -> {
                     terminate(2);
-                    throw new TerminatedByTarget(name + ": unexpected " + Pdu.typeName(h.type()) + " from the target; the connection was closed");
+                    throw new TerminatedByTarget(name + ": unexpected " + Pdu.typeName(h.type())
+                            + " from the target; the connection was closed");
                 }
             }
         }
@@ -733,7 +775,8 @@ public final class TcpQueue implements FabricQueue {
             long datal = rx.getInt(16) & 0xffffffffL;
             int len = h.dataLength();
             if (datal != len) {
-                throw new NvmeProtocolException("C2HData has DATAL " + datal + " but carries " + len + " bytes of data");
+                throw new NvmeProtocolException(
+                        "C2HData has DATAL " + datal + " but carries " + len + " bytes of data");
             }
             boolean last = (h.flags() & Pdu.FLAG_LAST_PDU) != 0;
             boolean success = (h.flags() & Pdu.FLAG_SUCCESS) != 0;
@@ -745,8 +788,9 @@ public final class TcpQueue implements FabricQueue {
                 throw new NvmeProtocolException("C2HData for " + s.what() + ", which reads no data");
             }
             if (datao != s.received || datao + len > s.length) {
-                throw new NvmeProtocolException("C2HData for " + s.what() + " carries bytes [" + datao + ", " + (datao + len)
-                        + "); expected data from offset " + s.received + " within " + s.length + " bytes");
+                throw new NvmeProtocolException(
+                        "C2HData for " + s.what() + " carries bytes [" + datao + ", " + (datao + len)
+                                + "); expected data from offset " + s.received + " within " + s.length + " bytes");
             }
             if (s.lost != null || !s.segment.scope().isAlive()) {
                 drain(s, len, plen);
@@ -785,7 +829,8 @@ public final class TcpQueue implements FabricQueue {
             }
             s.received += len;
             if (last && s.received != s.length) {
-                throw new NvmeProtocolException("C2HData for " + s.what() + " is marked last after " + s.received + " of " + s.length + " bytes");
+                throw new NvmeProtocolException("C2HData for " + s.what() + " is marked last after " + s.received
+                        + " of " + s.length + " bytes");
             }
             if (success) {
                 finish(s, Cqe.success(s.cid));
@@ -794,13 +839,14 @@ public final class TcpQueue implements FabricQueue {
 
         /**
          * The caller freed the read's memory (closed its arena) while the read was in flight: the data has nowhere to
-         * go, but the stream must stay in step, so it is read into scratch (digest still checked), and the command fails
-         * when its completion arrives. The connection and every other command carry on.
+         * go, but the stream must stay in step, so it is read into scratch (digest still checked), and the command
+         * fails when its completion arrives. The connection and every other command carry on.
          */
         private void drain(Slot s, int len, int plen) throws IOException {
             if (s.lost == null) {
-                s.lost = new NvmeException(name + ": " + s.what() + " lost its data: the destination memory was freed (its arena"
-                        + " closed) while the read was in flight; keep the memory alive until the read's future completes");
+                s.lost = new NvmeException(
+                        name + ": " + s.what() + " lost its data: the destination memory was freed (its arena"
+                                + " closed) while the read was in flight; keep the memory alive until the read's future completes");
             }
             if (scratch == null) {
                 scratch = ByteBuffer.allocateDirect(64 << 10);

@@ -25,7 +25,8 @@ class RdmaEncodingTest {
     @Test
     void connectRequestPrivateDataMatchesTheSpecificationLayout() {
         // I/O queue 3 of controller 0x1234, 128 receive slots, 128 commands in flight (HSQSIZE 0's based: 127)
-        assertArrayEquals(hex("0000 0300 8000 7f00 3412" + "00".repeat(22)), RdmaCm.connectRequest(3, 128, 127, 0x1234));
+        assertArrayEquals(
+                hex("0000 0300 8000 7f00 3412" + "00".repeat(22)), RdmaCm.connectRequest(3, 128, 127, 0x1234));
         // the admin queue as Linux connects it: NVME_AQ_DEPTH 32, CNTLID 0
         assertArrayEquals(hex("0000 0000 2000 1f00 0000" + "00".repeat(22)), RdmaCm.connectRequest(0, 32, 31, 0));
         assertEquals(RdmaCm.REQUEST_SIZE, RdmaCm.connectRequest(1, 2, 1, 1).length);
@@ -41,7 +42,8 @@ class RdmaEncodingTest {
         assertEquals(-1, RdmaCm.acceptedQueueSize(hex("0100 8000")), "an unknown record format is not read");
         assertEquals(4, RdmaCm.rejectStatus(hex("0000 0400")));
         assertEquals("invalid host send queue size (NVME_RDMA_CM_INVALID_HSQSIZE)", RdmaCm.rejectStatusName(4));
-        assertEquals("no resources (NVME_RDMA_CM_NO_RSC)", RdmaCm.rejectStatusName(RdmaCm.rejectStatus(hex("0000 0600"))));
+        assertEquals(
+                "no resources (NVME_RDMA_CM_NO_RSC)", RdmaCm.rejectStatusName(RdmaCm.rejectStatus(hex("0000 0600"))));
         assertEquals("invalid controller ID (NVME_RDMA_CM_INVALID_CNTLID)", RdmaCm.rejectStatusName(9));
         assertEquals("unknown status 0x42", RdmaCm.rejectStatusName(0x42));
         assertEquals(-1, RdmaCm.rejectStatus(hex("0000")), "a truncated reject is not an NVMe/RDMA reject");
@@ -51,9 +53,13 @@ class RdmaEncodingTest {
     void keyedSglDescriptorCarriesAddressLengthAndKey() {
         byte[] sqe = Sqe.readWrite(false, 1, 0, 8);
         Sqe.keyed(sqe, 0x00007f0012345000L, 4096 * 16, 0xa1b2c3d4);
-        assertArrayEquals(hex("0050341200 7f0000" + "000001" + "d4c3b2a1" + "40"), java.util.Arrays.copyOfRange(sqe, 24, 40));
+        assertArrayEquals(
+                hex("0050341200 7f0000" + "000001" + "d4c3b2a1" + "40"), java.util.Arrays.copyOfRange(sqe, 24, 40));
         assertEquals(Sqe.SGL_KEYED_DATA_BLOCK, Sqe.sglIdentifier(sqe));
-        assertEquals(0x40, Sqe.SGL_KEYED_DATA_BLOCK, "type 4h (keyed data block), subtype 0h (address): no remote invalidate");
+        assertEquals(
+                0x40,
+                Sqe.SGL_KEYED_DATA_BLOCK,
+                "type 4h (keyed data block), subtype 0h (address): no remote invalidate");
         assertEquals(Sqe.FLAGS_SGL, sqe[1] & 0xc0, "PSDT selects SGLs for the data pointer");
         assertThrows(IllegalArgumentException.class, () -> Sqe.keyed(sqe, 0, 1 << 24, 1));
     }

@@ -39,8 +39,11 @@ class CapturedSessionsTest {
     private static List<Exchange> exchanges(Captures.Session s) {
         List<Pdu> out = Exchange.decodeAll(s.toTarget());
         List<Pdu> in = Exchange.decodeAll(s.fromTarget());
-        List<Pdu.CapsuleCmd> cmds = out.stream().filter(p -> p instanceof Pdu.CapsuleCmd).map(p -> (Pdu.CapsuleCmd) p)
-                .filter(c -> Sqe.opcode(c.sqe()) != Sqe.OPC_ASYNC_EVENT || Sqe.fctype(c.sqe()) != 0 && false).toList();
+        List<Pdu.CapsuleCmd> cmds = out.stream()
+                .filter(p -> p instanceof Pdu.CapsuleCmd)
+                .map(p -> (Pdu.CapsuleCmd) p)
+                .filter(c -> Sqe.opcode(c.sqe()) != Sqe.OPC_ASYNC_EVENT || Sqe.fctype(c.sqe()) != 0 && false)
+                .toList();
         List<Exchange> ex = new ArrayList<>();
         List<Pdu> pending = new ArrayList<>();
         int next = 0;
@@ -70,12 +73,20 @@ class CapturedSessionsTest {
             for (List<Captures.Frame> dir : List.of(s.toTarget(), s.fromTarget())) {
                 for (Captures.Frame f : dir) {
                     Pdu p = PduCodec.decode(f.bytes(), f.settings(), Exchange.MAX_DATA);
-                    assertTrue(f.fromTarget() == (p.type() % 2 == 1 || p.type() == Pdu.R2T || p.type() == Pdu.CAPSULE_RESP
-                            || p.type() == Pdu.C2H_DATA), "direction of " + p);
+                    assertTrue(
+                            f.fromTarget()
+                                    == (p.type() % 2 == 1
+                                            || p.type() == Pdu.R2T
+                                            || p.type() == Pdu.CAPSULE_RESP
+                                            || p.type() == Pdu.C2H_DATA),
+                            "direction of " + p);
                     byte[] again = PduCodec.encode(p, f.settings());
-                    assertArrayEquals(f.bytes(), again, () -> capture + ": " + p + " re-encodes differently\n"
-                            + HexFormat.of().formatHex(f.bytes(), 0, Math.min(96, f.bytes().length)) + "\n"
-                            + HexFormat.of().formatHex(again, 0, Math.min(96, again.length)));
+                    assertArrayEquals(
+                            f.bytes(),
+                            again,
+                            () -> capture + ": " + p + " re-encodes differently\n"
+                                    + HexFormat.of().formatHex(f.bytes(), 0, Math.min(96, f.bytes().length)) + "\n"
+                                    + HexFormat.of().formatHex(again, 0, Math.min(96, again.length)));
                     n++;
                 }
             }
@@ -92,7 +103,9 @@ class CapturedSessionsTest {
                 Exchange.decodeAll(s.fromTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
             }
         }
-        assertEquals(new TreeSet<>(List.of("ICReq", "ICResp", "CapsuleCmd", "CapsuleResp", "H2CData", "C2HData", "R2T")), seen);
+        assertEquals(
+                new TreeSet<>(List.of("ICReq", "ICResp", "CapsuleCmd", "CapsuleResp", "H2CData", "C2HData", "R2T")),
+                seen);
     }
 
     @Test
@@ -101,7 +114,8 @@ class CapturedSessionsTest {
             boolean digests = c.equals(Captures.DIGEST);
             for (Captures.Session s : Captures.sessions(c)) {
                 Pdu.IcReq req = (Pdu.IcReq) PduCodec.decode(s.toTarget().get(0).bytes(), PduCodec.Settings.INITIAL, 0);
-                Pdu.IcResp resp = (Pdu.IcResp) PduCodec.decode(s.fromTarget().get(0).bytes(), PduCodec.Settings.INITIAL, 0);
+                Pdu.IcResp resp =
+                        (Pdu.IcResp) PduCodec.decode(s.fromTarget().get(0).bytes(), PduCodec.Settings.INITIAL, 0);
                 assertEquals(new Pdu.IcReq(0, 0, digests, digests, 0), req);
                 assertEquals(new Pdu.IcResp(0, 0, digests, digests, 131072), resp);
                 // Every later PDU carries the header digest flag exactly when digests were negotiated.
@@ -135,7 +149,10 @@ class CapturedSessionsTest {
                 adminCntlid = connect.completion().dw0() & 0xffff;
             } else {
                 assertEquals(0x7f, sqsize, "I/O queue: 128 entries, 0-based");
-                assertEquals(adminCntlid, Le.u16(data, 16), "I/O queues connect to the controller the admin Connect created");
+                assertEquals(
+                        adminCntlid,
+                        Le.u16(data, 16),
+                        "I/O queues connect to the controller the admin Connect created");
                 assertEquals(adminCntlid, connect.completion().dw0() & 0xffff);
             }
             connects++;
@@ -155,8 +172,12 @@ class CapturedSessionsTest {
         Captures.Session admin = Captures.sessions(Captures.SESSION).get(0);
         List<Exchange> ex = exchanges(admin);
         // Property Get CAP: MQES 127 (0-based), CQR, TO 15 s, CSS NVM
-        Exchange capGet = ex.stream().filter(e -> e.opcode() == Sqe.OPC_FABRICS && Sqe.fctype(e.cmd().sqe()) == Sqe.FCTYPE_PROPERTY_GET
-                && Le.u32(e.cmd().sqe(), 44) == Sqe.PROP_CAP).findFirst().orElseThrow();
+        Exchange capGet = ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_FABRICS
+                        && Sqe.fctype(e.cmd().sqe()) == Sqe.FCTYPE_PROPERTY_GET
+                        && Le.u32(e.cmd().sqe(), 44) == Sqe.PROP_CAP)
+                .findFirst()
+                .orElseThrow();
         long cap = capGet.completion().value64();
         assertEquals(127, cap & 0xffff);
         assertEquals(0x1e, cap >>> 24 & 0xff);
@@ -165,26 +186,40 @@ class CapturedSessionsTest {
         Sqe.cid(capCmd, Sqe.cid(capGet.cmd().sqe()));
         assertArrayEquals(capGet.cmd().sqe(), capCmd);
         // Property Set CC.EN with IOSQES 6, IOCQES 4; later CC.SHN = 01b
-        List<Long> ccWrites = ex.stream().filter(e -> e.opcode() == Sqe.OPC_FABRICS && Sqe.fctype(e.cmd().sqe()) == Sqe.FCTYPE_PROPERTY_SET)
-                .map(e -> Le.i64(e.cmd().sqe(), 48)).toList();
+        List<Long> ccWrites = ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_FABRICS && Sqe.fctype(e.cmd().sqe()) == Sqe.FCTYPE_PROPERTY_SET)
+                .map(e -> Le.i64(e.cmd().sqe(), 48))
+                .toList();
         assertEquals(List.of(0x00460001L, 0x00464001L), ccWrites);
         byte[] setCc = Sqe.propertySet(Sqe.PROP_CC, false, 0x00460001L);
-        Exchange ccSet = ex.stream().filter(e -> e.opcode() == Sqe.OPC_FABRICS && Sqe.fctype(e.cmd().sqe()) == Sqe.FCTYPE_PROPERTY_SET).findFirst().orElseThrow();
+        Exchange ccSet = ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_FABRICS && Sqe.fctype(e.cmd().sqe()) == Sqe.FCTYPE_PROPERTY_SET)
+                .findFirst()
+                .orElseThrow();
         Sqe.cid(setCc, Sqe.cid(ccSet.cmd().sqe()));
         assertArrayEquals(ccSet.cmd().sqe(), setCc);
         // Identify Controller: MDTS 5 (128 KiB with 4 KiB pages), in-capsule data 4096 bytes
-        Exchange idc = ex.stream().filter(e -> e.opcode() == Sqe.OPC_IDENTIFY && Sqe.cdw(e.cmd().sqe(), 10) == Sqe.CNS_CONTROLLER).findFirst().orElseThrow();
+        Exchange idc = ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_IDENTIFY && Sqe.cdw(e.cmd().sqe(), 10) == Sqe.CNS_CONTROLLER)
+                .findFirst()
+                .orElseThrow();
         byte[] idCmd = Sqe.identify(Sqe.CNS_CONTROLLER, 0, 4096);
         Sqe.cid(idCmd, Sqe.cid(idc.cmd().sqe()));
         assertArrayEquals(idc.cmd().sqe(), idCmd);
-        assertTrue(idc.replies().get(0) instanceof Pdu.C2HData d && d.last() && d.success(), "one C2HData, completed by its SUCCESS flag");
+        assertTrue(
+                idc.replies().get(0) instanceof Pdu.C2HData d && d.last() && d.success(),
+                "one C2HData, completed by its SUCCESS flag");
         ControllerInfo info = ControllerInfo.parse(idc.c2hData());
         assertEquals(CNODE1, info.subsystemNqn());
         assertEquals(128 * 1024, info.maxTransferBytes(4096));
         assertEquals(4096, info.inCapsuleDataBytes());
         assertFalse(info.model().isEmpty());
         // Set Features Number of Queues: asks 1024/1024 (0-based 1023), gets 127/127
-        Exchange nq = ex.stream().filter(e -> e.opcode() == Sqe.OPC_SET_FEATURES && Sqe.cdw(e.cmd().sqe(), 10) == Sqe.FID_NUMBER_OF_QUEUES).findFirst().orElseThrow();
+        Exchange nq = ex.stream()
+                .filter(e ->
+                        e.opcode() == Sqe.OPC_SET_FEATURES && Sqe.cdw(e.cmd().sqe(), 10) == Sqe.FID_NUMBER_OF_QUEUES)
+                .findFirst()
+                .orElseThrow();
         assertEquals(0x03ff03ff, Sqe.cdw(nq.cmd().sqe(), 11));
         assertEquals(0x007e007e, nq.completion().dw0());
         byte[] nqCmd = Sqe.setFeatures(Sqe.FID_NUMBER_OF_QUEUES, 0x03ff03ff);
@@ -192,25 +227,40 @@ class CapturedSessionsTest {
         Sqe.inCapsule(nqCmd, 0); // the captured initiator describes "no data" with an empty in-capsule SGL
         assertArrayEquals(nq.cmd().sqe(), nqCmd);
         // Active namespace list, then Identify Namespace 1: 1 GiB of 512-byte blocks
-        Exchange list = ex.stream().filter(e -> e.opcode() == Sqe.OPC_IDENTIFY && Sqe.cdw(e.cmd().sqe(), 10) == Sqe.CNS_ACTIVE_NS_LIST).findFirst().orElseThrow();
+        Exchange list = ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_IDENTIFY && Sqe.cdw(e.cmd().sqe(), 10) == Sqe.CNS_ACTIVE_NS_LIST)
+                .findFirst()
+                .orElseThrow();
         assertEquals(1, Le.i32(list.c2hData(), 0));
         assertEquals(0, Le.i32(list.c2hData(), 4));
-        Exchange idns = ex.stream().filter(e -> e.opcode() == Sqe.OPC_IDENTIFY && Sqe.cdw(e.cmd().sqe(), 10) == Sqe.CNS_NAMESPACE).findFirst().orElseThrow();
+        Exchange idns = ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_IDENTIFY && Sqe.cdw(e.cmd().sqe(), 10) == Sqe.CNS_NAMESPACE)
+                .findFirst()
+                .orElseThrow();
         NamespaceInfo ns = NamespaceInfo.parse(1, idns.c2hData());
         assertEquals(512, ns.blockSize());
         assertEquals(1L << 30, ns.bytes());
         // Keep Alive and Get Features (keep alive timer 10 s)
-        Exchange ka = ex.stream().filter(e -> e.opcode() == Sqe.OPC_KEEP_ALIVE).findFirst().orElseThrow();
+        Exchange ka = ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_KEEP_ALIVE)
+                .findFirst()
+                .orElseThrow();
         byte[] kaCmd = Sqe.keepAlive();
         Sqe.cid(kaCmd, Sqe.cid(ka.cmd().sqe()));
         assertArrayEquals(ka.cmd().sqe(), kaCmd);
-        Exchange kato = ex.stream().filter(e -> e.opcode() == Sqe.OPC_GET_FEATURES).findFirst().orElseThrow();
+        Exchange kato = ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_GET_FEATURES)
+                .findFirst()
+                .orElseThrow();
         assertEquals(Sqe.FID_KEEP_ALIVE_TIMER, Sqe.cdw(kato.cmd().sqe(), 10));
         assertEquals(10000, kato.completion().dw0());
         // Async Event Requests are sent and stay outstanding
         List<Pdu> out = Exchange.decodeAll(admin.toTarget());
-        byte[] aer = out.stream().filter(p -> p instanceof Pdu.CapsuleCmd c && Sqe.opcode(c.sqe()) == Sqe.OPC_ASYNC_EVENT)
-                .map(p -> ((Pdu.CapsuleCmd) p).sqe()).findFirst().orElseThrow();
+        byte[] aer = out.stream()
+                .filter(p -> p instanceof Pdu.CapsuleCmd c && Sqe.opcode(c.sqe()) == Sqe.OPC_ASYNC_EVENT)
+                .map(p -> ((Pdu.CapsuleCmd) p).sqe())
+                .findFirst()
+                .orElseThrow();
         byte[] aerCmd = Sqe.asyncEventRequest();
         Sqe.cid(aerCmd, Sqe.cid(aer));
         assertArrayEquals(aer, aerCmd);
@@ -258,11 +308,18 @@ class CapturedSessionsTest {
                 assertArrayEquals(sqe, mine);
                 assertTrue(e.completion().ok());
             }
-            // The H2CData that answers each R2T carries exactly the requested range, in one LAST piece (below MAXH2CDATA).
+            // The H2CData that answers each R2T carries exactly the requested range, in one LAST piece (below
+            // MAXH2CDATA).
             List<Pdu> out = Exchange.decodeAll(s.toTarget());
             List<Pdu> in = Exchange.decodeAll(s.fromTarget());
-            List<Pdu.R2T> r2ts = in.stream().filter(p -> p instanceof Pdu.R2T).map(p -> (Pdu.R2T) p).toList();
-            List<Pdu.H2CData> h2c = out.stream().filter(p -> p instanceof Pdu.H2CData).map(p -> (Pdu.H2CData) p).toList();
+            List<Pdu.R2T> r2ts = in.stream()
+                    .filter(p -> p instanceof Pdu.R2T)
+                    .map(p -> (Pdu.R2T) p)
+                    .toList();
+            List<Pdu.H2CData> h2c = out.stream()
+                    .filter(p -> p instanceof Pdu.H2CData)
+                    .map(p -> (Pdu.H2CData) p)
+                    .toList();
             assertEquals(r2ts.size(), h2c.size());
             for (int i = 0; i < r2ts.size(); i++) {
                 assertEquals(r2ts.get(i).ttag(), h2c.get(i).ttag());
@@ -291,7 +348,9 @@ class CapturedSessionsTest {
             }
         }
         assertTrue(log != null, "no discovery Get Log Page in the capture");
-        assertEquals("nqn.2014-08.org.nvmexpress.discovery", Le.ascii(exchanges(discovery).get(0).cmd().data(), 256, 256));
+        assertEquals(
+                "nqn.2014-08.org.nvmexpress.discovery",
+                Le.ascii(exchanges(discovery).get(0).cmd().data(), 256, 256));
         byte[] mine = Sqe.getLogPage(Sqe.LID_DISCOVERY, 0, 0, 4096);
         Sqe.cid(mine, Sqe.cid(log.cmd().sqe()));
         assertArrayEquals(log.cmd().sqe(), mine);
@@ -303,7 +362,10 @@ class CapturedSessionsTest {
             assertEquals("127.0.0.1", e.address());
             assertEquals("4420", e.serviceId());
         }
-        assertTrue(d.entries().stream().anyMatch(e -> e.subsystemNqn().equals(CNODE1) && e.subsystemTypeName().equals("nvme")),
+        assertTrue(
+                d.entries().stream()
+                        .anyMatch(e -> e.subsystemNqn().equals(CNODE1)
+                                && e.subsystemTypeName().equals("nvme")),
                 d.entries().toString());
     }
 }

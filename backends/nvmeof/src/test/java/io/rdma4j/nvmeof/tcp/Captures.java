@@ -14,21 +14,19 @@ import java.util.List;
  * path) and SPDK's in ../shared/nvme-tcp-traces (read only by tests marked {@code @Extended}).
  */
 final class Captures {
-    static final String SESSION = "nvme-tcp-session.pcap", DIGEST = "nvme-tcp-session-digest.pcap",
+    static final String SESSION = "nvme-tcp-session.pcap",
+            DIGEST = "nvme-tcp-session-digest.pcap",
             DISCOVERY = "nvme-tcp-discovery.pcap";
     /** The port SPDK's target listened on in its captures. */
     static final int SPDK_PORT = 4420;
 
     /** One PDU's bytes, and the settings of its direction that decode it. */
-    record Frame(byte[] bytes, PduCodec.Settings settings, boolean fromTarget) {
-    }
+    record Frame(byte[] bytes, PduCodec.Settings settings, boolean fromTarget) {}
 
     /** A connection's PDUs, each direction in order. */
-    record Session(List<Frame> toTarget, List<Frame> fromTarget) {
-    }
+    record Session(List<Frame> toTarget, List<Frame> fromTarget) {}
 
-    private Captures() {
-    }
+    private Captures() {}
 
     static Path file(String name) {
         return TestPaths.shared().resolve("nvme-tcp-traces").resolve(name);
@@ -38,8 +36,8 @@ final class Captures {
     static List<Session> sessions(String name) {
         Path f = file(name);
         if (!Files.isReadable(f)) {
-            throw new IllegalStateException(f + " is missing: the SPDK captures live in ../shared/nvme-tcp-traces"
-                    + " beside the project");
+            throw new IllegalStateException(
+                    f + " is missing: the SPDK captures live in ../shared/nvme-tcp-traces" + " beside the project");
         }
         try {
             return sessions(Files.readAllBytes(f), f.toString(), SPDK_PORT);
@@ -58,13 +56,14 @@ final class Captures {
             List<Session> out = new ArrayList<>();
             for (Pcap.Connection c : Pcap.connections(capture, label, port)) {
                 // The ICReq/ICResp pair (first PDU each way, never digested) says how everything after it is framed.
-                Pdu.IcReq req = (Pdu.IcReq) PduCodec.decode(Arrays.copyOf(c.toTarget().bytes(), 128),
-                        PduCodec.Settings.INITIAL, 0);
-                Pdu.IcResp resp = (Pdu.IcResp) PduCodec.decode(Arrays.copyOf(c.fromTarget().bytes(), 128),
-                        PduCodec.Settings.INITIAL, 0);
+                Pdu.IcReq req = (Pdu.IcReq)
+                        PduCodec.decode(Arrays.copyOf(c.toTarget().bytes(), 128), PduCodec.Settings.INITIAL, 0);
+                Pdu.IcResp resp = (Pdu.IcResp)
+                        PduCodec.decode(Arrays.copyOf(c.fromTarget().bytes(), 128), PduCodec.Settings.INITIAL, 0);
                 boolean hd = req.headerDigest() && resp.headerDigest();
                 boolean dd = req.dataDigest() && resp.dataDigest();
-                out.add(new Session(split(c.toTarget().bytes(), new PduCodec.Settings(hd, dd, resp.cpda()), false),
+                out.add(new Session(
+                        split(c.toTarget().bytes(), new PduCodec.Settings(hd, dd, resp.cpda()), false),
                         split(c.fromTarget().bytes(), new PduCodec.Settings(hd, dd, req.hpda()), true)));
             }
             return out;
@@ -77,7 +76,9 @@ final class Captures {
         List<Frame> frames = new ArrayList<>();
         int off = 0;
         while (off < s.length) {
-            int plen = (s[off + 4] & 0xff) | (s[off + 5] & 0xff) << 8 | (s[off + 6] & 0xff) << 16
+            int plen = (s[off + 4] & 0xff)
+                    | (s[off + 5] & 0xff) << 8
+                    | (s[off + 6] & 0xff) << 16
                     | (s[off + 7] & 0xff) << 24;
             PduCodec.Settings settings = off == 0 ? PduCodec.Settings.INITIAL : after;
             frames.add(new Frame(Arrays.copyOfRange(s, off, off + plen), settings, fromTarget));

@@ -19,8 +19,10 @@ record Exchange(Pdu.CapsuleCmd cmd, List<Pdu> replies, Cqe completion) {
 
     /** The data of every C2HData reply, in order. */
     byte[] c2hData() {
-        List<byte[]> parts = replies.stream().filter(p -> p instanceof Pdu.C2HData)
-                .map(p -> ((Pdu.C2HData) p).data()).toList();
+        List<byte[]> parts = replies.stream()
+                .filter(p -> p instanceof Pdu.C2HData)
+                .map(p -> ((Pdu.C2HData) p).data())
+                .toList();
         byte[] out = new byte[parts.stream().mapToInt(a -> a.length).sum()];
         int o = 0;
         for (byte[] p : parts) {

@@ -80,13 +80,18 @@ class NvmetCapturedSessionsTest {
     }
 
     private static Exchange find(List<Exchange> ex, int opcode, int cdw10) {
-        return ex.stream().filter(e -> e.opcode() == opcode && Sqe.cdw(e.cmd().sqe(), 10) == cdw10).findFirst()
+        return ex.stream()
+                .filter(e -> e.opcode() == opcode && Sqe.cdw(e.cmd().sqe(), 10) == cdw10)
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no command " + opcode + "/" + cdw10 + " in the capture"));
     }
 
     private static Exchange fabrics(List<Exchange> ex, int fctype, int property) {
-        return ex.stream().filter(e -> e.opcode() == Sqe.OPC_FABRICS && Sqe.fctype(e.cmd().sqe()) == fctype
-                && (property < 0 || Le.u32(e.cmd().sqe(), 44) == property)).findFirst()
+        return ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_FABRICS
+                        && Sqe.fctype(e.cmd().sqe()) == fctype
+                        && (property < 0 || Le.u32(e.cmd().sqe(), 44) == property))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no Fabrics command " + fctype + " in the capture"));
     }
 
@@ -105,19 +110,25 @@ class NvmetCapturedSessionsTest {
             for (List<Captures.Frame> dir : List.of(s.toTarget(), s.fromTarget())) {
                 for (Captures.Frame f : dir) {
                     Pdu p = PduCodec.decode(f.bytes(), f.settings(), Exchange.MAX_DATA);
-                    boolean c2h = p.type() % 2 == 1 || p.type() == Pdu.R2T || p.type() == Pdu.CAPSULE_RESP
+                    boolean c2h = p.type() % 2 == 1
+                            || p.type() == Pdu.R2T
+                            || p.type() == Pdu.CAPSULE_RESP
                             || p.type() == Pdu.C2H_DATA;
                     assertEquals(f.fromTarget(), c2h, () -> "direction of " + p);
                     byte[] again = PduCodec.encode(p, f.settings());
-                    assertArrayEquals(f.bytes(), again, () -> capture + ": " + p + " re-encodes differently\n"
-                            + HexFormat.of().formatHex(f.bytes(), 0, Math.min(96, f.bytes().length)) + "\n"
-                            + HexFormat.of().formatHex(again, 0, Math.min(96, again.length)));
+                    assertArrayEquals(
+                            f.bytes(),
+                            again,
+                            () -> capture + ": " + p + " re-encodes differently\n"
+                                    + HexFormat.of().formatHex(f.bytes(), 0, Math.min(96, f.bytes().length)) + "\n"
+                                    + HexFormat.of().formatHex(again, 0, Math.min(96, again.length)));
                     fromTarget += f.fromTarget() ? 1 : 0;
                 }
             }
         }
-        assertTrue(fromTarget >= (capture.equals(NvmetCapture.DISCOVERY) ? 8 : 20), capture + ": only " + fromTarget
-                + " PDUs from the target");
+        assertTrue(
+                fromTarget >= (capture.equals(NvmetCapture.DISCOVERY) ? 8 : 20),
+                capture + ": only " + fromTarget + " PDUs from the target");
     }
 
     @Test
@@ -129,8 +140,9 @@ class NvmetCapturedSessionsTest {
                 Exchange.decodeAll(s.fromTarget()).forEach(p -> seen.add(Pdu.typeName(p.type())));
             }
         }
-        assertEquals(new TreeSet<>(List.of("ICReq", "ICResp", "CapsuleCmd", "CapsuleResp", "H2CData", "C2HData",
-                "R2T")), seen);
+        assertEquals(
+                new TreeSet<>(List.of("ICReq", "ICResp", "CapsuleCmd", "CapsuleResp", "H2CData", "C2HData", "R2T")),
+                seen);
     }
 
     @ParameterizedTest
@@ -182,8 +194,10 @@ class NvmetCapturedSessionsTest {
             byte[] mine = Sqe.connect(qid, Le.u16(sqe, 44), Le.i32(sqe, 48), false);
             Sqe.cid(mine, Sqe.cid(sqe));
             assertArrayEquals(sqe, mine);
-            assertArrayEquals(data, Sqe.connectData(Arrays.copyOf(data, 16), Le.u16(data, 16), NvmetCapture.NQN,
-                    NvmetCapture.HOST_NQN));
+            assertArrayEquals(
+                    data,
+                    Sqe.connectData(
+                            Arrays.copyOf(data, 16), Le.u16(data, 16), NvmetCapture.NQN, NvmetCapture.HOST_NQN));
         }
         assertEquals(2, connects);
         assertTrue(adminCntlid > 0, "controller ID " + adminCntlid);
@@ -201,8 +215,10 @@ class NvmetCapturedSessionsTest {
         assertEquals(1, cap >>> 37 & 1, "CSS: NVM command set");
         assertTrue((cap & 0xffff) >= 31, "MQES " + (cap & 0xffff));
         // Property Set CC.EN (IOSQES 6, IOCQES 4, MPS 0), and CC.SHN at shutdown
-        List<Long> ccWrites = ex.stream().filter(e -> e.opcode() == Sqe.OPC_FABRICS
-                && Sqe.fctype(e.cmd().sqe()) == Sqe.FCTYPE_PROPERTY_SET).map(e -> Le.i64(e.cmd().sqe(), 48)).toList();
+        List<Long> ccWrites = ex.stream()
+                .filter(e -> e.opcode() == Sqe.OPC_FABRICS && Sqe.fctype(e.cmd().sqe()) == Sqe.FCTYPE_PROPERTY_SET)
+                .map(e -> Le.i64(e.cmd().sqe(), 48))
+                .toList();
         assertEquals(List.of(0x00460001L, 0x00464001L), ccWrites);
         // Identify Controller: one C2HData, then the CapsuleResp
         Exchange idc = find(ex, Sqe.OPC_IDENTIFY, Sqe.CNS_CONTROLLER);
@@ -210,7 +226,8 @@ class NvmetCapturedSessionsTest {
         Sqe.cid(idCmd, Sqe.cid(idc.cmd().sqe()));
         assertArrayEquals(idc.cmd().sqe(), idCmd);
         assertEquals(2, idc.replies().size());
-        assertTrue(idc.replies().get(0) instanceof Pdu.C2HData d && d.last() && !d.success(),
+        assertTrue(
+                idc.replies().get(0) instanceof Pdu.C2HData d && d.last() && !d.success(),
                 "C2HData marked last, without the SUCCESS flag");
         assertTrue(idc.replies().get(1) instanceof Pdu.CapsuleResp);
         ControllerInfo info = ControllerInfo.parse(idc.c2hData());
@@ -224,15 +241,17 @@ class NvmetCapturedSessionsTest {
         assertTrue(nq.completion().ok());
         // Active namespace list: namespaces 1 and 2; Identify Namespace 1: 1 GiB of 512-byte blocks
         Exchange list = find(ex, Sqe.OPC_IDENTIFY, Sqe.CNS_ACTIVE_NS_LIST);
-        assertEquals(List.of(1, 2, 0), List.of(Le.i32(list.c2hData(), 0), Le.i32(list.c2hData(), 4),
-                Le.i32(list.c2hData(), 8)));
+        assertEquals(
+                List.of(1, 2, 0),
+                List.of(Le.i32(list.c2hData(), 0), Le.i32(list.c2hData(), 4), Le.i32(list.c2hData(), 8)));
         Exchange idns = find(ex, Sqe.OPC_IDENTIFY, Sqe.CNS_NAMESPACE);
         assertEquals(1, Sqe.nsid(idns.cmd().sqe()));
         NamespaceInfo ns = NamespaceInfo.parse(1, idns.c2hData());
         assertEquals(512, ns.blockSize());
         assertEquals(1L << 30, ns.bytes());
         // Asynchronous Event Requests: sent after bring-up, outstanding until the shutdown aborts them
-        List<Exchange> aers = ex.stream().filter(e -> e.opcode() == Sqe.OPC_ASYNC_EVENT).toList();
+        List<Exchange> aers =
+                ex.stream().filter(e -> e.opcode() == Sqe.OPC_ASYNC_EVENT).toList();
         assertFalse(aers.isEmpty());
         for (Exchange a : aers) {
             byte[] aerCmd = Sqe.asyncEventRequest();
@@ -284,10 +303,14 @@ class NvmetCapturedSessionsTest {
             assertArrayEquals(sqe, mine);
         }
         // The H2CData that answers each R2T carries exactly the requested range, in one LAST piece.
-        List<Pdu.R2T> r2ts = Exchange.decodeAll(sessions(capture).get(1).fromTarget()).stream().filter(p -> p instanceof Pdu.R2T)
-                .map(p -> (Pdu.R2T) p).toList();
+        List<Pdu.R2T> r2ts = Exchange.decodeAll(sessions(capture).get(1).fromTarget()).stream()
+                .filter(p -> p instanceof Pdu.R2T)
+                .map(p -> (Pdu.R2T) p)
+                .toList();
         List<Pdu.H2CData> h2c = Exchange.decodeAll(sessions(capture).get(1).toTarget()).stream()
-                .filter(p -> p instanceof Pdu.H2CData).map(p -> (Pdu.H2CData) p).toList();
+                .filter(p -> p instanceof Pdu.H2CData)
+                .map(p -> (Pdu.H2CData) p)
+                .toList();
         assertEquals(r2ts.size(), h2c.size());
         for (int i = 0; i < r2ts.size(); i++) {
             assertEquals(r2ts.get(i).ttag(), h2c.get(i).ttag());
@@ -310,9 +333,11 @@ class NvmetCapturedSessionsTest {
     void discoveryReadsTheWholeLogWithTwoEntries() {
         List<Exchange> ex = exchanges(sessions(NvmetCapture.DISCOVERY).get(0));
         assertEquals(DISCOVERY_NQN, Le.ascii(ex.get(0).cmd().data(), 256, 256));
-        List<Exchange> logs = ex.stream().filter(e -> e.opcode() == Sqe.OPC_GET_LOG_PAGE).toList();
+        List<Exchange> logs =
+                ex.stream().filter(e -> e.opcode() == Sqe.OPC_GET_LOG_PAGE).toList();
         assertFalse(logs.isEmpty());
-        Exchange whole = logs.stream().max((a, b) -> Integer.compare(a.c2hData().length, b.c2hData().length))
+        Exchange whole = logs.stream()
+                .max((a, b) -> Integer.compare(a.c2hData().length, b.c2hData().length))
                 .orElseThrow();
         int len = whole.c2hData().length;
         byte[] mine = Sqe.getLogPage(Sqe.LID_DISCOVERY, 0, 0, len);
@@ -326,8 +351,13 @@ class NvmetCapturedSessionsTest {
             assertEquals("10.0.2.15", e.address(), "the guest's address: the target does not know it is forwarded");
             assertEquals("4420", e.serviceId());
         }
-        assertTrue(d.entries().stream().anyMatch(e -> e.subsystemNqn().equals(NvmetCapture.NQN)
-                && e.subsystemTypeName().equals("nvme")), d.entries().toString());
-        assertTrue(d.entries().stream().anyMatch(e -> e.subsystemNqn().equals(DISCOVERY_NQN)), d.entries().toString());
+        assertTrue(
+                d.entries().stream()
+                        .anyMatch(e -> e.subsystemNqn().equals(NvmetCapture.NQN)
+                                && e.subsystemTypeName().equals("nvme")),
+                d.entries().toString());
+        assertTrue(
+                d.entries().stream().anyMatch(e -> e.subsystemNqn().equals(DISCOVERY_NQN)),
+                d.entries().toString());
     }
 }

@@ -18,15 +18,12 @@ import java.util.TreeMap;
  */
 final class Pcap {
     /** One direction of one TCP connection, its payload in sequence order. */
-    record Stream(int srcPort, int dstPort, byte[] bytes) {
-    }
+    record Stream(int srcPort, int dstPort, byte[] bytes) {}
 
     /** Both directions of one connection, in the order the connections started. */
-    record Connection(Stream toTarget, Stream fromTarget) {
-    }
+    record Connection(Stream toTarget, Stream fromTarget) {}
 
-    private Pcap() {
-    }
+    private Pcap() {}
 
     static List<Connection> connections(Path file, int targetPort) throws IOException {
         return connections(Files.readAllBytes(file), file.toString(), targetPort);
@@ -55,11 +52,11 @@ final class Pcap {
                 throw new IOException(file + ": truncated packet record");
             }
             int ip = switch (linkType) {
-                case 1 -> start + 14;          // Ethernet (no VLAN in these captures)
-                case 113 -> start + 16;        // Linux cooked v1
-                case 276 -> start + 20;        // Linux cooked v2
-                case 0 -> start + 4;           // BSD null / loopback
-                case 101, 228 -> start;        // raw IPv4
+                case 1 -> start + 14; // Ethernet (no VLAN in these captures)
+                case 113 -> start + 16; // Linux cooked v1
+                case 276 -> start + 20; // Linux cooked v2
+                case 0 -> start + 4; // BSD null / loopback
+                case 101, 228 -> start; // raw IPv4
                 default -> throw new IOException("link type " + linkType + " is not supported");
             };
             if ((b.get(ip) & 0xf0) != 0x40 || b.get(ip + 9) != 6) {

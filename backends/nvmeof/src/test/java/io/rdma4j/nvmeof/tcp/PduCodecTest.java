@@ -20,7 +20,8 @@ class PduCodecTest {
     private static final PduCodec.Settings PLAIN = new PduCodec.Settings(false, false, 0);
 
     private static String reject(byte[] b, PduCodec.Settings s) {
-        return assertThrows(NvmeProtocolException.class, () -> PduCodec.decode(b, s, 1 << 20)).getMessage();
+        return assertThrows(NvmeProtocolException.class, () -> PduCodec.decode(b, s, 1 << 20))
+                .getMessage();
     }
 
     private static byte[] c2h(PduCodec.Settings s) {
@@ -42,7 +43,9 @@ class PduCodecTest {
             assertEquals(t, PduCodec.decode(b, DIGESTS, 0));
             assertEquals("Header Digest Error", t.fesName());
         }
-        assertThrows(IllegalArgumentException.class, () -> PduCodec.encode(new Pdu.TermReq(false, 1, 0, new byte[129]), PLAIN));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> PduCodec.encode(new Pdu.TermReq(false, 1, 0, new byte[129]), PLAIN));
     }
 
     @Test
@@ -92,7 +95,9 @@ class PduCodecTest {
         t = b.clone();
         Le.put32(t, 4, 10);
         assertTrue(reject(t, PLAIN).contains("PLEN 10"));
-        assertTrue(assertThrows(NvmeProtocolException.class, () -> PduCodec.decode(b, PLAIN, 1024)).getMessage().contains("at most 1024"));
+        assertTrue(assertThrows(NvmeProtocolException.class, () -> PduCodec.decode(b, PLAIN, 1024))
+                .getMessage()
+                .contains("at most 1024"));
         byte[] resp = PduCodec.encode(new Pdu.CapsuleResp(new byte[16]), PLAIN);
         byte[] longResp = Arrays.copyOf(resp, 32);
         Le.put32(longResp, 4, 32);
@@ -112,12 +117,17 @@ class PduCodecTest {
         Le.put32(huge, 4, Integer.MAX_VALUE);
         huge[3] = 24;
         PduReader r = new PduReader(new ByteArrayInputStream(huge), 1 << 20);
-        assertTrue(assertThrows(NvmeProtocolException.class, r::read).getMessage().contains("at most"));
+        assertTrue(
+                assertThrows(NvmeProtocolException.class, r::read).getMessage().contains("at most"));
         byte[] b = c2h(PLAIN);
         PduReader cut = new PduReader(new ByteArrayInputStream(Arrays.copyOf(b, 1000)), 1 << 20);
-        assertTrue(assertThrows(NvmeProtocolException.class, cut::read).getMessage().contains("truncated C2HData"));
+        assertTrue(assertThrows(NvmeProtocolException.class, cut::read)
+                .getMessage()
+                .contains("truncated C2HData"));
         PduReader shortHeader = new PduReader(new ByteArrayInputStream(Arrays.copyOf(b, 5)), 1 << 20);
-        assertTrue(assertThrows(NvmeProtocolException.class, shortHeader::read).getMessage().contains("truncated PDU"));
+        assertTrue(assertThrows(NvmeProtocolException.class, shortHeader::read)
+                .getMessage()
+                .contains("truncated PDU"));
         PduReader clean = new PduReader(new ByteArrayInputStream(b), 1 << 20);
         assertEquals(Pdu.C2H_DATA, clean.read().type());
         assertNull(clean.read());

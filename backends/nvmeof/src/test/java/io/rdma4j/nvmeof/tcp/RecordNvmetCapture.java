@@ -21,8 +21,7 @@ import java.util.UUID;
  * <p>Usage: {@code RecordNvmetCapture plain|digest|discovery HOST:PORT NQN}
  */
 public final class RecordNvmetCapture {
-    private RecordNvmetCapture() {
-    }
+    private RecordNvmetCapture() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length != 3) {
@@ -30,13 +29,16 @@ public final class RecordNvmetCapture {
         }
         Target target = Target.parseTcp(args[1]);
         // A fixed identity, so the capture names no real host and a re-recording differs only where the target does.
-        ConnectOptions o = ConnectOptions.defaults().withIoQueues(1).withQueueDepth(32)
+        ConnectOptions o = ConnectOptions.defaults()
+                .withIoQueues(1)
+                .withQueueDepth(32)
                 .withIdentity(new HostIdentity(NvmetCapture.HOST_NQN, UUID.fromString(NvmetCapture.HOST_ID)));
         switch (args[0]) {
             case "discovery" -> {
                 DiscoveryLog log = Controller.discover(target, o);
-                log.entries().forEach(e -> System.out.println("discovered " + e.subsystemNqn() + " " + e.transportName()
-                        + " " + e.address() + ":" + e.serviceId()));
+                log.entries()
+                        .forEach(e -> System.out.println("discovered " + e.subsystemNqn() + " " + e.transportName()
+                                + " " + e.address() + ":" + e.serviceId()));
             }
             case "plain" -> session(target, args[2], o);
             case "digest" -> session(target, args[2], o.withDigests(true, true));
@@ -46,9 +48,10 @@ public final class RecordNvmetCapture {
 
     /** Bring-up, Identify, writes (in-capsule and through R2T), reads of the same blocks, a flush, shutdown. */
     private static void session(Target target, String nqn, ConnectOptions o) throws Exception {
-        try (Controller c = Controller.connect(target, nqn, o); Arena arena = Arena.ofShared()) {
-            System.out.println(c.info().model() + " serial " + c.info().serial() + ", namespaces "
-                    + c.activeNamespaces());
+        try (Controller c = Controller.connect(target, nqn, o);
+                Arena arena = Arena.ofShared()) {
+            System.out.println(
+                    c.info().model() + " serial " + c.info().serial() + ", namespaces " + c.activeNamespaces());
             NamespaceInfo ns = c.namespace(1);
             System.out.println("namespace 1: " + ns.blocks() + " blocks of " + ns.blockSize());
             for (int[] io : NvmetCapture.WRITES) {
