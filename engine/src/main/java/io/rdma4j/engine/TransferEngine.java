@@ -13,6 +13,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 
+// One unit, over 600 lines: this file is the user's whole contract, and two thirds of it is the Javadoc of each call
+// (what it throws, when it completes). The Builder is nested so that TransferEngine.builder() reads as one type; the
+// engine itself lives in internal.EngineCore and the classes it delegates to.
 /**
  * Moves bytes one-sided between registered buffers of engines: {@code engine.write(src, peer.buffer("weights"))}.
  * Transfers are planned over the lanes (NIC endpoints or queue pairs) closest to the memory on both sides, striped in
