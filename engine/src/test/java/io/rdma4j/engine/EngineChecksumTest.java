@@ -245,9 +245,12 @@ class EngineChecksumTest {
             TestEngines.fill(src, 53);
             try (LocalBuffer s = a.register(src)) {
                 RemoteBuffer dst = a.peer(b.name()).buffer("late");
+                // connect first, with a plain write: the deadline below is for the verdict, and on a loaded machine
+                // the first connection alone can take longer than it
+                a.write(s, dst).future().get(30, TimeUnit.SECONDS);
                 wire[0].staleVerdictReads(true);
                 Transfer t =
-                        a.write(s, dst, TransferOptions.tag(6001).withCrc32c().withDeadline(Duration.ofMillis(500)));
+                        a.write(s, dst, TransferOptions.tag(6001).withCrc32c().withDeadline(Duration.ofSeconds(2)));
                 ExecutionException failed = assertThrows(
                         ExecutionException.class,
                         () -> t.future().get(10, TimeUnit.SECONDS),
