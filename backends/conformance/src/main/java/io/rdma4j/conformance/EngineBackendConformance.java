@@ -20,9 +20,13 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -469,6 +473,129 @@ public abstract class EngineBackendConformance {
         }
     }
 
+    /**
+     * A connection dropped by a control thread while the data thread posts to it and polls it (a peer leaving, the
+     * engine dropping a peer), round after round: no call throws or crashes, the first post after the disconnect fails
+     * with a reason, every operation posted before it completes or fails exactly once, and the lane carries traffic
+     * afterwards. A backend that destroys the connection's native endpoint under the data thread crashes here, or loses
+     * the operations it had in flight.
+     */
+    @Test
+    void disconnectingWithOperationsInFlightCompletesOrFailsEachExactlyOnce() throws InterruptedException {
+        MemorySegment src = arena.allocate(1 << 16, 4096);
+        MemorySegment dst = arena.allocate(1 << 16, 4096);
+        try (BackendRegistration s = initiator.register(src);
+                BackendRegistration d = target.register(dst)) {
+            int keep = connect(0);
+            Set<Long> outstanding = new HashSet<>();
+            Completions mine = new Completions(8);
+            Completions theirs = new Completions(8);
+            long context = 1;
+            for (int round = 0; round < disconnectRounds(); round++) {
+                int ic = initiator.prepareConnection(0);
+                int tc = target.prepareConnection(0);
+                target.connect(0, tc, initiator.endpointInfo(0, ic));
+                initiator.connect(0, ic, target.endpointInfo(0, tc));
+                CountDownLatch trafficFlows = new CountDownLatch(1);
+                AtomicBoolean disconnected = new AtomicBoolean();
+                AtomicReference<Throwable> controlFailure = new AtomicReference<>();
+                long delayNanos = (round % 5) * 50_000L;
+                Thread control = new Thread(
+                        () -> {
+                            try {
+                                trafficFlows.await();
+                                LockSupport.parkNanos(delayNanos);
+                                initiator.disconnect(0, ic);
+                                target.disconnect(0, tc);
+                            } catch (Throwable t) {
+                                controlFailure.set(t);
+                            } finally {
+                                disconnected.set(true);
+                            }
+                        },
+                        "conformance-disconnect");
+                control.start();
+                boolean refused = false;
+                long deadline = System.nanoTime() + TIMEOUT_NANOS;
+                int posted = 0;
+                while (!refused) {
+                    assertTrue(
+                            System.nanoTime() < deadline,
+                            "round " + round + ": posts to a disconnected connection still succeed after 10 s");
+                    // read before posting: a post that follows a finished disconnect must fail
+                    boolean gone = disconnected.get();
+                    long ctx = context++;
+                    long off = (ctx % 64) * 64;
+                    int rc;
+                    try {
+                        rc = ctx % 4 == 0
+                                ? initiator.postWriteImmediate(
+                                        0,
+                                        ic,
+                                        s.handle(),
+                                        src.address() + off,
+                                        64,
+                                        d.remoteAddress(0) + off,
+                                        d.remoteKey(0),
+                                        (int) ctx,
+                                        ctx)
+                                : initiator.postWrite(
+                                        0,
+                                        ic,
+                                        s.handle(),
+                                        src.address() + off,
+                                        64,
+                                        d.remoteAddress(0) + off,
+                                        d.remoteKey(0),
+                                        ctx);
+                    } catch (RuntimeException e) {
+                        throw new AssertionError("round " + round + ": a post racing a disconnect threw", e);
+                    }
+                    if (rc == EngineBackend.OK) {
+                        outstanding.add(ctx);
+                        if (++posted == 4) {
+                            trafficFlows.countDown();
+                        }
+                        assertFalse(gone, "round " + round + ": a post after the disconnect returned OK");
+                    } else if (rc < 0) {
+                        assertNotNull(initiator.laneError(0), "round " + round + ": a failed post left no reason");
+                        assertTrue(initiator.recover(0), "round " + round + ": the lane did not recover");
+                        trafficFlows.countDown(); // a failure before the disconnect would be a bug the next checks show
+                        refused = gone;
+                    }
+                    collect(initiator.poll(0, mine), mine, outstanding, round);
+                    target.poll(0, theirs);
+                }
+                control.join(TIMEOUT_NANOS / 1_000_000);
+                if (controlFailure.get() != null) {
+                    throw new AssertionError("round " + round + ": disconnecting failed", controlFailure.get());
+                }
+                long end = System.nanoTime() + TIMEOUT_NANOS;
+                while (!outstanding.isEmpty()) {
+                    assertTrue(
+                            System.nanoTime() < end,
+                            "round " + round + ": " + outstanding.size() + " operations posted before the disconnect"
+                                    + " never completed nor failed within 10 s");
+                    collect(initiator.poll(0, mine), mine, outstanding, round);
+                    target.poll(0, theirs);
+                }
+                initiator.recover(0);
+            }
+            postAndAwaitAll(0, keep, s.handle(), src.address(), d, 40, 4, 1L << 40);
+        }
+    }
+
+    /** Checks each local completion is for an operation still outstanding, and forgets it. */
+    private static void collect(int n, Completions out, Set<Long> outstanding, int round) {
+        for (int i = 0; i < n; i++) {
+            if (out.kind[i] == Completions.LOCAL) {
+                assertTrue(
+                        outstanding.remove(out.context[i]),
+                        "round " + round + ": context " + out.context[i] + " completed twice or was never posted");
+            }
+        }
+    }
+
     @Test
     void closeWithOperationsInFlightIsSafeAndIdempotent() {
         MemorySegment src = arena.allocate(1 << 20, 4096);
@@ -705,6 +832,11 @@ public abstract class EngineBackendConformance {
     /** @return whether the transport checks remote keys (libfabric shm 1.17 does not on same-host writes) */
     protected boolean enforcesKeys() {
         return true;
+    }
+
+    /** @return how many connections {@code disconnectingWithOperationsInFlight...} makes and drops, one per round */
+    protected int disconnectRounds() {
+        return 20;
     }
 
     /** @return how many connections a control thread may add to lane 0 during traffic (shm's address vector: 256) */
