@@ -15,11 +15,9 @@ import java.util.List;
  * missing or unreadable and reads as null or empty, and symbolic links resolve only inside the root.
  */
 final class SysfsTree {
-    final Path root;
     final Path realRoot;
 
     SysfsTree(Path root) {
-        this.root = root;
         try {
             this.realRoot = root.toRealPath();
         } catch (IOException e) {

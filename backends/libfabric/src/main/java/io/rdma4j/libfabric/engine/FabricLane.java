@@ -22,8 +22,8 @@ import java.util.function.Function;
 /**
  * One lane: an RDM endpoint on its own fabric and domain, its table of connections (peer address-vector entries), its
  * table of memory regions by registration handle, and its data path (post and poll). Every method runs under this
- * lane's lock, control calls and the progress thread alike: libfabric endpoints here are not thread-safe
- * ({@code FI_THREAD_DOMAIN}), so the lock is what keeps a control call's address-vector insert off a post.
+ * lane's lock, control calls and the progress thread alike: an endpoint takes posts from one thread at a time, and the
+ * lock keeps a control call's address-vector insert, registration or close off a post in progress.
  */
 final class FabricLane {
     static final int MAX_CONNECTIONS = 1 << 16;
