@@ -1,6 +1,7 @@
 package io.rdma4j.engine.internal;
 
 import io.rdma4j.BackendUnavailableException;
+import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.engine.spi.BackendConfig;
 import io.rdma4j.engine.spi.BackendOptions;
 import io.rdma4j.engine.spi.EngineBackend;
@@ -14,33 +15,43 @@ import java.util.ServiceLoader;
 final class BackendSelection {
     private BackendSelection() {}
 
+    /**
+     * Checks the builder's settings, which are arguments too: one type for every bad argument (see
+     * {@link io.rdma4j.Rdma4jException}), its message naming the {@code TransferEngine.Builder} setting to fix.
+     *
+     * @throws InvalidArgumentException on the first setting out of range
+     */
     static void validate(EngineConfig c) {
-        if (c.name() != null) {
-            Names.check("engine", c.name());
+        if (c.name() != null && !Names.valid(c.name())) {
+            throw bad("name", "engine name '" + c.name() + "' must match " + Names.RULE);
         }
         if (c.chunkBytes() < 4096 || c.chunkBytes() > (1L << 30)) {
-            throw new IllegalArgumentException("chunk size must be 4 KiB..1 GiB, got " + c.chunkBytes());
+            throw bad("chunkSize", "chunk size must be 4 KiB..1 GiB, got " + c.chunkBytes());
         }
         if (c.smallThreshold() < 0) {
-            throw new IllegalArgumentException("small-transfer threshold must be >= 0, got " + c.smallThreshold());
+            throw bad("smallTransferThreshold", "small-transfer threshold must be >= 0, got " + c.smallThreshold());
         }
         if (c.queueDepth() < 2 || c.queueDepth() > 4096) {
-            throw new IllegalArgumentException("queue depth must be 2..4096, got " + c.queueDepth());
+            throw bad("queueDepth", "queue depth must be 2..4096, got " + c.queueDepth());
         }
         if (c.progressThreads() < 1 || c.progressThreads() > 64) {
-            throw new IllegalArgumentException("progress threads must be 1..64, got " + c.progressThreads());
+            throw bad("progressThreads", "progress threads must be 1..64, got " + c.progressThreads());
         }
         if (c.lanesPerNic() < 1 || c.lanesPerNic() > 16) {
-            throw new IllegalArgumentException("lanes per NIC must be 1..16, got " + c.lanesPerNic());
+            throw bad("lanesPerNic", "lanes per NIC must be 1..16, got " + c.lanesPerNic());
         }
         if (c.maxRetries() < 0 || c.maxRetries() > 100) {
-            throw new IllegalArgumentException("max retries must be 0..100, got " + c.maxRetries());
+            throw bad("maxRetries", "max retries must be 0..100, got " + c.maxRetries());
         }
         for (var w : c.laneWeights().entrySet()) {
             if (!(w.getValue() > 0)) {
-                throw new IllegalArgumentException("lane " + w.getKey() + " weight must be > 0, got " + w.getValue());
+                throw bad("laneWeight", "lane " + w.getKey() + " weight must be > 0, got " + w.getValue());
             }
         }
+    }
+
+    private static InvalidArgumentException bad(String setting, String what) {
+        return new InvalidArgumentException(what + ": fix TransferEngine.Builder." + setting + "()");
     }
 
     static EngineBackend open(EngineConfig c) {

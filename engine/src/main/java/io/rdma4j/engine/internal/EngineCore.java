@@ -140,12 +140,7 @@ public final class EngineCore implements TransferEngine {
 
     /** Opens an engine: backend, lanes, progress threads, handshake service, announcement and membership watch. */
     public static EngineCore open(EngineConfig c) {
-        try {
-            BackendSelection.validate(c);
-        } catch (IllegalArgumentException e) {
-            // the builder's settings are arguments too: one type for every bad argument (see Rdma4jException)
-            throw new InvalidArgumentException(e.getMessage() + ": fix the TransferEngine.Builder setting", e);
-        }
+        BackendSelection.validate(c);
         String name = c.name() != null
                 ? c.name()
                 : "engine-" + ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet();

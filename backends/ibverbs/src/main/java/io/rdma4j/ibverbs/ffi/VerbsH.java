@@ -20,6 +20,9 @@ import java.util.List;
 /**
  * Layouts, offsets and constants of {@code <infiniband/verbs.h>} (rdma-core), member names as in C. Every offset here
  * is compared with gcc's {@code offsetof} against the installed header by {@code VerbsLayoutTest}.
+ *
+ * <p>One unit, though long: the house style keeps one class per C header, so a reader finds a verbs.h name by grepping
+ * one file, and the layouts reference each other in the header's order.
  */
 public final class VerbsH {
     private VerbsH() {}

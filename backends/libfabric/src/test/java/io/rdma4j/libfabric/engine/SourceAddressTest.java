@@ -44,12 +44,12 @@ class SourceAddressTest {
     @Test
     void onlySocketProvidersHaveASourceAddress() {
         BackendConfig none = new BackendConfig(null, 1, 4);
-        assertNull(LibfabricEngineBackend.sourceAddress(none, "shm"));
-        assertNull(LibfabricEngineBackend.sourceAddress(none, "efa"));
-        assertNull(LibfabricEngineBackend.sourceAddress(none, "verbs;ofi_rxm"));
+        assertNull(ProviderSelection.sourceAddress(none, "shm"));
+        assertNull(ProviderSelection.sourceAddress(none, "efa"));
+        assertNull(ProviderSelection.sourceAddress(none, "verbs;ofi_rxm"));
         assertEquals(
                 "10.1.2.3",
-                LibfabricEngineBackend.sourceAddress(
+                ProviderSelection.sourceAddress(
                         new BackendConfig(null, 1, 4, BackendOptions.DEFAULTS.withSourceAddress("10.1.2.3")),
                         "tcp;ofi_rxm"));
     }

@@ -1,0 +1,132 @@
+package io.rdma4j.ibverbs.engine;
+
+import static io.rdma4j.engine.spi.EngineBackend.BACK_PRESSURED;
+import static io.rdma4j.engine.spi.EngineBackend.FAILED;
+import static io.rdma4j.engine.spi.EngineBackend.OK;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_READ;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE_WITH_IMM;
+
+import io.rdma4j.ibverbs.MemoryRegion;
+import io.rdma4j.ibverbs.SendWr;
+
+/**
+ * One lane's send path, on its progress thread: checks a request, posts it on the connection's queue pair with one work
+ * request patched in place, and records its context in the connection's ring.
+ *
+ * <p><b>Selective signaling.</b> Only every {@code k}-th send request (k = a quarter of the send queue) is signaled; RC
+ * completes in order, so a signaled completion also completes every earlier request of its queue pair. When a lane goes
+ * quiet with unsignaled requests outstanding, {@link #fence} posts a signaled zero-length request behind them so they
+ * complete. The send queue is bounded: posting returns {@code BACK_PRESSURED} when it is full.
+ */
+final class SendPath implements AutoCloseable {
+    private final Lane lane;
+    private final RegistrationTable registrations;
+    private final SendWr swr = new SendWr(1);
+
+    SendPath(Lane lane, RegistrationTable registrations) {
+        this.lane = lane;
+        this.registrations = registrations;
+    }
+
+    /** @return {@code OK}, {@code BACK_PRESSURED}, or {@code FAILED} after recording on the lane why */
+    int post(
+            int connection,
+            int opcode,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            int imm,
+            long context) {
+        Lane l = lane;
+        MemoryRegion mr = registrations.find(localHandle, l.device.index, localAddress, length);
+        if (mr == null) {
+            l.error = "lane " + l.index + ": " + registrations.whyNot(localHandle, localAddress, length);
+            return FAILED;
+        }
+        if (l.error != null) {
+            return FAILED;
+        }
+        Connection c = l.connections.find(connection);
+        if (c == null) {
+            l.error = "lane " + l.index + " has no connection " + connection + " (never prepared, or disconnected)";
+            return FAILED;
+        }
+        if (length < 0 || length > l.maxMessage) {
+            l.error = "length " + length + " is outside [0, " + l.maxMessage + "] for lane " + l.index;
+            return FAILED;
+        }
+        if (c.remote == null) {
+            l.error = "connection " + connection + " on lane " + l.index
+                    + " was never connected: call connect with the peer's endpoint bytes first";
+            return FAILED;
+        }
+        if (c.failed) {
+            return FAILED;
+        }
+        // one send queue slot stays free for the fence; contexts not yet handed to the engine keep their ring slots
+        if (c.inFlight() >= c.qp.maxSendWr() - 1 || c.head - c.reported >= c.ctx.length - 1) {
+            return BACK_PRESSURED;
+        }
+        long seq = c.head;
+        boolean signal = seq - c.lastSignaled >= l.signalEvery;
+        swr.wrId(((long) connection << 32) | (seq & 0xFFFF_FFFFL))
+                .opcode(opcode)
+                .sge(mr, localAddress - mr.address(), (int) length)
+                .rdma(remoteAddress, (int) remoteKey)
+                .flags(signal ? IBV_SEND_SIGNALED : 0);
+        if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+            swr.immData(imm);
+        }
+        int rc = c.qp.postSend(swr);
+        if (rc == 12 /* ENOMEM: send queue full */) {
+            return BACK_PRESSURED;
+        }
+        if (rc != 0) {
+            l.error = "ibv_post_send failed on lane " + l.index + ": error " + rc;
+            return FAILED;
+        }
+        int slot = (int) (seq & c.mask);
+        c.ctx[slot] = context;
+        c.internal[slot] = false;
+        c.head = seq + 1;
+        c.lastOpcode = opcode == IBV_WR_RDMA_READ ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+        c.lastRemote = remoteAddress;
+        c.lastRkey = (int) remoteKey;
+        if (signal) {
+            c.lastSignaled = seq;
+            c.signaledPending++;
+        }
+        return OK;
+    }
+
+    /** Posts a signaled zero-length request behind trailing unsignaled ones, so they complete. */
+    void fence(Connection c) {
+        if (c.head - c.reported >= c.ctx.length) {
+            return; // the ring is full of unreported contexts; the engine's next poll drains them first
+        }
+        long seq = c.head;
+        swr.wrId(((long) c.index << 32) | (seq & 0xFFFF_FFFFL))
+                .opcode(c.lastOpcode)
+                .numSge(0)
+                .rdma(c.lastRemote, c.lastRkey)
+                .flags(IBV_SEND_SIGNALED);
+        int rc = c.qp.postSend(swr);
+        if (rc != 0) {
+            return; // queue full: a signaled request is already behind them
+        }
+        int slot = (int) (seq & c.mask);
+        c.internal[slot] = true;
+        c.head = seq + 1;
+        c.lastSignaled = seq;
+        c.signaledPending++;
+    }
+
+    @Override
+    public void close() {
+        swr.close();
+    }
+}

@@ -1,0 +1,248 @@
+package io.rdma4j.libfabric.engine;
+
+import static io.rdma4j.engine.spi.EngineBackend.BACK_PRESSURED;
+import static io.rdma4j.engine.spi.EngineBackend.FAILED;
+import static io.rdma4j.engine.spi.EngineBackend.OK;
+
+import io.rdma4j.Closeables;
+import io.rdma4j.engine.spi.Completions;
+import io.rdma4j.libfabric.AddressVector;
+import io.rdma4j.libfabric.CompletionErrorException;
+import io.rdma4j.libfabric.CompletionQueue;
+import io.rdma4j.libfabric.Domain;
+import io.rdma4j.libfabric.Endpoint;
+import io.rdma4j.libfabric.Fabric;
+import io.rdma4j.libfabric.Info;
+import io.rdma4j.libfabric.Libfabric;
+import io.rdma4j.libfabric.MemoryRegion;
+import io.rdma4j.libfabric.RemoteRegion;
+import java.util.Arrays;
+import java.util.function.Function;
+
+/**
+ * One lane: an RDM endpoint on its own fabric and domain, its table of connections (peer address-vector entries), its
+ * table of memory regions by registration handle, and its data path (post and poll). Every method runs under this
+ * lane's lock, control calls and the progress thread alike: an endpoint takes posts from one thread at a time, and the
+ * lock keeps a control call's address-vector insert, registration or close off a post in progress.
+ */
+final class FabricLane {
+    static final int MAX_CONNECTIONS = 1 << 16;
+
+    /** Operations {@link #post} makes. */
+    static final int WRITE = 0;
+
+    static final int WRITE_DATA = 1;
+    static final int READ = 2;
+
+    /** {@code FI_REMOTE_READ} and {@code FI_REMOTE_WRITE} completion flags (fabric.h: 1ULL << 12, 1ULL << 13). */
+    private static final long FI_REMOTE_READ = 1L << 12;
+
+    private static final long FI_REMOTE_WRITE = 1L << 13;
+
+    final int index;
+    private final Fabric fabric;
+    private final Domain domain;
+    private final CompletionQueue cq;
+    private final AddressVector av;
+    private final Endpoint ep;
+    private final io.rdma4j.libfabric.Completions batch;
+    private final byte[] name;
+    private long[] peerAddress = new long[16];
+    private int connections;
+    /** Registration handle -> region on this lane's domain. */
+    private MemoryRegion[] regions = new MemoryRegion[16];
+
+    private final RemoteRegionCache remotes = new RemoteRegionCache();
+    volatile String error;
+
+    /** Opens the lane's fabric, domain, completion queue, address vector and endpoint on {@code info}. */
+    FabricLane(int index, Info info) {
+        this.index = index;
+        Fabric f = Fabric.open(info);
+        try {
+            this.fabric = f;
+            this.domain = f.openDomain();
+            this.cq = domain.openCompletionQueue(4096);
+            // shm caps an address vector at its peer limit (256); others grow past the hint
+            this.av = domain.openAddressVector(info.provider().startsWith("shm") ? 256 : 1024);
+            this.ep = domain.openEndpoint(cq, av);
+            this.batch = new io.rdma4j.libfabric.Completions(64);
+            this.name = ep.name();
+        } catch (RuntimeException e) {
+            throw Closeables.closeAllInto(e, f);
+        }
+    }
+
+    // ---- connections: address-vector entries of peers' endpoint names
+
+    synchronized int prepareConnection() {
+        if (connections == MAX_CONNECTIONS) {
+            throw new IllegalStateException(
+                    "lane " + index + " has " + MAX_CONNECTIONS + " connections: no room for another");
+        }
+        if (connections == peerAddress.length) {
+            peerAddress = Arrays.copyOf(peerAddress, peerAddress.length * 2);
+        }
+        peerAddress[connections] = -1;
+        return connections++;
+    }
+
+    synchronized byte[] endpointInfo(int connection) {
+        checkConnection(connection);
+        return name.clone();
+    }
+
+    synchronized void connect(int connection, byte[] remoteEndpointInfo) {
+        checkConnection(connection);
+        peerAddress[connection] = av.insert(remoteEndpointInfo);
+    }
+
+    synchronized void disconnect(int connection) {
+        if (connection >= 0 && connection < connections) {
+            // the address-vector entry stays (FI_AV_TABLE indexes are positional); the connection is just unusable now
+            peerAddress[connection] = -1;
+        }
+    }
+
+    private void checkConnection(int connection) {
+        if (connection < 0 || connection >= connections) {
+            throw new IllegalArgumentException(
+                    "lane " + index + " has no connection " + connection + " (prepareConnection first)");
+        }
+    }
+
+    // ---- regions by registration handle
+
+    /** Registers memory on this lane's domain with {@code register} and publishes the region under {@code handle}. */
+    synchronized MemoryRegion addRegion(int handle, Function<Domain, MemoryRegion> register) {
+        MemoryRegion region = register.apply(domain);
+        if (handle >= regions.length) {
+            regions = Arrays.copyOf(regions, Math.max(handle + 1, regions.length * 2));
+        }
+        regions[handle] = region;
+        return region;
+    }
+
+    /** @return why this lane's domain cannot register {@code kind} device memory, or null when it can */
+    String hmemUnsupported(String kind) {
+        return domain.hmemUnsupported(kind);
+    }
+
+    /** Unpublishes {@code handle} and closes its region, so no post races with the close. */
+    synchronized void closeRegion(int handle, MemoryRegion region) {
+        if (handle < regions.length) {
+            regions[handle] = null;
+        }
+        region.close();
+    }
+
+    // ---- data path
+
+    /**
+     * Posts one operation ({@link #WRITE}, {@link #WRITE_DATA} with remote CQ data {@code data}, or {@link #READ});
+     * never throws.
+     *
+     * @return {@code OK}, {@code BACK_PRESSURED}, or {@code FAILED} after recording why in {@link #error}
+     */
+    synchronized int post(
+            int op,
+            int connection,
+            int localHandle,
+            long localAddress,
+            long length,
+            long remoteAddress,
+            long remoteKey,
+            long data,
+            long context) {
+        MemoryRegion mr = localHandle >= 0 && localHandle < regions.length ? regions[localHandle] : null;
+        long peer = connection >= 0 && connection < connections ? peerAddress[connection] : -1;
+        if (mr == null || peer < 0) {
+            error = "lane " + index + ": "
+                    + (mr == null
+                            ? "registration " + localHandle + " is unknown"
+                            : "connection " + connection + " is not connected");
+            return FAILED;
+        }
+        try {
+            long offset = localAddress - mr.address();
+            RemoteRegion remote = remote(remoteKey);
+            return switch (op) {
+                case WRITE -> status(ep.write(mr, offset, length, peer, remote, remoteAddress, context), "fi_write");
+                case WRITE_DATA ->
+                    status(
+                            ep.writeData(mr, offset, length, data, peer, remote, remoteAddress, context),
+                            "fi_writedata");
+                default -> status(ep.read(mr, offset, length, peer, remote, remoteAddress, context), "fi_read");
+            };
+        } catch (RuntimeException e) {
+            error = "lane " + index + ": " + e.getMessage();
+            return FAILED;
+        }
+    }
+
+    private RemoteRegion remote(long key) {
+        RemoteRegion r = remotes.get(key);
+        if (r == null) {
+            // the engine checked the range against the published length; the region here only carries the key
+            r = new RemoteRegion(0, key, Long.MAX_VALUE);
+            remotes.put(key, r);
+        }
+        return r;
+    }
+
+    private int status(long rc, String function) {
+        if (rc == Endpoint.OK) {
+            return OK;
+        }
+        if (rc == Endpoint.BACK_PRESSURED) {
+            return BACK_PRESSURED;
+        }
+        error = function + " on lane " + index + " failed: " + Libfabric.statusText(rc) + " (" + (-rc) + ")";
+        return FAILED;
+    }
+
+    /** Reads no more completions than {@code out} can take: what stays in the queue comes with the next poll. */
+    synchronized int poll(Completions out, boolean closed) {
+        if (closed) {
+            return 0;
+        }
+        io.rdma4j.libfabric.Completions b = batch;
+        int want = Math.min(out.capacity(), b.capacity());
+        int n;
+        try {
+            n = cq.read(b, want);
+        } catch (CompletionErrorException e) {
+            boolean remote = (e.flags() & (FI_REMOTE_WRITE | FI_REMOTE_READ)) != 0 || e.context() == 0;
+            out.addError(
+                    remote ? Completions.REMOTE_IMMEDIATE : Completions.LOCAL,
+                    e.context(),
+                    Math.max(1, Math.abs(e.providerErrno())),
+                    e.getMessage());
+            return out.count;
+        } catch (RuntimeException e) {
+            error = "fi_cq_read on lane " + index + " failed: " + e.getMessage();
+            return 0;
+        }
+        for (int i = 0; i < n; i++) {
+            if (b.hasRemoteData(i)) {
+                out.add(Completions.REMOTE_IMMEDIATE, 0, (int) b.data(i));
+            } else if (b.context(i) != 0 || (b.flags(i) & FI_REMOTE_WRITE) == 0) {
+                out.add(Completions.LOCAL, b.context(i), 0);
+            }
+        }
+        return out.count;
+    }
+
+    /** An RDM endpoint survives a failed operation: the error was per operation, the lane is usable again. */
+    synchronized boolean recover(boolean closed) {
+        if (closed || !ep.isOpen()) {
+            return false;
+        }
+        error = null;
+        return true;
+    }
+
+    synchronized void close() {
+        Closeables.closeAll(batch, fabric);
+    }
+}
