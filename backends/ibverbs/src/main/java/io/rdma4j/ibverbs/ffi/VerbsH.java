@@ -15,8 +15,6 @@ import java.lang.foreign.UnionLayout;
 import java.util.ArrayList;
 import java.util.List;
 
-// One unit, over 600 lines, by the house rule "one class per C header": a reader greps a C struct or constant of
-// verbs.h and finds it here, beside the others the header defines, each checked against gcc in one test.
 /**
  * Layouts, offsets and constants of {@code <infiniband/verbs.h>} (rdma-core), member names as in C. Every offset here
  * is compared with gcc's {@code offsetof} against the installed header by {@code VerbsLayoutTest}.
