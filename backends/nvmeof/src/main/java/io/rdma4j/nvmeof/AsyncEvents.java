@@ -22,7 +22,9 @@ import java.util.function.Consumer;
  * queue and end with it.
  */
 final class AsyncEvents {
-    /** Events kept for {@link Controller#pollAsyncEvent} before the oldest is dropped. */
+    /**
+     * Events kept for {@link Controller#pollAsyncEvent} before the oldest is dropped (its Javadoc names the number).
+     */
     static final int BACKLOG = 64;
     /** OAES notices this host asks for: Namespace Attribute (8), Firmware Activation (9), ANA Change (11). */
     private static final int AEN_NOTICES = 1 << 8 | 1 << 9 | 1 << 11;

@@ -35,6 +35,10 @@ import java.util.function.Consumer;
  * from the I/O timeout. Each event is cleared by reading the log page it names (Changed Namespace List for namespace
  * changes), handed to {@link #onAsyncEvent} listeners and {@link #pollAsyncEvent}, and the request is sent again.
  * {@link #reconnect()} arms new requests; {@link #close()} ends them with the connection.
+ *
+ * <p>This class holds the public API, the admin queries and the I/O path; the bring-up and shutdown sequence is
+ * {@code BringUp}'s, what one bring-up created a {@code Session}, the events {@code AsyncEvents}', and the blocking
+ * control-path calls {@code Calls}'. Calls go from here down into them.
  */
 public final class Controller implements AutoCloseable {
     /** The well-known NQN of a discovery controller. */
@@ -103,8 +107,7 @@ public final class Controller implements AutoCloseable {
     }
 
     /**
-     * Takes the oldest asynchronous event not yet taken (the last {@value AsyncEvents#BACKLOG} are kept), waiting up to
-     * {@code timeout} for one.
+     * Takes the oldest asynchronous event not yet taken (the last 64 are kept), waiting up to {@code timeout} for one.
      *
      * @return the event, or null when none arrived in time
      */

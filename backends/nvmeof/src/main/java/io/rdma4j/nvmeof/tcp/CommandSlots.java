@@ -15,8 +15,9 @@ import java.util.zip.CRC32C;
  * The command slot table of one queue: which command identifiers are free, which command each busy one holds, the
  * commands waiting beyond the queue depth, their deadlines, and whether the queue has failed. It is the one owner of
  * that state and its monitor guards it; no other piece of the queue takes this lock, and this class calls nothing
- * outside itself while holding it, so it nests under no other lock. A command is started here (its slot filled and its
- * capsule built) by the thread that frees a slot or finds one free, and handed on to the sender from there.
+ * outside itself while holding it (no future completes under it), so it nests with no other lock. A command is started
+ * here (its slot filled and its capsule built) by the thread that frees a slot or finds one free, and handed on to the
+ * sender from there.
  */
 final class CommandSlots {
     /** A command beyond the queue depth, waiting for a free slot (the only per-command object beyond the future). */
@@ -79,16 +80,20 @@ final class CommandSlots {
      *
      * @return the started slot, to be sent; null when the command waits or failed
      */
-    synchronized CommandSlot acquire(byte[] sqe, Data data, String what, boolean timed, CompletableFuture<Cqe> future) {
-        if (failure != null) {
-            future.completeExceptionally(failure);
-            return null;
+    CommandSlot acquire(byte[] sqe, Data data, String what, boolean timed, CompletableFuture<Cqe> future) {
+        NvmeException failed;
+        synchronized (this) {
+            failed = failure;
+            if (failed == null) {
+                if (freeCount == 0) {
+                    waiting.add(new Waiting(sqe, data, what, timed, future));
+                    return null;
+                }
+                return start(sqe, data, what, timed, future);
+            }
         }
-        if (freeCount == 0) {
-            waiting.add(new Waiting(sqe, data, what, timed, future));
-            return null;
-        }
-        return start(sqe, data, what, timed, future);
+        future.completeExceptionally(failed); // outside the lock: the future's callbacks run here
+        return null;
     }
 
     // Called with the lock held.

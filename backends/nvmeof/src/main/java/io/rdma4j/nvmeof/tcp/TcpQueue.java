@@ -26,11 +26,12 @@ import java.util.concurrent.TimeUnit;
  * blocks. A reader thread parses PDUs and completes futures (callbacks run on it: do not block in them); a writer
  * thread sends PDUs, so answering an R2T never waits on the reader.
  *
- * <p>This class only wires the pieces together, each readable alone: {@link Handshake} (connecting and the ICReq/ICResp
- * exchange), {@link CommandSlots} (command identifiers, per-command state, waiting commands, deadlines),
- * {@link Receiver} (the reader thread) and {@link Sender} (the writer thread and the job ring that feeds it). Each owns
- * its state under its own lock; no lock is taken while another is held, and work passes from the receiver to the sender
- * through the sender's job ring.
+ * <p>This class only wires the pieces together, each readable alone: {@code Handshake} (connecting and the ICReq/ICResp
+ * exchange), {@code CommandSlots} (command identifiers, per-command state, waiting commands, deadlines, the failure),
+ * {@code Receiver} (the reader thread) and {@code Sender} (the writer thread and the job ring that feeds it). Each owns
+ * its state under its own lock. The slot table's lock nests with no other; the sender's ring lock is taken inside the
+ * lock that keeps PDUs from interleaving, never the other way. Work passes from the receiver and the submitting threads
+ * to the writer through the sender's job ring.
  *
  * <p>The data path copies no data, and its own PDU code allocates nothing per PDU: what a thread allocates per command
  * is a completion entry on the reader, and the JDK's own 40 bytes for each scattering or gathering socket call on
