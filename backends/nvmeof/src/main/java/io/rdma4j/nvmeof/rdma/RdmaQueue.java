@@ -23,7 +23,6 @@ import io.rdma4j.ibverbs.QpInitAttr;
 import io.rdma4j.ibverbs.QueuePair;
 import io.rdma4j.ibverbs.RecvWr;
 import io.rdma4j.ibverbs.SendWr;
-import io.rdma4j.ibverbs.Verbs;
 import io.rdma4j.ibverbs.VerbsException;
 import io.rdma4j.ibverbs.WorkCompletions;
 import io.rdma4j.ibverbs.cm.CmEvent;
@@ -40,12 +39,9 @@ import io.rdma4j.nvmeof.internal.Sqe;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -127,42 +123,15 @@ public final class RdmaQueue implements FabricQueue {
     private final SendWr swr = new SendWr(1);
     private final RecvWr rwr = new RecvWr(1);
     private final WorkCompletions wcs;
-    private final Request[] slots;
-    private final int[] freeCids;
-    private int freeCount; // guarded by this
+    private final RdmaSlots slots;
+    /** Reused by the poller for every completion: what releasing a slot handed back. */
+    private final RdmaSlots.Released released = new RdmaSlots.Released();
+
     private final long ioTimeoutNanos;
     private ScheduledFuture<?> timeoutScan;
-    private final ArrayDeque<Request> waiting = new ArrayDeque<>();
     private final Thread poller;
     private int unacked; // completion events taken and not yet acknowledged; poller thread only
     private volatile boolean stopping;
-    private NvmeException failure; // guarded by this
-
-    private static final class Request {
-        final byte[] sqe;
-        final Data data;
-        final String what;
-        final boolean timed;
-        final CompletableFuture<Cqe> future = new CompletableFuture<>();
-        int inCapsule; // bytes of data copied into the capsule slot
-        MemorySegment bounce; // heap data staged in registered memory
-        MemoryRegion bounceMr;
-        int cid = -1;
-        boolean sent;
-        Cqe cqe;
-        long deadline = Long.MAX_VALUE;
-
-        Request(byte[] sqe, Data data, String what, boolean timed) {
-            this.sqe = sqe;
-            this.data = data;
-            this.what = what;
-            this.timed = timed;
-        }
-
-        String what() {
-            return what != null ? what : Sqe.describe(sqe);
-        }
-    }
 
     private RdmaQueue(
             String name,
@@ -190,33 +159,14 @@ public final class RdmaQueue implements FabricQueue {
         this.responses = responses;
         this.capsuleSize = capsuleSize;
         this.wcs = new WorkCompletions(32);
-        this.slots = new Request[config.depth()];
-        this.freeCids = new int[config.depth()];
-        for (int i = 0; i < config.depth(); i++) {
-            freeCids[config.depth() - 1 - i] = i;
-        }
-        this.freeCount = config.depth();
         this.ioTimeoutNanos = config.ioTimeout().toNanos();
+        this.slots = new RdmaSlots(config.depth(), ioTimeoutNanos);
         this.poller = Thread.ofPlatform().daemon().name(name + "-cq").unstarted(this::pollLoop);
     }
 
     /** Fails with a message naming the fix when this host cannot do NVMe/RDMA at all (no libraries, no device). */
     public static void requireRdma(String target) {
-        if (!Verbs.isAvailable() || !Verbs.isRdmaCmAvailable()) {
-            Throwable cause = Verbs.unavailabilityCause();
-            throw new NvmeConnectionException(
-                    "NVMe/RDMA to " + target + " needs libibverbs and librdmacm, which did not load"
-                            + (cause == null ? "" : " (" + cause.getMessage() + ")")
-                            + ": install rdma-core (apt-get install rdma-core ibverbs-providers"
-                            + " librdmacm1), or connect over NVMe/TCP (--tcp, Target.tcp)",
-                    cause);
-        }
-        if (Verbs.deviceNames().isEmpty()) {
-            throw new NvmeConnectionException(
-                    "NVMe/RDMA to " + target + ": this host has no RDMA device (ibv_get_device_list is empty):"
-                            + " add one (a NIC with RDMA, or Soft-RoCE: rdma link add rxe0 type rxe netdev eth0), or connect over NVMe/TCP"
-                            + " (--tcp, Target.tcp)");
-        }
+        CmSetup.requireRdma(target);
     }
 
     /**
@@ -235,7 +185,7 @@ public final class RdmaQueue implements FabricQueue {
     public static RdmaQueue open(
             String host, int port, InetAddress source, String name, Config config, RdmaResources resources) {
         requireRdma(host + ":" + port);
-        InetSocketAddress address = resolve(host, port);
+        InetSocketAddress address = CmSetup.resolve(host, port);
         long step = Math.max(1000, config.connectTimeout().toMillis());
         int cmTimeout = (int) Math.min(Integer.MAX_VALUE, step);
         EventChannel ch = EventChannel.create();
@@ -244,7 +194,7 @@ public final class RdmaQueue implements FabricQueue {
         try {
             CmId id = CmId.create(ch, RDMA_PS_TCP);
             id.resolveAddr(source == null ? null : new InetSocketAddress(source, 0), address, cmTimeout);
-            expect(
+            CmSetup.expect(
                     ch,
                     RDMA_CM_EVENT_ADDR_RESOLVED,
                     step,
@@ -252,7 +202,7 @@ public final class RdmaQueue implements FabricQueue {
                     "resolving " + address
                             + " to a local RDMA device (is the target on a network an RDMA interface here reaches?)");
             id.resolveRoute(cmTimeout);
-            expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, step, name, "resolving the route to " + address);
+            CmSetup.expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, step, name, "resolving the route to " + address);
             Context ctx = id.context();
             ProtectionDomain pd = resources.pd(ctx);
             int depth = config.depth();
@@ -328,31 +278,6 @@ public final class RdmaQueue implements FabricQueue {
         }
     }
 
-    private static void expect(EventChannel ch, int type, long ms, String name, String doing) {
-        CmEvent e = ch.poll(ms);
-        if (e == null) {
-            throw new NvmeConnectionException(name + ": no RDMA-CM event within " + ms + " ms while " + doing);
-        }
-        if (e.type() != type) {
-            throw new NvmeConnectionException(name + ": " + e.name() + " (status " + e.status() + ") while " + doing);
-        }
-    }
-
-    private static InetSocketAddress resolve(String host, int port) {
-        InetAddress a;
-        try {
-            a = InetAddress.getByName(host);
-        } catch (UnknownHostException e) {
-            throw new NvmeConnectionException(
-                    "NVMe/RDMA target host '" + host + "' does not resolve: " + e.getMessage(), e);
-        }
-        if (!(a instanceof Inet4Address)) {
-            throw new NvmeConnectionException("NVMe/RDMA target " + host + " resolves to " + a.getHostAddress()
-                    + "; this host's RDMA-CM binding speaks IPv4: give the target's IPv4 address");
-        }
-        return new InetSocketAddress(a, port);
-    }
-
     // Only the poller thread (and open, before the poller starts) posts receives.
     private void postRecv(int index) {
         int rc = qp.postRecv(rwr.wrId(RECV_TAG | index).sge(responses, (long) index * CQE_SIZE, CQE_SIZE));
@@ -372,8 +297,8 @@ public final class RdmaQueue implements FabricQueue {
     }
 
     @Override
-    public synchronized NvmeException failure() {
-        return failure;
+    public NvmeException failure() {
+        return slots.failure();
     }
 
     @Override
@@ -391,11 +316,11 @@ public final class RdmaQueue implements FabricQueue {
             throw new IllegalArgumentException((what != null ? what : Sqe.describe(sqe)) + " moves " + data.length()
                     + " bytes; this queue's commands move at most " + config.maxData());
         }
-        Request r = new Request(sqe, data, what, timed);
+        RdmaRequest r = new RdmaRequest(sqe, data, what, timed);
         try {
-            prepare(r);
+            r.stage(config.inCapsuleLimit(), resources);
         } catch (RuntimeException e) {
-            release(r);
+            r.unstage();
             r.future.completeExceptionally(
                     e instanceof NvmeException
                             ? e
@@ -403,65 +328,23 @@ public final class RdmaQueue implements FabricQueue {
                                     name + ": cannot register the buffer of " + r.what() + ": " + e.getMessage(), e));
             return r.future;
         }
-        synchronized (this) {
-            if (failure != null) {
-                release(r);
-                r.future.completeExceptionally(failure);
-                return r.future;
+        switch (slots.acquire(r)) {
+            case STARTED -> post(r);
+            case WAITING -> {}
+            case FAILED -> {
+                r.unstage();
+                r.future.completeExceptionally(slots.failure());
             }
-            if (freeCount == 0) {
-                waiting.add(r);
-                return r.future;
-            }
-            start(r);
         }
         return r.future;
     }
 
-    /** On the submitting thread: stages in-capsule data or describes the buffer by a keyed SGL. */
-    private void prepare(Request r) {
-        Data d = r.data;
-        if (d.length() == 0) {
-            // a null keyed descriptor, as Linux sends: nvmet-rdma refuses an all-zero SGL1 (type 0h, subtype 0h)
-            Sqe.keyed(r.sqe, 0, 0, 0);
-            return;
-        }
-        if (d.toController() && d.length() <= config.inCapsuleLimit()) {
-            r.inCapsule = d.length(); // copied into the capsule slot once the command has one
-            Sqe.inCapsule(r.sqe, d.length());
-            return;
-        }
-        MemorySegment seg = d.segment();
-        if (seg.isNative()) {
-            MemoryRegion mr = resources.region(seg);
-            Sqe.keyed(r.sqe, seg.address() + d.offset(), d.length(), mr.rkey());
-        } else {
-            r.bounce = Arena.ofAuto()
-                    .allocate(d.length(), 4096); // freed by the GC once the request and its registration are gone
-            if (d.toController()) {
-                MemorySegment.copy(seg, d.offset(), r.bounce, 0, d.length());
-            }
-            r.bounceMr = resources.registerOnce(r.bounce);
-            Sqe.keyed(r.sqe, r.bounce.address(), d.length(), r.bounceMr.rkey());
-        }
-    }
-
-    private static void release(Request r) {
-        if (r.bounceMr != null) {
-            try {
-                r.bounceMr.close();
-            } catch (RuntimeException ignored) {
-                // deregistering a bounce buffer of a failed queue: the protection domain goes with the controller
-            }
-            r.bounceMr = null;
-        }
-    }
-
-    // Called with the lock held.
-    private void start(Request r) {
-        int cid = freeCids[--freeCount];
-        r.cid = cid;
-        slots[cid] = r;
+    /**
+     * Sends a started request's capsule from its slot. The capsule slot of its command identifier is the caller's
+     * alone; the one send work request is shared, so posting it takes {@link #swr}'s lock.
+     */
+    private void post(RdmaRequest r) {
+        int cid = r.cid;
         Sqe.cid(r.sqe, cid);
         long off = (long) cid * capsuleSize;
         MemorySegment slot = capsules.segment();
@@ -469,12 +352,11 @@ public final class RdmaQueue implements FabricQueue {
         if (r.inCapsule > 0) {
             MemorySegment.copy(r.data.segment(), r.data.offset(), slot, off + Sqe.SIZE, r.inCapsule);
         }
-        if (r.timed && ioTimeoutNanos > 0) {
-            r.deadline = System.nanoTime() + ioTimeoutNanos;
-        }
         int rc;
         try {
-            rc = qp.postSend(swr.send(cid, capsules, off, Sqe.SIZE + r.inCapsule, IBV_SEND_SIGNALED));
+            synchronized (swr) {
+                rc = qp.postSend(swr.send(cid, capsules, off, Sqe.SIZE + r.inCapsule, IBV_SEND_SIGNALED));
+            }
         } catch (RuntimeException e) {
             TIMERS.execute(() ->
                     fail(new NvmeConnectionException(name + ": cannot send " + r.what() + ": " + e.getMessage(), e)));
@@ -488,19 +370,7 @@ public final class RdmaQueue implements FabricQueue {
 
     /** One periodic scan per queue instead of a timer per command: the I/O path schedules nothing. */
     private void scanTimeouts() {
-        long now = System.nanoTime();
-        Request late = null;
-        synchronized (this) {
-            if (failure != null) {
-                return;
-            }
-            for (Request r : slots) {
-                if (r != null && r.timed && now - r.deadline > 0) {
-                    late = r;
-                    break;
-                }
-            }
-        }
+        RdmaRequest late = slots.late(System.nanoTime());
         if (late != null) {
             fail(new NvmeConnectionException(name + ": " + late.what() + " got no completion within "
                     + config.ioTimeout().toMillis()
@@ -623,71 +493,39 @@ public final class RdmaQueue implements FabricQueue {
         }
         Cqe cqe = Cqe.parse(responses.segment(), (long) index * CQE_SIZE);
         postRecv(index);
-        Request r;
-        synchronized (this) {
-            r = cqe.cid() < slots.length ? slots[cqe.cid()] : null;
-            if (r == null || r.cqe != null) {
-                throw new NvmeProtocolException(
-                        "a completion names command identifier " + cqe.cid() + ", which has no command in flight");
-            }
-            r.cqe = cqe;
-            if (!r.sent) {
-                return; // the capsule slot is reused only once its SEND completed too
-            }
+        RdmaRequest r = slots.received(cqe);
+        if (r != null) {
+            finish(r);
         }
-        finish(r);
     }
 
     private void sent(int cid) {
-        Request r;
-        synchronized (this) {
-            r = cid >= 0 && cid < slots.length ? slots[cid] : null;
-            if (r == null) {
-                return; // the command already failed
-            }
-            r.sent = true;
-            if (r.cqe == null) {
-                return;
-            }
+        RdmaRequest r = slots.sent(cid);
+        if (r != null) {
+            finish(r);
         }
-        finish(r);
     }
 
-    private void finish(Request r) {
-        synchronized (this) {
-            if (slots[r.cid] != r) {
-                return;
-            }
-            slots[r.cid] = null;
-            freeCids[freeCount++] = r.cid;
-            Request next = waiting.poll();
-            if (next != null && failure == null) {
-                start(next);
-            }
+    private void finish(RdmaRequest r) {
+        slots.release(r, released);
+        RdmaRequest next = released.next;
+        released.next = null;
+        if (!released.mine) {
+            return;
         }
-        if (r.bounce != null && r.cqe.ok() && !r.data.toController()) {
-            MemorySegment.copy(r.bounce, 0, r.data.segment(), r.data.offset(), r.data.length());
+        if (next != null) {
+            post(next);
         }
-        release(r);
+        r.copyHome();
+        r.unstage();
         r.future.complete(r.cqe);
     }
 
     @Override
     public void fail(NvmeException why) {
-        List<Request> victims = new ArrayList<>();
-        synchronized (this) {
-            if (failure != null) {
-                return;
-            }
-            failure = why;
-            for (int i = 0; i < slots.length; i++) {
-                if (slots[i] != null) {
-                    victims.add(slots[i]);
-                    slots[i] = null;
-                }
-            }
-            victims.addAll(waiting);
-            waiting.clear();
+        List<RdmaRequest> victims = slots.failAll(why);
+        if (victims == null) {
+            return;
         }
         try {
             id.disconnect(); // the QP goes to error; the target tears its side down
@@ -697,8 +535,8 @@ public final class RdmaQueue implements FabricQueue {
         if (timeoutScan != null) {
             timeoutScan.cancel(false);
         }
-        for (Request r : victims) {
-            release(r);
+        for (RdmaRequest r : victims) {
+            r.unstage();
             r.future.completeExceptionally(why);
         }
     }
@@ -719,11 +557,7 @@ public final class RdmaQueue implements FabricQueue {
             return; // a poller stuck in a native call keeps the resources; the controller's PD release frees them
         }
         List<AutoCloseable> undo = new ArrayList<>();
-        synchronized (this) {
-            for (Request r : waiting) {
-                release(r);
-            }
-        }
+        slots.unstageWaiting();
         undo.add(id);
         undo.add(cq); // acknowledges the completion events still unacknowledged
         undo.add(events);
