@@ -274,6 +274,7 @@ final class Dispatcher {
             return;
         }
         Planner.Candidate c = pickLane(t, failed.lane, attempt);
+        ChunkRetryEvent.emit(t, offset, length, attempt, failed.lane, c == null ? -1 : c.localLane(), error);
         if (c == null) {
             t.fail(t.laneFailure((t.op == Op.READ ? "read" : "write") + " of " + t.total + " bytes"));
             return;

@@ -79,6 +79,7 @@ final class LaneRuntime {
         failures = Math.min(failures + 1, 30);
         long cd = Math.min(maxCooldownNanos, baseCooldownNanos << Math.min(failures - 1, 20));
         pausedUntilNanos = System.nanoTime() + cd;
+        LaneFailureEvent.emit(lane, descriptor.device(), error, cd, failures);
     }
 
     String describe() {

@@ -117,6 +117,7 @@ public final class RegistrationCache implements AutoCloseable {
         }
         registrations.incrementAndGet();
         totalRegistrationNanos.addAndGet(took);
+        RegistrationEvent.emit(segment.byteSize(), "host", took);
         return new Lease(e, false);
     }
 
@@ -142,6 +143,7 @@ public final class RegistrationCache implements AutoCloseable {
         orphans.add(e);
         registrations.incrementAndGet();
         totalRegistrationNanos.addAndGet(registrationNanos);
+        RegistrationEvent.emit(registration.length(), "adopted", registrationNanos);
         return e;
     }
 

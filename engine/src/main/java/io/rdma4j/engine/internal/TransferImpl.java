@@ -166,6 +166,7 @@ final class TransferImpl implements Transfer {
             }
         }
         finished();
+        TransferEvent.emit(this, lanes.toString(), null);
         future.complete(new TransferResult(total, lanes, System.nanoTime() - startNanos, retries.get()));
         maybeRelease();
     }
@@ -178,6 +179,7 @@ final class TransferImpl implements Transfer {
         terminal = true;
         cancelDeadline();
         finished();
+        TransferEvent.emit(this, "", cause);
         future.completeExceptionally(cause);
         maybeRelease();
         return true;
