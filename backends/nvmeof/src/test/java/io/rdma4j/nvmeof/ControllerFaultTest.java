@@ -21,6 +21,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -365,6 +368,31 @@ class ControllerFaultTest {
             assertInstanceOf(NvmeConnectionException.class, e);
             assertTrue(e.getMessage().contains("I/O timeout"), e.getMessage());
         }
+    }
+
+    /** The timeout above, as the JFR event {@code io.rdma4j.NvmeCommandTimeout} read back from a recording. */
+    @Test
+    void commandTimeoutIsAJfrEvent(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("nvme.jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable("io.rdma4j.NvmeCommandTimeout").withoutThreshold();
+            recording.start();
+            try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                    Controller c = Controller.connect(
+                            t.target(), ScriptedTarget.NQN, options().withIoTimeout(Duration.ofMillis(300)))) {
+                t.answerReads = false;
+                assertInstanceOf(
+                        NvmeConnectionException.class, failure(c.read(1, 0, MemorySegment.ofArray(new byte[512]))));
+            }
+            recording.stop();
+            recording.dump(file);
+        }
+        List<RecordedEvent> events = RecordingFile.readAllEvents(file);
+        assertEquals(1, events.size(), events.toString());
+        RecordedEvent e = events.get(0);
+        assertEquals("tcp", e.getString("transport"));
+        assertTrue(e.getString("command").startsWith("Read"), e.toString());
+        assertEquals(Duration.ofMillis(300).toNanos(), e.getLong("timeoutNanos"));
     }
 
     @Test

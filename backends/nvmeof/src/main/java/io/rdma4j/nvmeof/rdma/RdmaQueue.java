@@ -33,6 +33,7 @@ import io.rdma4j.ibverbs.ffi.Poll;
 import io.rdma4j.nvmeof.NvmeConnectionException;
 import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.NvmeProtocolException;
+import io.rdma4j.nvmeof.internal.CommandTimeoutEvent;
 import io.rdma4j.nvmeof.internal.Cqe;
 import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Sqe;
@@ -372,6 +373,8 @@ public final class RdmaQueue implements FabricQueue {
     private void scanTimeouts() {
         RdmaRequest late = slots.late(System.nanoTime());
         if (late != null) {
+            CommandTimeoutEvent.emit(
+                    name, late.what(), "rdma", config.ioTimeout().toNanos());
             fail(new NvmeConnectionException(name + ": " + late.what() + " got no completion within "
                     + config.ioTimeout().toMillis()
                     + " ms (the I/O timeout); the connection was reset: call Controller.reconnect()"));

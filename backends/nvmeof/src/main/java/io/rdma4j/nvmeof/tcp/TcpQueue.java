@@ -4,6 +4,7 @@ import io.rdma4j.Closeables;
 import io.rdma4j.nvmeof.NvmeConnectionException;
 import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.NvmeProtocolException;
+import io.rdma4j.nvmeof.internal.CommandTimeoutEvent;
 import io.rdma4j.nvmeof.internal.Cqe;
 import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Sqe;
@@ -220,6 +221,7 @@ public final class TcpQueue implements FabricQueue {
     private void scanTimeouts() {
         String late = slots.late(System.nanoTime());
         if (late != null) {
+            CommandTimeoutEvent.emit(name, late, "tcp", config.ioTimeout().toNanos());
             fail(new NvmeConnectionException(name + ": " + late + " got no completion within "
                     + config.ioTimeout().toMillis()
                     + " ms (the I/O timeout); the connection was reset: call Controller.reconnect()"));
