@@ -428,12 +428,22 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             this.registry = registry;
         }
 
-        synchronized void subscription(AutoCloseable s) {
-            if (done) {
-                unsubscribe(s);
-            } else {
-                this.subscription = s;
+        // The store may deliver events while holding its own lock (jetcd does): the subscription is closed outside
+        // this watcher's monitor, or closing it would wait on a store thread that waits on offer().
+        void subscription(AutoCloseable s) {
+            synchronized (this) {
+                if (!done) {
+                    this.subscription = s;
+                    return;
+                }
             }
+            unsubscribe(s);
+        }
+
+        private synchronized AutoCloseable takeSubscription() {
+            AutoCloseable s = subscription;
+            subscription = null;
+            return s;
         }
 
         private static void unsubscribe(AutoCloseable s) {
@@ -470,26 +480,30 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             }
         }
 
-        synchronized void fail(Status s) {
-            if (done) {
-                return;
+        void fail(Status s) {
+            synchronized (this) {
+                if (done) {
+                    return;
+                }
+                done = true;
+                pending.clear();
+                registry.remove(this);
+                try {
+                    out.onError(s.asRuntimeException());
+                } catch (RuntimeException ignored) {
+                    // the call is already closed; nothing to tell
+                }
             }
-            done = true;
-            pending.clear();
-            registry.remove(this);
-            unsubscribe(subscription);
-            try {
-                out.onError(s.asRuntimeException());
-            } catch (RuntimeException ignored) {
-                // the call is already closed; nothing to tell
-            }
+            unsubscribe(takeSubscription());
         }
 
-        synchronized void cancelled() {
-            done = true;
-            pending.clear();
-            registry.remove(this);
-            unsubscribe(subscription);
+        void cancelled() {
+            synchronized (this) {
+                done = true;
+                pending.clear();
+                registry.remove(this);
+            }
+            unsubscribe(takeSubscription());
         }
     }
 }
