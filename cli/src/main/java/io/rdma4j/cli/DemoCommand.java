@@ -37,11 +37,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class DemoCommand implements Command {
     private static final String USAGE = """
-            usage: ./rdma4j demo [--size 1g] [--lanes 4] [--chunk 1m] [--providers shm,tcp]
+            usage: ./rdma4j demo [--size 1g] [--lanes 4] [--chunk 1m] [--providers shm,tcp] [--rendezvous HOST:PORT,...]
               --size N        bytes to write (suffix k, m, g; default 1g)
               --lanes N       engine lanes (libfabric endpoints) on each side (default 4)
               --chunk N       chunk size the engine stripes in (default 1m)
               --providers L   libfabric providers to run over, in order (default shm,tcp; tcp stays on loopback)
+              --rendezvous L  use these standalone directories (./rdma4j rendezvous --etcd ...), failing over
+                              between them, instead of starting one on loopback
             """;
 
     @Override
@@ -60,6 +62,7 @@ final class DemoCommand implements Command {
         long chunk = 1L << 20;
         int lanes = 4;
         List<String> providers = List.of("shm", "tcp");
+        String rendezvous = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (a.equals("--help") || a.equals("-h")) {
@@ -75,6 +78,7 @@ final class DemoCommand implements Command {
                 case "--chunk" -> chunk = parseSize(v);
                 case "--lanes", "--window" -> lanes = Integer.parseInt(v);
                 case "--providers" -> providers = List.of(v.split(","));
+                case "--rendezvous" -> rendezvous = v;
                 default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
             }
         }
@@ -95,7 +99,7 @@ final class DemoCommand implements Command {
                 source.set(ValueLayout.JAVA_LONG_UNALIGNED, off, DemoTarget.word(off));
             }
             for (String provider : providers) {
-                Result r = runOne(provider, source, chunk, lanes, out);
+                Result r = runOne(provider, source, chunk, lanes, rendezvous, out);
                 out.printf(
                         "  %-4s %s in %.3f s  %6.2f GB/s  %s%n",
                         provider, bytes(size), r.seconds, size / r.seconds / 1e9, r.verdict);
@@ -113,14 +117,22 @@ final class DemoCommand implements Command {
     record Result(double seconds, boolean verified, String verdict) {}
 
     static Result runOne(String provider, MemorySegment source, long chunk, int lanes) throws Exception {
-        return runOne(provider, source, chunk, lanes, new PrintStream(java.io.OutputStream.nullOutputStream()));
+        return runOne(provider, source, chunk, lanes, null, new PrintStream(java.io.OutputStream.nullOutputStream()));
     }
 
-    /** One run: a directory on loopback, the target process, this engine; returns time and the target's verdict. */
-    static Result runOne(String provider, MemorySegment source, long chunk, int lanes, PrintStream out)
+    /**
+     * One run: a directory on loopback (or the given ones), the target process, this engine; returns time and the
+     * target's verdict.
+     *
+     * @param rendezvous standalone directories {@code HOST:PORT,...}, or null to start one on loopback
+     */
+    static Result runOne(
+            String provider, MemorySegment source, long chunk, int lanes, String rendezvous, PrintStream out)
             throws Exception {
         long size = source.byteSize();
-        try (DirectoryServer directory = DirectoryServer.builder().port(0).start()) {
+        try (DirectoryServer local =
+                rendezvous == null ? DirectoryServer.builder().port(0).start() : null) {
+            String directoryTarget = local == null ? rendezvous : local.target();
             ProcessBuilder pb = new ProcessBuilder(
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-native-access=ALL-UNNAMED",
@@ -130,7 +142,7 @@ final class DemoCommand implements Command {
                     DemoTarget.class.getName(),
                     provider,
                     Long.toString(size),
-                    directory.target(),
+                    directoryTarget,
                     Integer.toString(lanes),
                     Long.toString(chunk));
             pb.environment().put("IPATH_NO_BACKTRACE", "1");
@@ -150,7 +162,7 @@ final class DemoCommand implements Command {
             });
             PrintStream toChild = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
             try (TransferEngine engine =
-                    engine("demo-" + ProcessHandle.current().pid(), provider, directory.target(), lanes, chunk)) {
+                    engine("demo-" + ProcessHandle.current().pid(), provider, directoryTarget, lanes, chunk)) {
                 String target = expect(lines, child, "READY");
                 RemoteBuffer landing = engine.peer(target).buffer("landing");
                 try (LocalBuffer src = engine.register(source)) {

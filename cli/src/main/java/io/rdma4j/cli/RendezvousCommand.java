@@ -13,7 +13,11 @@ final class RendezvousCommand implements Command {
     private static final String USAGE = """
             usage: ./rdma4j rendezvous [--port 7777] [--token T | --token-file F] [--bind ADDR]
                                       [--tls-cert CERT.pem --tls-key KEY.pem [--tls-client-ca CA.pem [--cert-names]]]
+                                      [--etcd http://HOST:2379[,http://HOST:2379...][/CLUSTER]]
+                   ./rdma4j rendezvous peers --directory HOST:PORT[,HOST:PORT...] [--token T] [--json]
               --port N            TCP port (default 7777; 0 picks a free one)
+              --etcd URLS         keep the state in etcd instead of this process: run any number of directories on
+                                  the same etcd, stateless, and give engines all of them (--rendezvous A,B,C)
               --token T           bearer token every client must send (visible in ps: prefer --token-file)
               --token-file F      read the token from the first line of F
               --bind ADDR         address to listen on (default: all interfaces with a token, loopback without)
@@ -41,6 +45,9 @@ final class RendezvousCommand implements Command {
                 return 0;
             }
         }
+        if (args.length > 0 && args[0].equals("peers")) {
+            return PeersCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out);
+        }
         DirectoryServer server = start(args, System.out);
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "rdma4j-rendezvous-shutdown"));
         server.awaitTermination();
@@ -57,6 +64,7 @@ final class RendezvousCommand implements Command {
         String clientCa = null;
         boolean tokenGiven = false;
         boolean certNames = false;
+        String etcd = null;
         for (int i = 0; i < args.length; i++) {
             String opt = args[i];
             if (opt.equals("--cert-names")) {
@@ -89,6 +97,7 @@ final class RendezvousCommand implements Command {
                 case "--tls-cert" -> cert = v;
                 case "--tls-key" -> key = v;
                 case "--tls-client-ca" -> clientCa = v;
+                case "--etcd" -> etcd = v.startsWith("etcd://") || v.startsWith("http://") ? v : "etcd://" + v;
                 default -> throw new IllegalArgumentException("unknown option '" + opt + "'\n" + USAGE);
             }
         }
@@ -109,8 +118,12 @@ final class RendezvousCommand implements Command {
         if (certNames) {
             builder.bindNamesToCertificates();
         }
+        if (etcd != null) {
+            builder.store(etcd);
+        }
         DirectoryServer server = builder.start();
-        out.println("rdma4j rendezvous: directory (rdma4j.v1.Directory) listening on " + server.description());
+        out.println("rdma4j rendezvous: directory (rdma4j.v1.Directory) listening on " + server.description()
+                + ", state " + server.storeDescription());
         if (!tokenGiven) {
             out.println(
                     "rdma4j rendezvous: no token given, so only this machine can connect; pass --token-file F to serve other hosts");

@@ -587,9 +587,12 @@ public interface TransferEngine extends AutoCloseable {
         }
 
         /**
-         * Use the directory at {@code target} ({@code host:port} or {@code inproc:NAME}) instead of the embedded one.
+         * Use the directory at {@code target} instead of the embedded one: {@code host:port}; a list
+         * {@code host:port,host:port} of directories serving one etcd, which the engine fails over between;
+         * {@code etcd://host:port[,host:port...]} to keep the directory in etcd with no directory process (needs
+         * {@code rdma4j-rendezvous-etcd} on the class path); or {@code inproc:NAME}.
          *
-         * @param target the directory's address
+         * @param target the directory's address, or addresses
          * @param security token or TLS settings for reaching it
          * @return this builder
          */

@@ -110,12 +110,11 @@ public final class Announcement implements AutoCloseable {
     public synchronized void heartbeat() {
         checkOpen();
         try {
-            rendezvous
-                    .stub()
-                    .heartbeat(HeartbeatRequest.newBuilder()
-                            .setName(peer.name())
-                            .setLeaseToken(token)
-                            .build());
+            ByteString t = token;
+            rendezvous.invoke(s -> s.heartbeat(HeartbeatRequest.newBuilder()
+                    .setName(peer.name())
+                    .setLeaseToken(t)
+                    .build()));
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() != Status.Code.NOT_FOUND) {
                 if (e.getStatus().getCode() == Status.Code.PERMISSION_DENIED && beat != null) {
@@ -224,12 +223,11 @@ public final class Announcement implements AutoCloseable {
             beat.cancel(false);
         }
         try {
-            rendezvous
-                    .stub()
-                    .withdraw(WithdrawRequest.newBuilder()
-                            .setName(peer.name())
-                            .setLeaseToken(token)
-                            .build());
+            ByteString t = token;
+            rendezvous.invoke(s -> s.withdraw(WithdrawRequest.newBuilder()
+                    .setName(peer.name())
+                    .setLeaseToken(t)
+                    .build()));
         } catch (StatusRuntimeException e) {
             // NOT_FOUND/PERMISSION_DENIED: already gone or replaced; UNAVAILABLE: the lease will expire on its own
         }

@@ -1,8 +1,12 @@
 package io.rdma4j.rendezvous;
 
 import io.grpc.Server;
+import io.rdma4j.Closeables;
 import io.rdma4j.rendezvous.internal.DirectoryService;
+import io.rdma4j.rendezvous.internal.MemoryStore;
 import io.rdma4j.rendezvous.internal.Transport;
+import io.rdma4j.rendezvous.store.DirectoryStore;
+import io.rdma4j.rendezvous.store.DirectoryStores;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
@@ -21,6 +25,7 @@ import java.util.function.LongSupplier;
 public final class DirectoryServer implements AutoCloseable {
     private final Server server;
     private final DirectoryService service;
+    private final DirectoryStore store;
     private final ScheduledExecutorService sweeper;
     private final String target;
     private final String description;
@@ -31,9 +36,16 @@ public final class DirectoryServer implements AutoCloseable {
             throw new IllegalArgumentException(
                     "binding peer names to certificates needs mutual TLS: Security.withCertificate(...) and withTrustedCertificates(clientCa)");
         }
-        this.service = new DirectoryService(b.limits(), b.clock, b.bindNamesToCertificates);
-        Transport.Started s = Transport.start(
-                new Transport.Listen(b.inProcessName, b.bindAddress, b.port, null), b.security, service);
+        this.store = b.storeUrl == null ? new MemoryStore(b.clock) : DirectoryStores.open(b.storeUrl);
+        this.service = new DirectoryService(b.limits(), store, b.bindNamesToCertificates);
+        Transport.Started s;
+        try {
+            s = Transport.start(
+                    new Transport.Listen(b.inProcessName, b.bindAddress, b.port, null), b.security, service);
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
         this.server = s.server();
         this.target = s.target();
         this.description = s.description();
@@ -75,6 +87,11 @@ public final class DirectoryServer implements AutoCloseable {
         return description;
     }
 
+    /** @return where the state is kept: {@code in memory}, {@code etcd at ...} */
+    public String storeDescription() {
+        return store.describe();
+    }
+
     /** @return whether only this machine can reach it */
     public boolean loopbackOnly() {
         return loopbackOnly;
@@ -103,13 +120,19 @@ public final class DirectoryServer implements AutoCloseable {
         server.awaitTermination();
     }
 
-    /** Stops serving; watch streams end with UNAVAILABLE. Idempotent. */
+    /**
+     * Stops serving; watch streams end with UNAVAILABLE. A shared store keeps its announcements until their leases run
+     * out. Idempotent.
+     */
     @Override
     public void close() {
         if (sweeper != null) {
             sweeper.shutdownNow();
         }
-        service.closeWatchers();
+        Closeables.closeAll(service::closeWatchers, this::stopServer, store::close);
+    }
+
+    private void stopServer() {
         server.shutdown();
         try {
             if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
@@ -129,6 +152,7 @@ public final class DirectoryServer implements AutoCloseable {
         private Security security = Security.none();
         private boolean bindNamesToCertificates;
         private LongSupplier clock = System::nanoTime;
+        private String storeUrl;
         private Duration sweepInterval = Duration.ofMillis(250);
         private Duration minLease = Duration.ofNanos(DirectoryService.Limits.DEFAULT.minLeaseNanos());
         private Duration maxLease = Duration.ofNanos(DirectoryService.Limits.DEFAULT.maxLeaseNanos());
@@ -176,6 +200,16 @@ public final class DirectoryServer implements AutoCloseable {
         /** Monotonic nanoseconds for leases ({@code System::nanoTime} by default); tests pass one they advance. */
         public Builder clock(LongSupplier nanos) {
             this.clock = Objects.requireNonNull(nanos);
+            return this;
+        }
+
+        /**
+         * Keeps the state in a shared store instead of this process's memory, e.g.
+         * {@code etcd://10.0.0.1:2379,10.0.0.2:2379} (needs {@code rdma4j-rendezvous-etcd} on the class path). Any
+         * number of directory servers may serve one store; they hold no state of their own.
+         */
+        public Builder store(String url) {
+            this.storeUrl = Objects.requireNonNull(url, "url");
             return this;
         }
 

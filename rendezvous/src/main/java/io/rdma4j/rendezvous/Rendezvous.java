@@ -16,12 +16,14 @@ import io.rdma4j.rendezvous.internal.ClientErrors;
 import io.rdma4j.rendezvous.internal.Transport;
 import io.rdma4j.rendezvous.internal.Validation;
 import io.rdma4j.rendezvous.internal.Wire;
+import io.rdma4j.rendezvous.store.DirectoryStores;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -55,11 +57,18 @@ public final class Rendezvous implements AutoCloseable {
                 DirectoryServer.builder().inProcess("rdma4j-embedded-directory").start();
     }
 
+    /** One directory of the list a client fails over between. */
+    private record Endpoint(
+            String target,
+            ManagedChannel channel,
+            DirectoryGrpc.DirectoryBlockingStub blocking,
+            DirectoryGrpc.DirectoryStub async) {}
+
     private final String target;
-    private final ManagedChannel channel;
+    private final List<Endpoint> endpoints;
+    private volatile int current;
+    private final DirectoryServer local; // the in-process directory over a store, for etcd:// targets
     private final Duration callTimeout;
-    private final DirectoryGrpc.DirectoryBlockingStub blocking;
-    private final DirectoryGrpc.DirectoryStub async;
     private final ScheduledExecutorService heartbeats;
     private final Set<Announcement> announcements = ConcurrentHashMap.newKeySet();
 
@@ -69,9 +78,26 @@ public final class Rendezvous implements AutoCloseable {
         }
         this.target = target;
         this.callTimeout = callTimeout;
-        this.channel = Transport.channel(target, security);
-        this.blocking = DirectoryGrpc.newBlockingStub(channel);
-        this.async = DirectoryGrpc.newStub(channel);
+        List<String> targets;
+        if (DirectoryStores.isStoreUrl(target)) {
+            // No directory process: this JVM runs the directory's calls itself, in process, over the shared store, so
+            // validation, tokens and access lists are applied here exactly as a directory process would.
+            this.local = DirectoryServer.builder()
+                    .inProcess("rdma4j-store-client-" + UUID.randomUUID())
+                    .store(target)
+                    .sweepInterval(Duration.ZERO)
+                    .start();
+            targets = List.of(local.target());
+        } else {
+            this.local = null;
+            targets = splitTargets(target);
+        }
+        List<Endpoint> eps = new ArrayList<>();
+        for (String t : targets) {
+            ManagedChannel ch = Transport.channel(t, security);
+            eps.add(new Endpoint(t, ch, DirectoryGrpc.newBlockingStub(ch), DirectoryGrpc.newStub(ch)));
+        }
+        this.endpoints = List.copyOf(eps);
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rdma4j-rendezvous-heartbeat");
             t.setDaemon(true);
@@ -89,10 +115,27 @@ public final class Rendezvous implements AutoCloseable {
         return Embedded.SERVER.target();
     }
 
+    private static List<String> splitTargets(String target) {
+        List<String> out = new ArrayList<>();
+        for (String t : target.split(",")) {
+            if (!t.isBlank()) {
+                out.add(t.strip());
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "directory target '" + target + "' names no directory: expected HOST:PORT[,HOST:PORT...]");
+        }
+        return out;
+    }
+
     /**
      * A client of the directory at {@code target}.
      *
-     * @param target {@code host:port}, or {@code inproc:NAME} for an in-process {@link DirectoryServer}
+     * @param target {@code host:port}; a list {@code host:port,host:port} of directories serving one store, tried in
+     *     turn when one does not answer; {@code etcd://host:port[,host:port...]} to use etcd with no directory process
+     *     ({@code rdma4j-rendezvous-etcd} on the class path); or {@code inproc:NAME} for an in-process
+     *     {@link DirectoryServer}
      * @param token the directory's bearer token, or {@code null} for a token-less (loopback) directory
      */
     public static Rendezvous connect(String target, String token) {
@@ -118,8 +161,31 @@ public final class Rendezvous implements AutoCloseable {
         return callTimeout;
     }
 
-    DirectoryGrpc.DirectoryBlockingStub stub() {
-        return blocking.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    /**
+     * Runs {@code body} against the directory that last answered, then each other one in turn while they are down or do
+     * not answer; any other failure is the answer.
+     *
+     * @throws StatusRuntimeException the answer, or the last directory's failure when none answered
+     */
+    <T> T invoke(Function<DirectoryGrpc.DirectoryBlockingStub, T> body) {
+        int start = current;
+        StatusRuntimeException last = null;
+        for (int i = 0; i < endpoints.size(); i++) {
+            int at = (start + i) % endpoints.size();
+            try {
+                T result = body.apply(
+                        endpoints.get(at).blocking().withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS));
+                current = at;
+                return result;
+            } catch (StatusRuntimeException e) {
+                io.grpc.Status.Code c = e.getStatus().getCode();
+                if (c != io.grpc.Status.Code.UNAVAILABLE && c != io.grpc.Status.Code.DEADLINE_EXCEEDED) {
+                    throw e;
+                }
+                last = e;
+            }
+        }
+        throw last;
     }
 
     ScheduledExecutorService heartbeats() {
@@ -132,7 +198,7 @@ public final class Rendezvous implements AutoCloseable {
 
     <T> T call(String what, Function<DirectoryGrpc.DirectoryBlockingStub, T> body) {
         try {
-            return body.apply(stub());
+            return invoke(body);
         } catch (StatusRuntimeException e) {
             throw ClientErrors.of("directory", target, what, e);
         }
@@ -155,9 +221,9 @@ public final class Rendezvous implements AutoCloseable {
     public Optional<PeerInfo> resolve(String name) {
         checkName("peer name", name);
         try {
-            return Optional.of(checked(
-                    stub().resolve(ResolveRequest.newBuilder().setName(name).build())
-                            .getPeer()));
+            return Optional.of(checked(invoke(s ->
+                            s.resolve(ResolveRequest.newBuilder().setName(name).build()))
+                    .getPeer()));
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) {
                 return Optional.empty();
@@ -202,7 +268,7 @@ public final class Rendezvous implements AutoCloseable {
 
     Optional<BufferInfo> lookup(String name, LookupRequest request) {
         try {
-            io.rdma4j.proto.v1.Buffer b = stub().lookup(request).getBuffer();
+            io.rdma4j.proto.v1.Buffer b = invoke(s -> s.lookup(request)).getBuffer();
             try {
                 Validation.buffer(b, null);
                 return Optional.of(Wire.fromProto(b));
@@ -226,52 +292,61 @@ public final class Rendezvous implements AutoCloseable {
         Objects.requireNonNull(onEvent, "onEvent");
         Objects.requireNonNull(onError, "onError");
         Watch w = new Watch();
-        async.watch(WatchRequest.getDefaultInstance(), new ClientResponseObserver<WatchRequest, MembershipEvent>() {
-            @Override
-            public void beforeStart(ClientCallStreamObserver<WatchRequest> call) {
-                w.call = call;
-            }
-
-            @Override
-            public void onNext(MembershipEvent e) {
-                PeerEvent ev;
-                try {
-                    if (e.hasPeer()) {
-                        Validation.peer(e.getPeer());
+        int at = current;
+        endpoints
+                .get(at)
+                .async()
+                .watch(WatchRequest.getDefaultInstance(), new ClientResponseObserver<WatchRequest, MembershipEvent>() {
+                    @Override
+                    public void beforeStart(ClientCallStreamObserver<WatchRequest> call) {
+                        w.call = call;
                     }
-                    ev = Wire.fromProto(e);
-                } catch (StatusRuntimeException | IllegalArgumentException bad) {
-                    w.close();
-                    onError.accept(malformed("watch event", bad));
-                    return;
-                }
-                if (ev != null) { // kinds this version does not know are skipped
-                    onEvent.accept(ev);
-                }
-            }
 
-            @Override
-            public void onError(Throwable t) {
-                if (!w.closed) {
-                    onError.accept(
-                            t instanceof StatusRuntimeException s
-                                    ? ClientErrors.of("directory", target, "watch", s)
-                                    : new RendezvousException(
-                                            io.grpc.Status.Code.UNKNOWN,
-                                            "directory at " + target + ": watch failed: " + t,
-                                            t));
-                }
-            }
+                    @Override
+                    public void onNext(MembershipEvent e) {
+                        PeerEvent ev;
+                        try {
+                            if (e.hasPeer()) {
+                                Validation.peer(e.getPeer());
+                            }
+                            ev = Wire.fromProto(e);
+                        } catch (StatusRuntimeException | IllegalArgumentException bad) {
+                            w.close();
+                            onError.accept(malformed("watch event", bad));
+                            return;
+                        }
+                        if (ev != null) { // kinds this version does not know are skipped
+                            onEvent.accept(ev);
+                        }
+                    }
 
-            @Override
-            public void onCompleted() {
-                if (!w.closed) {
-                    onError.accept(new RendezvousException(
-                            io.grpc.Status.Code.UNAVAILABLE,
-                            "directory at " + target + " ended the watch; watch again"));
-                }
-            }
-        });
+                    @Override
+                    public void onError(Throwable t) {
+                        if (t instanceof StatusRuntimeException s
+                                && s.getStatus().getCode() == io.grpc.Status.Code.UNAVAILABLE
+                                && current == at) {
+                            current = (at + 1) % endpoints.size(); // the next watch (and call) tries another directory
+                        }
+                        if (!w.closed) {
+                            onError.accept(
+                                    t instanceof StatusRuntimeException s
+                                            ? ClientErrors.of("directory", target, "watch", s)
+                                            : new RendezvousException(
+                                                    io.grpc.Status.Code.UNKNOWN,
+                                                    "directory at " + target + ": watch failed: " + t,
+                                                    t));
+                        }
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        if (!w.closed) {
+                            onError.accept(new RendezvousException(
+                                    io.grpc.Status.Code.UNAVAILABLE,
+                                    "directory at " + target + " ended the watch; watch again"));
+                        }
+                    }
+                });
         return w;
     }
 
@@ -307,11 +382,18 @@ public final class Rendezvous implements AutoCloseable {
             a.close();
         }
         heartbeats.shutdownNow();
-        channel.shutdownNow();
+        for (Endpoint e : endpoints) {
+            e.channel().shutdownNow();
+        }
         try {
-            channel.awaitTermination(2, TimeUnit.SECONDS);
+            for (Endpoint e : endpoints) {
+                e.channel().awaitTermination(2, TimeUnit.SECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (local != null) {
+            local.close();
         }
     }
 

@@ -27,22 +27,22 @@ import io.rdma4j.proto.v1.UnpublishResponse;
 import io.rdma4j.proto.v1.WatchRequest;
 import io.rdma4j.proto.v1.WithdrawRequest;
 import io.rdma4j.proto.v1.WithdrawResponse;
+import io.rdma4j.rendezvous.store.DirectoryStore;
+import io.rdma4j.rendezvous.store.DirectoryStore.StoredBuffer;
+import io.rdma4j.rendezvous.store.DirectoryStore.StoredPeer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 
 /**
- * The directory: peers under leases, their published buffers, and watchers. All state is soft: it is rebuilt from the
- * peers' re-announcements after a restart. Mutations take one lock (they are short and keep events in order); reads
- * (resolve, lookup, list) take none.
+ * The directory's calls: validation, tokens, leases, generations, access lists and watch streams, over a
+ * {@link DirectoryStore} that holds the state (in this JVM, or in etcd shared by several directory processes). Changes
+ * are compare-and-swaps on what was read, retried when another process changed the same name in between.
  */
 public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     /**
@@ -77,72 +77,51 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                 65_536);
     }
 
-    private static final class PeerEntry {
-        final Peer peer;
-        final byte[] token;
-        final Set<Integer> lanes;
-        final long leaseNanos;
-        volatile long expiresAt;
-        final Set<String> buffers = new HashSet<>(); // guarded by the directory lock
-
-        PeerEntry(Peer peer, byte[] token, long leaseNanos, long expiresAt) {
-            this.peer = peer;
-            this.token = token;
-            this.leaseNanos = leaseNanos;
-            this.expiresAt = expiresAt;
-            Set<Integer> l = new HashSet<>();
-            for (Lane lane : peer.getLanesList()) {
-                l.add(lane.getIndex());
-            }
-            this.lanes = Set.copyOf(l);
-        }
-    }
-
-    private record BufferEntry(Buffer buffer, PeerEntry owner) {}
+    /** Compare-and-swap rounds before a contended change gives up with ABORTED. */
+    private static final int MAX_ATTEMPTS = 16;
 
     private final Limits limits;
-    private final LongSupplier clock;
-    private final Object lock = new Object();
-    private final ConcurrentSkipListMap<String, PeerEntry> peers = new ConcurrentSkipListMap<>();
-    private final Map<String, BufferEntry> buffers = new ConcurrentHashMap<>();
+    private final DirectoryStore store;
     private final List<Watcher> watchers = new CopyOnWriteArrayList<>();
-    private long revision; // guarded by lock
-
     private final boolean bindNamesToCertificates;
 
     /**
-     * @param clock monotonic nanoseconds ({@code System::nanoTime}); tests pass a clock they advance
+     * @param store where peers and buffers are kept; this service only validates, authorizes and decides, so any number
+     *     of services may share one store
      * @param bindNamesToCertificates announce only names the caller's client certificate covers (see
      *     {@link CertificateNames})
      */
-    public DirectoryService(Limits limits, LongSupplier clock, boolean bindNamesToCertificates) {
+    public DirectoryService(Limits limits, DirectoryStore store, boolean bindNamesToCertificates) {
         this.limits = limits;
-        this.clock = clock;
+        this.store = store;
         this.bindNamesToCertificates = bindNamesToCertificates;
     }
 
-    private boolean alive(PeerEntry e, long now) {
-        return e != null && now - e.expiresAt < 0 && peers.get(e.peer.getName()) == e;
-    }
-
-    /** @return the live entry for {@code name} proven by {@code token}; NOT_FOUND / PERMISSION_DENIED otherwise */
-    private PeerEntry authorize(String what, String name, ByteString token) {
+    /**
+     * @return the live announcement of {@code name} proven by {@code token}; NOT_FOUND / PERMISSION_DENIED otherwise
+     */
+    private StoredPeer authorize(String what, String name, ByteString token) {
         Validation.name(what, name);
         Validation.token(what + " lease_token", token);
-        PeerEntry e = peers.get(name);
-        if (e == null || !alive(e, clock.getAsLong())) {
-            throw Status.NOT_FOUND
-                    .withDescription("the directory does not know peer '" + name
-                            + "' (its lease expired or the directory restarted): announce again")
-                    .asRuntimeException();
-        }
-        if (!Calls.tokenMatches(e.token, token)) {
+        StoredPeer e = store.peer(name)
+                .orElseThrow(() -> Status.NOT_FOUND
+                        .withDescription("the directory does not know peer '" + name
+                                + "' (its lease expired or the directory restarted): announce again")
+                        .asRuntimeException());
+        if (!Calls.tokenMatches(e.token().toByteArray(), token)) {
             throw Status.PERMISSION_DENIED
                     .withDescription("lease token does not match peer '" + name
                             + "': another process announced this name after you")
                     .asRuntimeException();
         }
         return e;
+    }
+
+    private static StatusRuntimeException contended(String what) {
+        return Status.ABORTED
+                .withDescription(what + " lost " + MAX_ATTEMPTS
+                        + " compare-and-swap rounds to concurrent changes of the same name; try again")
+                .asRuntimeException();
     }
 
     @Override
@@ -162,66 +141,65 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                             TimeUnit.MILLISECONDS.toNanos(request.getLeaseMillis()),
                             limits.minLeaseNanos(),
                             limits.maxLeaseNanos());
-            byte[] token = Calls.newToken();
-            long rev;
-            synchronized (lock) {
-                long now = clock.getAsLong();
-                PeerEntry old = peers.get(peer.getName());
-                boolean oldAlive = alive(old, now);
-                if (old == null && peers.size() >= limits.maxPeers()) {
+            ByteString token = ByteString.copyFrom(Calls.newToken());
+            Set<Integer> lanes = lanes(peer);
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                Optional<StoredPeer> old = store.peer(peer.getName());
+                if (old.isEmpty() && store.peerCount() >= limits.maxPeers()) {
                     throw Status.RESOURCE_EXHAUSTED
                             .withDescription("the directory holds its limit of " + limits.maxPeers() + " peers")
                             .asRuntimeException();
                 }
-                PeerEntry entry = new PeerEntry(peer, token, lease, now + lease);
-                if (old != null) {
-                    if (old.peer.getGeneration() == peer.getGeneration()) {
-                        // The same process announcing again keeps its buffers where their lanes still exist.
-                        for (String b : old.buffers) {
-                            BufferEntry be = buffers.get(b);
-                            if (be != null
-                                    && be.owner() == old
-                                    && be.buffer().getLanesList().stream()
-                                            .allMatch(k -> entry.lanes.contains(k.getLane()))) {
-                                buffers.put(b, new BufferEntry(be.buffer(), entry));
-                                entry.buffers.add(b);
-                            } else if (be != null && be.owner() == old) {
-                                buffers.remove(b);
-                            }
+                List<Buffer> keep = new ArrayList<>();
+                if (old.isPresent() && old.get().peer().getGeneration() == peer.getGeneration()) {
+                    // The same process announcing again keeps its buffers where their lanes still exist.
+                    for (Buffer b : store.buffersOf(old.get())) {
+                        if (b.getLanesList().stream().allMatch(k -> lanes.contains(k.getLane()))) {
+                            keep.add(b);
                         }
-                    } else {
-                        dropBuffers(old);
                     }
                 }
-                peers.put(peer.getName(), entry);
-                rev = emit(
-                        old == null || !oldAlive ? MembershipEvent.Kind.KIND_JOINED : MembershipEvent.Kind.KIND_UPDATED,
-                        peer,
-                        MembershipEvent.Reason.REASON_ANNOUNCED);
+                Optional<StoredPeer> now = store.announce(old, peer, token, TimeUnit.NANOSECONDS.toMillis(lease), keep);
+                if (now.isPresent()) {
+                    return AnnounceResponse.newBuilder()
+                            .setLeaseToken(token)
+                            .setLeaseMillis((int) now.get().leaseMillis())
+                            .setRevision(now.get().revision())
+                            .build();
+                }
             }
-            return AnnounceResponse.newBuilder()
-                    .setLeaseToken(ByteString.copyFrom(token))
-                    .setLeaseMillis((int) TimeUnit.NANOSECONDS.toMillis(lease))
-                    .setRevision(rev)
-                    .build();
+            throw contended("announce of '" + peer.getName() + "'");
         });
+    }
+
+    private static Set<Integer> lanes(Peer peer) {
+        Set<Integer> l = new HashSet<>();
+        for (Lane lane : peer.getLanesList()) {
+            l.add(lane.getIndex());
+        }
+        return l;
     }
 
     @Override
     public void heartbeat(HeartbeatRequest request, StreamObserver<HeartbeatResponse> out) {
         Calls.unary(out, () -> {
-            PeerEntry e;
+            StoredPeer e;
             try {
                 e = authorize("heartbeat name", request.getName(), request.getLeaseToken());
             } catch (StatusRuntimeException ex) {
                 if (ex.getStatus().getCode() == Status.Code.NOT_FOUND) {
-                    expireLeases(); // an expired entry answers NOT_FOUND; make its departure visible now
+                    store.expireLeases(); // an expired entry answers NOT_FOUND; make its departure visible now
                 }
                 throw ex;
             }
-            e.expiresAt = clock.getAsLong() + e.leaseNanos;
+            if (!store.renew(e)) {
+                store.expireLeases();
+                throw Status.NOT_FOUND
+                        .withDescription("the lease of peer '" + request.getName() + "' ran out: announce again")
+                        .asRuntimeException();
+            }
             return HeartbeatResponse.newBuilder()
-                    .setLeaseMillis((int) TimeUnit.NANOSECONDS.toMillis(e.leaseNanos))
+                    .setLeaseMillis((int) e.leaseMillis())
                     .build();
         });
     }
@@ -229,10 +207,8 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     @Override
     public void withdraw(WithdrawRequest request, StreamObserver<WithdrawResponse> out) {
         Calls.unary(out, () -> {
-            PeerEntry e = authorize("withdraw name", request.getName(), request.getLeaseToken());
-            synchronized (lock) {
-                remove(e, MembershipEvent.Reason.REASON_WITHDRAWN);
-            }
+            StoredPeer e = authorize("withdraw name", request.getName(), request.getLeaseToken());
+            store.withdraw(e);
             return WithdrawResponse.getDefaultInstance();
         });
     }
@@ -241,13 +217,11 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     public void resolve(ResolveRequest request, StreamObserver<ResolveResponse> out) {
         Calls.unary(out, () -> {
             Validation.name("resolve name", request.getName());
-            PeerEntry e = peers.get(request.getName());
-            if (!alive(e, clock.getAsLong())) {
-                throw Status.NOT_FOUND
-                        .withDescription("no peer named '" + request.getName() + "' is announced")
-                        .asRuntimeException();
-            }
-            return ResolveResponse.newBuilder().setPeer(e.peer).build();
+            StoredPeer e = store.peer(request.getName())
+                    .orElseThrow(() -> Status.NOT_FOUND
+                            .withDescription("no peer named '" + request.getName() + "' is announced")
+                            .asRuntimeException());
+            return ResolveResponse.newBuilder().setPeer(e.peer()).build();
         });
     }
 
@@ -260,19 +234,11 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             if (!request.getAfter().isEmpty()) {
                 Validation.name("list after", request.getAfter());
             }
-            Map<String, PeerEntry> tail =
-                    request.getAfter().isEmpty() ? peers : peers.tailMap(request.getAfter(), false);
+            List<Peer> found = store.peers(request.getAfter(), page + 1);
             ListResponse.Builder b = ListResponse.newBuilder();
-            long now = clock.getAsLong();
-            for (PeerEntry e : tail.values()) {
-                if (!alive(e, now)) {
-                    continue;
-                }
-                if (b.getPeersCount() == page) {
-                    b.setMore(true);
-                    break;
-                }
-                b.addPeers(e.peer);
+            b.addAllPeers(found.subList(0, Math.min(page, found.size())));
+            if (found.size() > page) {
+                b.setMore(true);
             }
             return b.build();
         });
@@ -290,82 +256,71 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
         Watcher w = new Watcher(call, limits.maxWatchBacklog(), watchers);
         call.setOnCancelHandler(w::cancelled);
         call.setOnReadyHandler(w::drain);
-        synchronized (lock) {
-            long now = clock.getAsLong();
-            for (PeerEntry e : peers.values()) {
-                if (alive(e, now)) {
-                    w.offer(MembershipEvent.newBuilder()
-                            .setKind(MembershipEvent.Kind.KIND_JOINED)
-                            .setPeer(e.peer)
-                            .setReason(MembershipEvent.Reason.REASON_ANNOUNCED)
-                            .setRevision(revision)
-                            .build());
-                }
-            }
-            w.offer(MembershipEvent.newBuilder()
-                    .setKind(MembershipEvent.Kind.KIND_SYNCED)
-                    .setRevision(revision)
-                    .build());
-            watchers.add(w);
+        watchers.add(w);
+        try {
+            w.subscription(store.watch(w::offer, w::fail));
+        } catch (StatusRuntimeException e) {
+            w.fail(e.getStatus());
         }
     }
 
     @Override
     public void publish(PublishRequest request, StreamObserver<PublishResponse> out) {
         Calls.unary(out, () -> {
-            PeerEntry owner = authorize("publish owner", request.getOwner(), request.getLeaseToken());
+            StoredPeer owner = authorize("publish owner", request.getOwner(), request.getLeaseToken());
             if (!request.hasBuffer()) {
                 throw Validation.invalid("publish without a buffer");
             }
             Buffer b = request.getBuffer();
-            Validation.buffer(b, owner.lanes);
+            Validation.buffer(b, lanes(owner.peer()));
             if (!b.getOwner().isEmpty() && !b.getOwner().equals(request.getOwner())) {
                 throw Validation.invalid("buffer " + b.getName() + " names owner '" + b.getOwner()
                         + "' but is published by '" + request.getOwner() + "'");
             }
             Buffer stored = b.toBuilder().setOwner(request.getOwner()).build();
-            synchronized (lock) {
-                if (!alive(owner, clock.getAsLong())) {
-                    throw Status.NOT_FOUND
-                            .withDescription("peer '" + request.getOwner() + "' left while publishing: announce again")
-                            .asRuntimeException();
-                }
-                BufferEntry existing = buffers.get(b.getName());
-                if (existing != null && alive(existing.owner(), clock.getAsLong()) && existing.owner() != owner) {
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                Optional<StoredBuffer> existing = store.buffer(b.getName());
+                boolean mine = existing.isPresent()
+                        && existing.get().buffer().getOwner().equals(owner.name())
+                        && existing.get().ownerVersion() == owner.version();
+                if (existing.isPresent() && !mine) {
                     throw Status.ALREADY_EXISTS
                             .withDescription("buffer '" + b.getName() + "' is published by '"
-                                    + existing.owner().peer.getName() + "'; pick another name")
+                                    + existing.get().buffer().getOwner() + "'; pick another name")
                             .asRuntimeException();
                 }
-                if (existing != null
-                        && existing.owner() == owner
-                        && existing.buffer().getGeneration() > b.getGeneration()) {
+                if (mine && existing.get().buffer().getGeneration() > b.getGeneration()) {
                     throw Status.FAILED_PRECONDITION
                             .withDescription("buffer '" + b.getName() + "' is published at generation "
-                                    + existing.buffer().getGeneration() + "; generation " + b.getGeneration()
+                                    + existing.get().buffer().getGeneration() + "; generation " + b.getGeneration()
                                     + " is stale")
                             .asRuntimeException();
                 }
-                if (existing == null || existing.owner() != owner) {
-                    if (buffers.size() >= limits.maxBuffers()) {
+                if (!mine) {
+                    if (store.bufferCount() >= limits.maxBuffers()) {
                         throw Status.RESOURCE_EXHAUSTED
                                 .withDescription("the directory holds its limit of " + limits.maxBuffers() + " buffers")
                                 .asRuntimeException();
                     }
-                    if (owner.buffers.size() >= limits.maxBuffersPerPeer()) {
+                    if (store.buffersOf(owner).size() >= limits.maxBuffersPerPeer()) {
                         throw Status.RESOURCE_EXHAUSTED
                                 .withDescription("peer '" + request.getOwner() + "' already publishes its limit of "
                                         + limits.maxBuffersPerPeer() + " buffers")
                                 .asRuntimeException();
                     }
                 }
-                if (existing != null && existing.owner() != owner) {
-                    existing.owner().buffers.remove(b.getName());
+                if (store.publish(owner, stored, existing)) {
+                    return PublishResponse.getDefaultInstance();
                 }
-                buffers.put(b.getName(), new BufferEntry(stored, owner));
-                owner.buffers.add(b.getName());
+                if (store.peer(owner.name())
+                        .filter(p -> p.version() == owner.version())
+                        .isEmpty()) {
+                    throw Status.NOT_FOUND
+                            .withDescription("peer '" + request.getOwner() + "' left while publishing: announce again")
+                            .asRuntimeException();
+                }
             }
-            return PublishResponse.getDefaultInstance();
+            throw contended("publish of '" + b.getName() + "'");
         });
     }
 
@@ -373,7 +328,7 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     public void lookup(LookupRequest request, StreamObserver<LookupResponse> out) {
         Calls.unary(out, () -> {
             Validation.name("lookup name", request.getName());
-            PeerEntry requester = null;
+            StoredPeer requester = null;
             if (!request.getRequester().isEmpty()) {
                 try {
                     requester = authorize("lookup requester", request.getRequester(), request.getLeaseToken());
@@ -389,13 +344,11 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             } else if (!request.getLeaseToken().isEmpty()) {
                 throw Validation.invalid("lookup carries a lease token but no requester");
             }
-            BufferEntry e = buffers.get(request.getName());
-            if (e == null || !alive(e.owner(), clock.getAsLong())) {
-                throw Status.NOT_FOUND
-                        .withDescription("no buffer named '" + request.getName() + "' is published")
-                        .asRuntimeException();
-            }
-            Buffer b = e.buffer();
+            Buffer b = store.buffer(request.getName())
+                    .map(StoredBuffer::buffer)
+                    .orElseThrow(() -> Status.NOT_FOUND
+                            .withDescription("no buffer named '" + request.getName() + "' is published")
+                            .asRuntimeException());
             if (b.getAccessCount() > 0) {
                 if (requester == null) {
                     throw Status.PERMISSION_DENIED
@@ -403,10 +356,10 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                                     + "' has an access list; look it up as an announced peer that is on it")
                             .asRuntimeException();
                 }
-                if (!b.getAccessList().contains(requester.peer.getName())) {
+                if (!b.getAccessList().contains(requester.name())) {
                     throw Status.PERMISSION_DENIED
-                            .withDescription("peer '" + requester.peer.getName()
-                                    + "' is not on the access list of buffer '" + b.getName() + "'")
+                            .withDescription("peer '" + requester.name() + "' is not on the access list of buffer '"
+                                    + b.getName() + "'")
                             .asRuntimeException();
                 }
             }
@@ -417,23 +370,22 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     @Override
     public void unpublish(UnpublishRequest request, StreamObserver<UnpublishResponse> out) {
         Calls.unary(out, () -> {
-            PeerEntry owner = authorize("unpublish owner", request.getOwner(), request.getLeaseToken());
+            StoredPeer owner = authorize("unpublish owner", request.getOwner(), request.getLeaseToken());
             Validation.name("unpublish name", request.getName());
-            synchronized (lock) {
-                BufferEntry e = buffers.get(request.getName());
-                if (e == null || !alive(e.owner(), clock.getAsLong())) {
-                    throw Status.NOT_FOUND
+            StoredBuffer e = store.buffer(request.getName())
+                    .orElseThrow(() -> Status.NOT_FOUND
                             .withDescription("no buffer named '" + request.getName() + "' is published")
-                            .asRuntimeException();
-                }
-                if (e.owner() != owner) {
-                    throw Status.PERMISSION_DENIED
-                            .withDescription("buffer '" + request.getName() + "' belongs to '"
-                                    + e.owner().peer.getName() + "'")
-                            .asRuntimeException();
-                }
-                buffers.remove(request.getName());
-                owner.buffers.remove(request.getName());
+                            .asRuntimeException());
+            if (!e.buffer().getOwner().equals(owner.name()) || e.ownerVersion() != owner.version()) {
+                throw Status.PERMISSION_DENIED
+                        .withDescription("buffer '" + request.getName() + "' belongs to '"
+                                + e.buffer().getOwner() + "'")
+                        .asRuntimeException();
+            }
+            if (!store.unpublish(owner, request.getName())) {
+                throw Status.NOT_FOUND
+                        .withDescription("no buffer named '" + request.getName() + "' is published")
+                        .asRuntimeException();
             }
             return UnpublishResponse.getDefaultInstance();
         });
@@ -441,27 +393,17 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     /** Removes every peer whose lease has run out, with a LEFT(EXPIRED) event each. @return how many */
     public int expireLeases() {
-        int n = 0;
-        synchronized (lock) {
-            long now = clock.getAsLong();
-            for (PeerEntry e : new ArrayList<>(peers.values())) {
-                if (now - e.expiresAt >= 0) {
-                    remove(e, MembershipEvent.Reason.REASON_EXPIRED);
-                    n++;
-                }
-            }
-        }
-        return n;
+        return store.expireLeases();
     }
 
     /** @return peers currently held (including expired ones not yet swept) */
     public int peerCount() {
-        return peers.size();
+        return store.peerCount();
     }
 
     /** @return buffers currently held */
     public int bufferCount() {
-        return buffers.size();
+        return store.bufferCount();
     }
 
     /** Ends every watch stream (server shutdown). */
@@ -471,34 +413,6 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
         }
     }
 
-    private void remove(PeerEntry e, MembershipEvent.Reason reason) {
-        if (peers.remove(e.peer.getName(), e)) {
-            dropBuffers(e);
-            emit(MembershipEvent.Kind.KIND_LEFT, e.peer, reason);
-        }
-    }
-
-    private void dropBuffers(PeerEntry e) {
-        for (String b : e.buffers) {
-            buffers.computeIfPresent(b, (k, v) -> v.owner() == e ? null : v);
-        }
-        e.buffers.clear();
-    }
-
-    private long emit(MembershipEvent.Kind kind, Peer peer, MembershipEvent.Reason reason) {
-        long rev = ++revision;
-        MembershipEvent ev = MembershipEvent.newBuilder()
-                .setKind(kind)
-                .setPeer(peer)
-                .setReason(reason)
-                .setRevision(rev)
-                .build();
-        for (Watcher w : watchers) {
-            w.offer(ev);
-        }
-        return rev;
-    }
-
     /** One watch stream with a bounded backlog, drained as the transport becomes ready. */
     private static final class Watcher {
         private final ServerCallStreamObserver<MembershipEvent> out;
@@ -506,11 +420,41 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
         private final List<Watcher> registry;
         private final ArrayDeque<MembershipEvent> pending = new ArrayDeque<>();
         private boolean done;
+        private AutoCloseable subscription;
 
         Watcher(ServerCallStreamObserver<MembershipEvent> out, int maxBacklog, List<Watcher> registry) {
             this.out = out;
             this.maxBacklog = maxBacklog;
             this.registry = registry;
+        }
+
+        // The store may deliver events while holding its own lock (jetcd does): the subscription is closed outside
+        // this watcher's monitor, or closing it would wait on a store thread that waits on offer().
+        void subscription(AutoCloseable s) {
+            synchronized (this) {
+                if (!done) {
+                    this.subscription = s;
+                    return;
+                }
+            }
+            unsubscribe(s);
+        }
+
+        private synchronized AutoCloseable takeSubscription() {
+            AutoCloseable s = subscription;
+            subscription = null;
+            return s;
+        }
+
+        private static void unsubscribe(AutoCloseable s) {
+            if (s == null) {
+                return;
+            }
+            try {
+                s.close();
+            } catch (Exception ignored) {
+                // the store's stream is already gone; nothing more to release
+            }
         }
 
         synchronized void offer(MembershipEvent e) {
@@ -536,24 +480,30 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             }
         }
 
-        synchronized void fail(Status s) {
-            if (done) {
-                return;
+        void fail(Status s) {
+            synchronized (this) {
+                if (done) {
+                    return;
+                }
+                done = true;
+                pending.clear();
+                registry.remove(this);
+                try {
+                    out.onError(s.asRuntimeException());
+                } catch (RuntimeException ignored) {
+                    // the call is already closed; nothing to tell
+                }
             }
-            done = true;
-            pending.clear();
-            registry.remove(this);
-            try {
-                out.onError(s.asRuntimeException());
-            } catch (RuntimeException ignored) {
-                // the call is already closed; nothing to tell
-            }
+            unsubscribe(takeSubscription());
         }
 
-        synchronized void cancelled() {
-            done = true;
-            pending.clear();
-            registry.remove(this);
+        void cancelled() {
+            synchronized (this) {
+                done = true;
+                pending.clear();
+                registry.remove(this);
+            }
+            unsubscribe(takeSubscription());
         }
     }
 }
