@@ -78,7 +78,8 @@ class RendezvousRequestsFuzzTest {
      */
     @FuzzTest(maxDuration = "30s")
     void requests(byte[] input) {
-        DirectoryService directory = new DirectoryService(DirectoryService.Limits.DEFAULT, System::nanoTime, false);
+        MemoryStore store = new MemoryStore(System::nanoTime);
+        DirectoryService directory = new DirectoryService(DirectoryService.Limits.DEFAULT, store, false);
         HandshakeService handshake = new HandshakeService("fuzz-responder", 7, ECHO, 16, false);
         ByteString lease = ByteString.EMPTY;
         Map<String, ByteString> sessionTokens = new HashMap<>();
@@ -156,6 +157,7 @@ class RendezvousRequestsFuzzTest {
             // gRPC's marshaller refuses such a message before any service sees it
         } finally {
             directory.closeWatchers();
+            store.close();
         }
     }
 
