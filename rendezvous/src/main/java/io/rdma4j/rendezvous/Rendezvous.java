@@ -172,20 +172,39 @@ public final class Rendezvous implements AutoCloseable {
         StatusRuntimeException last = null;
         for (int i = 0; i < endpoints.size(); i++) {
             int at = (start + i) % endpoints.size();
-            try {
-                T result = body.apply(
-                        endpoints.get(at).blocking().withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS));
-                current = at;
-                return result;
-            } catch (StatusRuntimeException e) {
-                io.grpc.Status.Code c = e.getStatus().getCode();
-                if (c != io.grpc.Status.Code.UNAVAILABLE && c != io.grpc.Status.Code.DEADLINE_EXCEEDED) {
-                    throw e;
+            for (int attempt = 0; attempt < 2; attempt++) {
+                try {
+                    T result = body.apply(endpoints
+                            .get(at)
+                            .blocking()
+                            .withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS));
+                    current = at;
+                    return result;
+                } catch (StatusRuntimeException e) {
+                    io.grpc.Status.Code c = e.getStatus().getCode();
+                    if (c != io.grpc.Status.Code.UNAVAILABLE && c != io.grpc.Status.Code.DEADLINE_EXCEEDED) {
+                        throw e;
+                    }
+                    last = e;
+                    if (!neverStarted(e)) {
+                        break;
+                    }
                 }
-                last = e;
             }
         }
         throw last;
+    }
+
+    /**
+     * True when gRPC gave up on a call before sending it: its deadline ran out while the channel was still being set up
+     * (the first call of a cold JVM loads gRPC, which has taken longer than the whole call timeout on a loaded,
+     * emulated machine). Nothing reached the directory, so the call is safe to make again with a fresh deadline.
+     */
+    private static boolean neverStarted(StatusRuntimeException e) {
+        String d = e.getStatus().getDescription();
+        return e.getStatus().getCode() == io.grpc.Status.Code.DEADLINE_EXCEEDED
+                && d != null
+                && d.startsWith("ClientCall started after");
     }
 
     ScheduledExecutorService heartbeats() {

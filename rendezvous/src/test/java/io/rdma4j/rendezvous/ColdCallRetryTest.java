@@ -1,0 +1,77 @@
+package io.rdma4j.rendezvous;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.rdma4j.proto.v1.ResolveRequest;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A call whose deadline ran out before gRPC sent it (a cold JVM still loading gRPC on a loaded, emulated machine) is
+ * made once more with a fresh deadline; a call the directory received and did not answer in time is not.
+ */
+class ColdCallRetryTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+    /**
+     * Loads gRPC and starts the embedded directory with a generous deadline, so that only the test's calls are cold.
+     */
+    @BeforeAll
+    static void warmUp() {
+        try (Rendezvous r = Rendezvous.connect(Rendezvous.embeddedTarget(), Security.none(), Duration.ofSeconds(60))) {
+            r.resolve(Fixtures.uniqueName("warm"));
+        }
+    }
+
+    @Test
+    void callThatNeverStartedIsMadeAgainWithAFreshDeadline() throws Exception {
+        try (Rendezvous r = Rendezvous.connect(Rendezvous.embeddedTarget(), Security.none(), TIMEOUT)) {
+            AtomicInteger attempts = new AtomicInteger();
+            StatusRuntimeException e = assertThrows(
+                    StatusRuntimeException.class,
+                    () -> r.invoke(stub -> {
+                        if (attempts.incrementAndGet() == 1) {
+                            sleep(TIMEOUT.toMillis() + 200); // the deadline passes before the call is started
+                        }
+                        return stub.resolve(ResolveRequest.newBuilder()
+                                .setName(Fixtures.uniqueName("cold"))
+                                .build());
+                    }));
+            assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode(), "the directory answered the second try");
+            assertEquals(2, attempts.get(), "one retry, after the call that never started");
+        }
+    }
+
+    @Test
+    void callThatNeverStartsTwiceFailsWithDeadlineExceeded() throws Exception {
+        try (Rendezvous r = Rendezvous.connect(Rendezvous.embeddedTarget(), Security.none(), TIMEOUT)) {
+            AtomicInteger attempts = new AtomicInteger();
+            StatusRuntimeException e = assertThrows(
+                    StatusRuntimeException.class,
+                    () -> r.invoke(stub -> {
+                        attempts.incrementAndGet();
+                        sleep(TIMEOUT.toMillis() * 2);
+                        return stub.resolve(
+                                ResolveRequest.newBuilder().setName("x").build());
+                    }));
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode());
+            assertTrue(e.getStatus().getDescription().startsWith("ClientCall started after"), e.toString());
+            assertEquals(2, attempts.get(), "a second try, then the failure");
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}
