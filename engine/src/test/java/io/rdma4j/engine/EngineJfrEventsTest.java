@@ -2,6 +2,7 @@ package io.rdma4j.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
@@ -49,9 +50,13 @@ class EngineJfrEventsTest {
                 TestEngines.fill(src, 5);
                 faults[0].failCompletions(1, 1);
                 try (LocalBuffer s = a.register(src)) {
-                    TransferResult r = a.write(s, b.name(), "landing").join();
+                    TransferResult r = a.write(s, b.name(), "landing", TransferOptions.tag(77))
+                            .join();
                     assertTrue(r.retries() >= 1, "the injected error forces a retry: " + r);
                 }
+                // the writer's completion does not say the bytes are in the target's memory; the tag, sent after
+                // them, does
+                assertNotNull(b.awaitTag(77, Duration.ofSeconds(10)));
                 assertEquals(-1, TestEngines.mismatch(src, 0, landing, 0, src.byteSize()));
             }
             recording.stop();
