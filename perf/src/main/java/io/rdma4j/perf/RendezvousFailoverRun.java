@@ -46,6 +46,12 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class RendezvousFailoverRun implements BenchRun {
     private static final Duration PHASE = Duration.ofSeconds(4);
+    /**
+     * The phase from the kills on: etcd elects a new leader and the clients move off the dead directory within it, so
+     * it shows the slow calls and the writes that continue after them.
+     */
+    private static final Duration DURING = Duration.ofSeconds(8);
+
     private static final long ENGINE_BYTES = 1 << 20;
 
     @Override
@@ -150,7 +156,7 @@ final class RendezvousFailoverRun implements BenchRun {
             System.out.printf(
                     "rendezvous-failover: killed -9 directory process %s and etcd member m0%n",
                     dirs.get(0).line.substring("directory ".length()));
-            Thread.sleep(PHASE.toMillis());
+            Thread.sleep(DURING.toMillis());
             Phase during = resolver.cut("during");
             EngineRing.Counts writesDuring = ring.cut();
             // a lease longer: a heartbeat lost to the kills would have let one expire by now
@@ -217,6 +223,10 @@ final class RendezvousFailoverRun implements BenchRun {
                         w.verified,
                         w.failed);
             }
+            System.out.printf(
+                    "  phases: before = %d s up to the kills, during = %d s from the kills, after = %d s from one"
+                            + " simulated lease + %d s after them; engine writes resolve the target peer each time%n",
+                    PHASE.toSeconds(), DURING.toSeconds(), PHASE.toSeconds(), DURING.toSeconds() + 2);
             System.out.printf(
                     "  engine 'victim' (lease %d ms) killed -9: gone from the directory after %.2f s;"
                             + " restarted at generation %d (was %d, %s); a write to it completed%n",
