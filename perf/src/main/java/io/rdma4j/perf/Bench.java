@@ -14,6 +14,7 @@ public final class Bench {
     static List<BenchRun> runs() {
         return List.of(
                 new RendezvousRun(),
+                new RendezvousFailoverRun(),
                 new FabricWriteRun(),
                 new NvmeRun(),
                 new IbverbsWriteRun(),

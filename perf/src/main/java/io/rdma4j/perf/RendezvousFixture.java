@@ -109,12 +109,19 @@ final class RendezvousFixture implements AutoCloseable {
     }
 
     RendezvousFixture(int peers, int buffers) {
+        this(peers, buffers, null);
+    }
+
+    /** @param store where the directory keeps its state ({@code etcd://...}), or null for its own memory */
+    RendezvousFixture(int peers, int buffers, String store) {
         this.peers = peers;
         this.buffers = buffers;
-        directory = DirectoryServer.builder()
-                .bindAddress("127.0.0.1")
-                .security(Security.token(TOKEN))
-                .start();
+        DirectoryServer.Builder builder =
+                DirectoryServer.builder().bindAddress("127.0.0.1").security(Security.token(TOKEN));
+        if (store != null) {
+            builder.store(store);
+        }
+        directory = builder.start();
         // a generous deadline: the first calls of a fresh JVM load Netty and connect, which is slow on a busy machine
         client = Rendezvous.connect(directory.target(), Security.token(TOKEN), Duration.ofSeconds(30));
         long t0 = System.nanoTime();

@@ -1,5 +1,7 @@
 package io.rdma4j.perf;
 
+import io.rdma4j.rendezvous.etcd.LocalEtcdCluster;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -9,10 +11,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntFunction;
 
 /**
- * {@code ./rdma4j bench rendezvous [--peers 1000] [--buffers 10000] [--seconds 1.5] [--threads 1,4]}: populates a
- * directory over loopback TCP (eight announcing threads), then measures resolve and lookup throughput and latency
- * percentiles per thread count in three rotated rounds, next to the baseline measured in the same rounds: a bare gRPC
- * echo round trip of the same size.
+ * {@code ./rdma4j bench rendezvous [--peers 1000] [--buffers 10000] [--seconds 1.5] [--threads 1,4] [--etcd-members
+ * 3]}: populates a directory over loopback TCP (eight announcing threads), then measures resolve and lookup throughput
+ * and latency percentiles per thread count in three rotated rounds, next to the baseline measured in the same rounds: a
+ * bare gRPC echo round trip of the same size. Where etcd is installed, a second directory keeping its state in a local
+ * etcd cluster is populated alike and measured in the same rounds ({@code --etcd-members 0} leaves it out).
  */
 final class RendezvousRun implements BenchRun {
     @Override
@@ -22,7 +25,8 @@ final class RendezvousRun implements BenchRun {
 
     @Override
     public String summary() {
-        return "directory resolve/lookup with 1,000 peers and 10,000 buffers vs a bare gRPC round trip";
+        return "directory resolve/lookup with 1,000 peers and 10,000 buffers, in memory and on etcd, vs a bare gRPC"
+                + " round trip";
     }
 
     private record Result(String what, int threads, long ops, double seconds, long[] latenciesNanos) {
@@ -44,41 +48,61 @@ final class RendezvousRun implements BenchRun {
         int buffers = 10_000;
         double seconds = 1.5;
         int[] threads = {1, 4};
+        int etcdMembers = 3;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--peers" -> peers = Integer.parseInt(args[i + 1]);
                 case "--buffers" -> buffers = Integer.parseInt(args[i + 1]);
+                case "--etcd-members" -> etcdMembers = Integer.parseInt(args[i + 1]);
                 case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
                 case "--threads" ->
                     threads = Arrays.stream(args[i + 1].split(","))
                             .mapToInt(Integer::parseInt)
                             .toArray();
                 default -> {
-                    System.err.println(
-                            "unknown option " + args[i] + "; options: --peers N --buffers N --seconds S --threads 1,4");
+                    System.err.println("unknown option " + args[i]
+                            + "; options: --peers N --buffers N --seconds S --threads 1,4" + " --etcd-members N");
                     return 2;
                 }
             }
         }
-        try (RendezvousFixture f = new RendezvousFixture(peers, buffers)) {
+        String etcdMissing = etcdMembers == 0 ? "--etcd-members 0" : LocalEtcdCluster.unavailabilityCause();
+        try (RendezvousFixture f = new RendezvousFixture(peers, buffers);
+                LocalEtcdCluster etcd = etcdMissing == null
+                        ? LocalEtcdCluster.start(Files.createTempDirectory("rdma4j-bench-etcd-"), etcdMembers)
+                        : null;
+                RendezvousFixture e = etcd == null ? null : new RendezvousFixture(peers, buffers, etcd.url())) {
             System.out.printf(
                     "populated %d peers (4 lanes each) and %d buffers over loopback TCP in %.2f s (%.0f calls/s from 8 threads)%n",
                     peers, buffers, f.populateNanos / 1e9, (peers + buffers) / (f.populateNanos / 1e9));
+            List<String> names =
+                    new ArrayList<>(List.of("baseline: bare gRPC echo", "resolve(peer)", "lookup(buffer)"));
+            List<IntFunction<Object>> calls = new ArrayList<>(List.of(i -> f.echo(), f::resolve, f::lookup));
+            if (e != null) {
+                System.out.printf(
+                        "populated the same into a directory on %d local etcd members in %.2f s (%.0f calls/s)%n",
+                        etcdMembers, e.populateNanos / 1e9, (peers + buffers) / (e.populateNanos / 1e9));
+                names.addAll(List.of("resolve(peer) etcd", "lookup(buffer) etcd"));
+                calls.addAll(List.of(e::resolve, e::lookup));
+            } else {
+                System.out.println("no etcd-backed directory: " + etcdMissing);
+            }
             // warm up every path once so the first measurement is not the JIT's
-            measure("warmup", 2, Math.min(1.0, seconds), f::resolve);
-            measure("warmup", 2, Math.min(1.0, seconds), f::lookup);
-            measure("warmup", 2, Math.min(1.0, seconds), i -> f.echo());
-            // Rounds rotate the order of the three calls so drift on a shared machine does not favour one; each row
-            // reports the median-throughput round and the latencies of all rounds.
+            for (IntFunction<Object> c : calls) {
+                measure("warmup", 2, Math.min(1.0, seconds), c);
+            }
+            // Rounds rotate the order of the calls so drift on a shared machine does not favour one; each row reports
+            // the median-throughput round and the latencies of all rounds.
             List<Result> results = new ArrayList<>();
-            List<String> names = List.of("baseline: bare gRPC echo", "resolve(peer)", "lookup(buffer)");
-            List<IntFunction<Object>> calls = List.of(i -> f.echo(), f::resolve, f::lookup);
+            int k = calls.size();
             for (int t : threads) {
-                List<List<Result>> rounds =
-                        new ArrayList<>(List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>()));
+                List<List<Result>> rounds = new ArrayList<>();
+                for (int c = 0; c < k; c++) {
+                    rounds.add(new ArrayList<>());
+                }
                 for (int round = 0; round < ROUNDS; round++) {
-                    for (int k = 0; k < 3; k++) {
-                        int c = (k + round) % 3;
+                    for (int j = 0; j < k; j++) {
+                        int c = (j + round) % k;
                         rounds.get(c).add(measure(names.get(c), t, seconds, calls.get(c)));
                     }
                 }
