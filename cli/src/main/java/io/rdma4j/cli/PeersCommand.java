@@ -1,6 +1,7 @@
 package io.rdma4j.cli;
 
 import io.rdma4j.rendezvous.PeerInfo;
+import io.rdma4j.rendezvous.PeerStatus;
 import io.rdma4j.rendezvous.Rendezvous;
 import io.rdma4j.rendezvous.Security;
 import java.io.PrintStream;
@@ -10,7 +11,8 @@ import java.util.List;
 final class PeersCommand {
     private static final String USAGE = """
             usage: ./rdma4j rendezvous peers --directory HOST:PORT[,HOST:PORT...] [--token T] [--json]
-              lists announced peers with their generation, host, handshake address and lanes
+              lists announced peers with their generation, lease (and how much of it is left), host, handshake
+              address, lanes and published buffers
             """;
 
     private PeersCommand() {}
@@ -42,37 +44,54 @@ final class PeersCommand {
         if (directory == null) {
             throw new IllegalArgumentException("--directory HOST:PORT is required\n" + USAGE);
         }
-        List<PeerInfo> peers;
+        List<PeerStatus> peers;
         try (Rendezvous r = Rendezvous.connect(directory, token == null ? Security.none() : Security.token(token))) {
-            peers = r.list();
+            peers = r.listStatus();
         }
         if (json) {
             StringBuilder b = new StringBuilder("[");
-            for (PeerInfo p : peers) {
+            for (PeerStatus s : peers) {
+                PeerInfo p = s.peer();
                 b.append(b.length() > 1 ? ",\n " : "\n ")
                         .append("{\"name\":")
                         .append(quote(p.name()))
                         .append(",\"generation\":")
                         .append(p.generation())
+                        .append(",\"leaseMillis\":")
+                        .append(s.leaseMillis())
+                        .append(",\"leaseRemainingMillis\":")
+                        .append(s.leaseRemainingMillis())
                         .append(",\"host\":")
                         .append(quote(p.host()))
                         .append(",\"handshake\":")
                         .append(quote(p.handshakeAddress()))
                         .append(",\"lanes\":")
                         .append(p.lanes().size())
-                        .append('}');
+                        .append(",\"buffers\":[");
+                for (int i = 0; i < s.buffers().size(); i++) {
+                    b.append(i > 0 ? "," : "").append(quote(s.buffers().get(i)));
+                }
+                b.append("]}");
             }
             out.println(b.append(peers.isEmpty() ? "]" : "\n]"));
         } else {
-            out.printf("%-40s %20s %-24s %-24s %s%n", "NAME", "GENERATION", "HOST", "HANDSHAKE", "LANES");
-            for (PeerInfo p : peers) {
+            out.printf(
+                    "%-32s %20s %-16s %-20s %-22s %5s %s%n",
+                    "NAME", "GENERATION", "LEASE", "HOST", "HANDSHAKE", "LANES", "BUFFERS");
+            for (PeerStatus s : peers) {
+                PeerInfo p = s.peer();
+                String lease = s.leaseRemainingMillis() < 0
+                        ? "gone"
+                        : String.format("%.1f/%.0f s", s.leaseRemainingMillis() / 1e3, s.leaseMillis() / 1e3);
                 out.printf(
-                        "%-40s %20d %-24s %-24s %d%n",
+                        "%-32s %20d %-16s %-20s %-22s %5d %s%n",
                         p.name(),
                         p.generation(),
+                        lease,
                         p.host(),
                         p.handshakeAddress(),
-                        p.lanes().size());
+                        p.lanes().size(),
+                        s.buffers().isEmpty() ? "-" : String.join(",", s.buffers()));
             }
             out.println(peers.size() + " peers announced at " + directory);
         }

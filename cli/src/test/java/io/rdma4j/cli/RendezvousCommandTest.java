@@ -47,6 +47,49 @@ class RendezvousCommandTest {
     }
 
     @Test
+    void peersListsGenerationLeaseAndBuffersAsTextAndJson() throws Exception {
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        try (DirectoryServer server = RendezvousCommand.start(
+                        new String[] {"--port", "0"}, new PrintStream(log, true, StandardCharsets.UTF_8));
+                Rendezvous r = Rendezvous.connect(server.target(), io.rdma4j.rendezvous.Security.none());
+                var a = r.announce(
+                        new PeerInfo(
+                                "peers-cli",
+                                "",
+                                "h",
+                                7,
+                                List.of(io.rdma4j.rendezvous.LaneInfo.libfabric(
+                                        0, "tcp;ofi_rxm", "lo", null, -1, new byte[] {2, 0, 0x1f, 0x40, 127, 0, 0, 1
+                                        }))),
+                        Duration.ofSeconds(30))) {
+            a.publish(io.rdma4j.rendezvous.BufferInfo.of(
+                    "peers-cli-buf",
+                    4096,
+                    io.rdma4j.rendezvous.MemoryKind.HOST,
+                    io.rdma4j.rendezvous.Locality.host(0),
+                    7,
+                    List.of(new io.rdma4j.rendezvous.LaneKey(0, 0x7f00_0000L, 7))));
+            ByteArrayOutputStream text = new ByteArrayOutputStream();
+            assertEquals(
+                    0,
+                    PeersCommand.run(
+                            new String[] {"--directory", server.target()},
+                            new PrintStream(text, true, StandardCharsets.UTF_8)));
+            String t = text.toString(StandardCharsets.UTF_8);
+            assertTrue(t.matches("(?s).*peers-cli\\s+7\\s+\\d+\\.\\d/30 s\\s.*peers-cli-buf\\R.*"), t);
+            ByteArrayOutputStream json = new ByteArrayOutputStream();
+            assertEquals(
+                    0,
+                    PeersCommand.run(
+                            new String[] {"--directory", server.target(), "--json"},
+                            new PrintStream(json, true, StandardCharsets.UTF_8)));
+            String j = json.toString(StandardCharsets.UTF_8);
+            assertTrue(j.contains("\"name\":\"peers-cli\",\"generation\":7,\"leaseMillis\":30000"), j);
+            assertTrue(j.contains("\"buffers\":[\"peers-cli-buf\"]"), j);
+        }
+    }
+
+    @Test
     void withoutATokenSaysItListensOnLoopbackOnly() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (DirectoryServer server = RendezvousCommand.start(

@@ -253,7 +253,16 @@ public final class Rendezvous implements AutoCloseable {
 
     /** @return every announced peer, in name order (fetched a page at a time) */
     public List<PeerInfo> list() {
-        List<PeerInfo> out = new ArrayList<>();
+        return status(false).stream().map(PeerStatus::peer).toList();
+    }
+
+    /** @return every announced peer with its lease and published buffers, in name order (for operators) */
+    public List<PeerStatus> listStatus() {
+        return status(true);
+    }
+
+    private List<PeerStatus> status(boolean withState) {
+        List<PeerStatus> out = new ArrayList<>();
         String after = "";
         while (true) {
             String from = after;
@@ -262,9 +271,26 @@ public final class Rendezvous implements AutoCloseable {
                     s -> s.list(ListRequest.newBuilder()
                             .setPageSize(LIST_PAGE)
                             .setAfter(from)
+                            .setWithState(withState)
                             .build()));
-            for (Peer p : page.getPeersList()) {
-                out.add(checked(p));
+            if (withState && page.getStatesCount() != page.getPeersCount()) {
+                throw new RendezvousException(
+                        io.grpc.Status.Code.INTERNAL,
+                        "directory at " + target + " answered list with " + page.getPeersCount() + " peers but "
+                                + page.getStatesCount() + " states: it runs an older version; upgrade it");
+            }
+            for (int i = 0; i < page.getPeersCount(); i++) {
+                PeerInfo p = checked(page.getPeers(i));
+                if (withState) {
+                    io.rdma4j.proto.v1.PeerState st = page.getStates(i);
+                    out.add(new PeerStatus(
+                            p,
+                            Integer.toUnsignedLong(st.getLeaseMillis()),
+                            st.getLeaseRemainingMillis(),
+                            st.getBuffersList()));
+                } else {
+                    out.add(new PeerStatus(p, -1, -1, List.of()));
+                }
             }
             if (!page.getMore() || page.getPeersCount() == 0) {
                 return out;

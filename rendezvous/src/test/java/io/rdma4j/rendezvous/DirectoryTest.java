@@ -254,6 +254,27 @@ abstract class DirectoryTest {
     }
 
     @Test
+    void listsEachPeersLeaseAndPublishedBuffersForOperators() {
+        try (Announcement owner = client.announce(peer("status-owner", 2), LEASE);
+                Announcement idle = client.announce(peer("status-idle", 1), LEASE)) {
+            owner.publish(buffer("status-b", 2));
+            owner.publish(buffer("status-a", 2).withAccess(Set.of("status-idle")));
+            List<PeerStatus> all = client.listStatus();
+            assertEquals(
+                    List.of("status-idle", "status-owner"),
+                    all.stream().map(s -> s.peer().name()).toList());
+            PeerStatus o = all.get(1);
+            assertEquals(peer("status-owner", 2), o.peer());
+            assertEquals(List.of("status-a", "status-b"), o.buffers(), "every buffer, restricted ones too, in order");
+            assertEquals(LEASE.toMillis(), o.leaseMillis());
+            assertTrue(
+                    o.leaseRemainingMillis() > 0 && o.leaseRemainingMillis() <= LEASE.toMillis(),
+                    "lease left: " + o.leaseRemainingMillis());
+            assertEquals(List.of(), all.get(0).buffers());
+        }
+    }
+
+    @Test
     void releasesKeysOnlyToPeersOnTheAccessList() {
         try (Announcement owner = client.announce(peer("owner", 2), LEASE);
                 Announcement friend = client.announce(peer("friend", 1), LEASE);

@@ -14,6 +14,7 @@ import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
@@ -279,6 +280,16 @@ public final class EtcdStore implements DirectoryStore {
             throw e;
         }
         return r.getTTL() > 0;
+    }
+
+    @Override
+    public long leaseRemainingMillis(StoredPeer peer) {
+        // the announcement's etcd lease: its TTL left, in whole seconds (-1 once it expired or was revoked)
+        long ttl = await(
+                        client.getLeaseClient().timeToLive(peer.version(), LeaseOption.DEFAULT),
+                        "read the lease of " + peer.name())
+                .getTTL();
+        return ttl < 0 ? -1 : ttl * 1000;
     }
 
     @Override

@@ -19,6 +19,7 @@ import io.rdma4j.rendezvous.Locality;
 import io.rdma4j.rendezvous.MemoryKind;
 import io.rdma4j.rendezvous.PeerEvent;
 import io.rdma4j.rendezvous.PeerInfo;
+import io.rdma4j.rendezvous.PeerStatus;
 import io.rdma4j.rendezvous.Rendezvous;
 import io.rdma4j.rendezvous.RendezvousException;
 import io.rdma4j.rendezvous.Security;
@@ -98,6 +99,15 @@ class EtcdDirectoryTest {
             RendezvousException denied = assertThrows(RendezvousException.class, () -> rb.lookup(n + "/secret"));
             assertEquals(Status.Code.PERMISSION_DENIED, denied.code());
             assertTrue(rb.list().stream().anyMatch(p -> p.name().equals(n)));
+            PeerStatus st = rb.listStatus().stream()
+                    .filter(p -> p.peer().name().equals(n))
+                    .findFirst()
+                    .orElseThrow();
+            assertEquals(List.of(n + "/secret", n + "/w"), st.buffers(), "its buffers, from etcd, in name order");
+            assertEquals(5000, st.leaseMillis());
+            assertTrue(
+                    st.leaseRemainingMillis() > 0 && st.leaseRemainingMillis() <= 5000,
+                    "the etcd lease's time left: " + st.leaseRemainingMillis());
             me.heartbeat();
             assertEquals(0, me.reannouncements());
         }

@@ -18,6 +18,7 @@ import io.rdma4j.proto.v1.LookupRequest;
 import io.rdma4j.proto.v1.LookupResponse;
 import io.rdma4j.proto.v1.MembershipEvent;
 import io.rdma4j.proto.v1.Peer;
+import io.rdma4j.proto.v1.PeerState;
 import io.rdma4j.proto.v1.PublishRequest;
 import io.rdma4j.proto.v1.PublishResponse;
 import io.rdma4j.proto.v1.ResolveRequest;
@@ -237,11 +238,29 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             List<Peer> found = store.peers(request.getAfter(), page + 1);
             ListResponse.Builder b = ListResponse.newBuilder();
             b.addAllPeers(found.subList(0, Math.min(page, found.size())));
+            if (request.getWithState()) {
+                for (Peer p : b.getPeersList()) {
+                    b.addStates(state(p));
+                }
+            }
             if (found.size() > page) {
                 b.setMore(true);
             }
             return b.build();
         });
+    }
+
+    /** A peer's lease and buffer names as the store holds them now (it may have left since the page was read). */
+    private PeerState state(Peer p) {
+        PeerState.Builder s = PeerState.newBuilder().setName(p.getName()).setLeaseRemainingMillis(-1);
+        store.peer(p.getName())
+                .filter(sp -> sp.peer().getGeneration() == p.getGeneration())
+                .ifPresent(sp -> {
+                    s.setLeaseMillis((int) Math.min(Integer.MAX_VALUE, sp.leaseMillis()))
+                            .setLeaseRemainingMillis(store.leaseRemainingMillis(sp));
+                    store.buffersOf(sp).stream().map(Buffer::getName).sorted().forEach(s::addBuffers);
+                });
+        return s.build();
     }
 
     @Override

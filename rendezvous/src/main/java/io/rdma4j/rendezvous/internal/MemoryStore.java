@@ -226,6 +226,15 @@ public final class MemoryStore implements DirectoryStore {
     }
 
     @Override
+    public long leaseRemainingMillis(StoredPeer peer) {
+        Entry e = peers.get(peer.name());
+        if (e == null || e.stored.version() != peer.version()) {
+            return -1;
+        }
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(e.expiresAt - clock.getAsLong()));
+    }
+
+    @Override
     public int expireLeases() {
         int n = 0;
         synchronized (lock) {

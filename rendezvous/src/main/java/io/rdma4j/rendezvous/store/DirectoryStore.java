@@ -51,6 +51,9 @@ public interface DirectoryStore extends AutoCloseable {
     /** @return live peers (a store may count ones whose lease just ran out) */
     int peerCount();
 
+    /** @return milliseconds until {@code peer}'s lease runs out unless renewed, or -1 when it is gone or unknown */
+    long leaseRemainingMillis(StoredPeer peer);
+
     /** @return published buffers */
     int bufferCount();
 
