@@ -260,7 +260,10 @@ public final class WeightPublisher implements AutoCloseable {
             }
             Map<String, List<CompletableFuture<?>>> writes = sendData(p, pending, version);
             long written = awaitWrites(writes, outcome, status, end);
-            long grace = written + Math.max(Duration.ofMillis(500).toNanos(), 2 * (written - t0));
+            // a member that failed may have been a relay: route around it at once instead of waiting out the grace
+            boolean lost = pending.stream().anyMatch(m -> status.get(m.member().name()) != null);
+            long grace =
+                    lost ? written : written + Math.max(Duration.ofMillis(500).toNanos(), 2 * (written - t0));
             awaitDone(pending, version, status, Math.min(end, grace));
             List<MemberState> missing = new ArrayList<>();
             for (MemberState m : pending) {

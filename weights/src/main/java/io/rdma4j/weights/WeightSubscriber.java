@@ -20,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -54,6 +53,10 @@ public final class WeightSubscriber implements AutoCloseable {
     private final LocalBuffer want;
     private final LocalBuffer ctl;
     private final Thread thread;
+    // posts relay writes, so that a write to a dead peer, which may block until its lease expires, never stalls
+    // the counting of what lands here
+    private final java.util.concurrent.ExecutorService relayer = java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> Thread.ofPlatform().daemon().unstarted(r));
     private final Duration rejoinCheck = Duration.ofMillis(500);
     private volatile boolean closed;
 
@@ -79,7 +82,7 @@ public final class WeightSubscriber implements AutoCloseable {
         int epoch = -1;
         long generation;
         Wire.PlanMessage plan;
-        final Map<String, RemoteBuffer[]> targets = new HashMap<>();
+        final Map<String, RemoteBuffer[]> targets = new java.util.concurrent.ConcurrentHashMap<>();
         final BitSet[] arrived;
         final int[] count;
 
@@ -436,15 +439,22 @@ public final class WeightSubscriber implements AutoCloseable {
 
     /** Forwards a landed piece to the next subscribers of its chain; a failure is the publisher's to route around. */
     private void forward(Rank r, Wire.InPiece in, int slot, long version, boolean crc, long tag) {
+        if (!in.forwards().isEmpty()) {
+            relayer.execute(() -> forwardNow(r, in, slot, version, crc, tag));
+        }
+    }
+
+    private void forwardNow(Rank r, Wire.InPiece in, int slot, long version, boolean crc, long tag) {
         for (Wire.OutForward f : in.forwards()) {
             try {
-                RemoteBuffer[] t = r.targets.get(f.target());
+                Map<String, RemoteBuffer[]> targets = r.targets;
+                RemoteBuffer[] t = targets.get(f.target());
                 if (t == null) {
                     t = new RemoteBuffer[f.slots()];
                     for (int s = 0; s < t.length; s++) {
                         t[s] = engine.peer(f.target()).buffer(SLOT + s);
                     }
-                    r.targets.put(f.target(), t);
+                    targets.put(f.target(), t);
                 }
                 Runs.Group g = new Runs.Group(
                         in.dst(), in.dst() + f.delta(), in.length(), in.count(), in.stride(), in.stride());
@@ -585,8 +595,10 @@ public final class WeightSubscriber implements AutoCloseable {
         }
         closed = true;
         thread.interrupt();
+        relayer.shutdownNow();
         try {
             thread.join(2000);
+            relayer.awaitTermination(2, java.util.concurrent.TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
