@@ -223,14 +223,41 @@ public final class WeightPublisher implements AutoCloseable {
         }
         lastVersion = version;
         long t0 = System.nanoTime();
-        long end = t0 + deadline.toNanos();
         Map<String, String> outcome = new LinkedHashMap<>();
-        Map<String, PublishResult.Status> status = new LinkedHashMap<>();
         admit(outcome);
+        return sync(version, List.copyOf(members.values()), outcome, t0);
+    }
+
+    /**
+     * Sends the last published version to the subscribers that joined since and have not confirmed it, so that a
+     * long-running publisher of fixed weights serves late joiners (as {@code ./rdma4j weights publish} does). The
+     * tensors must still hold that version's contents. Call it from the thread that publishes.
+     *
+     * @return per subscriber sent to (none when every one has it, or nothing was published yet)
+     */
+    public PublishResult catchUp() throws InterruptedException {
+        long t0 = System.nanoTime();
+        Map<String, String> outcome = new LinkedHashMap<>();
+        admit(outcome);
+        List<MemberState> behind = new ArrayList<>();
+        if (lastVersion > 0) {
+            for (MemberState m : members.values()) {
+                if (m.signal().done < lastVersion) {
+                    behind.add(m);
+                }
+            }
+        }
+        return sync(lastVersion, behind, outcome, t0);
+    }
+
+    private PublishResult sync(long version, List<MemberState> targets, Map<String, String> outcome, long t0)
+            throws InterruptedException {
+        long end = t0 + deadline.toNanos();
+        Map<String, PublishResult.Status> status = new LinkedHashMap<>();
         outcome.keySet().forEach(k -> status.put(k, PublishResult.Status.FAILED));
         // a subscriber's buffer for this version must be free: wait for it, up to the deadline
         List<MemberState> ready = new ArrayList<>();
-        for (MemberState m : members.values()) {
+        for (MemberState m : targets) {
             int slot = (int) (version % m.member().slots());
             while ((m.signal().mask & (1 << slot)) == 0 && System.nanoTime() < end) {
                 changed.tryAcquire(Math.max(1, (end - System.nanoTime()) / 1000), TimeUnit.MICROSECONDS);
