@@ -491,6 +491,34 @@ public final class WeightPublisher implements AutoCloseable {
         return t.getClass().getSimpleName() + ": " + t.getMessage();
     }
 
+    /**
+     * Waits until at least {@code count} subscribers joined and were admitted, so that the next {@link #publish} goes
+     * to them. Call it from the thread that publishes.
+     *
+     * @param count how many subscribers to wait for
+     * @param timeout how long to wait
+     * @return the names of the subscribers admitted
+     * @throws io.rdma4j.engine.TransferTimeoutException when fewer joined in time; it names those refused and why
+     */
+    public List<String> awaitSubscribers(int count, Duration timeout) throws InterruptedException {
+        long end = System.nanoTime() + timeout.toNanos();
+        Map<String, String> refused = new LinkedHashMap<>();
+        while (true) {
+            admit(refused);
+            if (members.size() >= count) {
+                return subscribers();
+            }
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                throw new io.rdma4j.engine.TransferTimeoutException(members.size() + " of " + count
+                        + " subscriber(s) joined " + engine.name() + " within " + timeout.toMillis() + " ms"
+                        + (refused.isEmpty() ? "" : " (refused: " + refused + ")")
+                        + ": start them, and check they name this engine");
+            }
+            changed.tryAcquire(Math.min(left, Duration.ofMillis(50).toNanos()), TimeUnit.NANOSECONDS);
+        }
+    }
+
     /** {@return the names of the subscribers admitted so far} */
     public List<String> subscribers() {
         return List.copyOf(members.keySet());
