@@ -76,6 +76,11 @@ public final class WeightPublisher implements AutoCloseable {
         volatile int mask;
         int seq = -1;
 
+        /** Marks buffer {@code slot} as in use; under the lock, so that a concurrent update is not lost. */
+        synchronized void take(int slot) {
+            mask &= ~(1 << slot);
+        }
+
         synchronized void update(int seq, int mask, long done) {
             if (seq > this.seq || this.seq - seq > (1 << 19)) {
                 this.seq = seq;
@@ -282,8 +287,13 @@ public final class WeightPublisher implements AutoCloseable {
             }
             pubBytes += p.publisherBytes();
             relayBytes += p.relayedBytes();
-            for (MemberState m : pending) {
-                m.signal().mask &= ~(1 << (int) (version % m.member().slots()));
+            if (!repaired) {
+                // the buffer is ours until the subscriber frees it again. Not in the repair round: the buffer was
+                // taken in the first, and a late confirmation may since have freed it; clearing it again would lose
+                // that free and stall the next version until the deadline
+                for (MemberState m : pending) {
+                    m.signal().take((int) (version % m.member().slots()));
+                }
             }
             Map<String, List<CompletableFuture<?>>> writes = sendData(p, pending, version);
             long written = awaitWrites(writes, outcome, status, end);
