@@ -113,7 +113,6 @@ public final class WeightsBenchSubscriber {
         try (TransferEngine engine = engine(args[2], args[1], args[0]);
                 WeightSubscriber sub = WeightSubscriber.builder(engine, List.of(args[3].split(",")))
                         .needs(n -> need)
-                        .doubleBuffer(false)
                         .build()) {
             System.out.println("JOINED");
             for (long seen = 0; ; ) {

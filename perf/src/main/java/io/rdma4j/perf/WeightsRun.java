@@ -120,7 +120,7 @@ final class WeightsRun implements BenchRun {
                         for (boolean relay : new boolean[] {false, true}) {
                             String[] parts = new String[n];
                             Arrays.fill(parts, "full");
-                            Point p = point(dir.target(), provider, rows, 1, parts, relay, repeat, bytes * (n + 1));
+                            Point p = point(dir.target(), provider, rows, 1, parts, relay, repeat, bytes * (2 * n + 1));
                             print(out, n + " full, " + (relay ? "relay chains" : "direct fan-out"), p);
                             failures += p.failure() != null && !p.failure().startsWith("skipped") ? 1 : 0;
                             if (relay && n == counts[0]) {
@@ -136,10 +136,10 @@ final class WeightsRun implements BenchRun {
                         }
                     }
                     Point aligned = point(
-                            dir.target(), provider, rows, 2, new String[] {"0:0:2", "0:1:2"}, true, repeat, bytes * 2);
+                            dir.target(), provider, rows, 2, new String[] {"0:0:2", "0:1:2"}, true, repeat, bytes * 3);
                     print(out, "2 halves, aligned (dim 0 = TP)", aligned);
                     Point resharded = point(
-                            dir.target(), provider, rows, 2, new String[] {"1:0:2", "1:1:2"}, true, repeat, bytes * 2);
+                            dir.target(), provider, rows, 2, new String[] {"1:0:2", "1:1:2"}, true, repeat, bytes * 3);
                     print(out, "2 halves, resharded (dim 1)", resharded);
                     failures += (aligned.failure() != null && !aligned.failure().startsWith("skipped") ? 1 : 0)
                             + (resharded.failure() != null
@@ -255,11 +255,11 @@ final class WeightsRun implements BenchRun {
                     return new Point(0, 0, 0, 0, "FAILED: a subscriber said '" + l + "' where JOINED was expected");
                 }
             }
-            long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             for (WeightPublisher p : pubs) {
-                while (p.subscribers().size() < parts.length && System.nanoTime() < until) {
-                    p.explain();
-                    Thread.sleep(20);
+                try {
+                    p.awaitSubscribers(parts.length, Duration.ofSeconds(60));
+                } catch (io.rdma4j.engine.TransferTimeoutException e) {
+                    return new Point(0, 0, 0, 0, "FAILED: " + e.getMessage());
                 }
             }
             double best = Double.MAX_VALUE;
