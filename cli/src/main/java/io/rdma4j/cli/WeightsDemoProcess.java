@@ -92,16 +92,8 @@ public final class WeightsDemoProcess {
                 }
                 pubs.add(b.build());
             }
-            long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             for (WeightPublisher p : pubs) {
-                while (p.subscribers().size() < workers && System.nanoTime() < until) {
-                    p.explain();
-                    Thread.sleep(20);
-                }
-                if (p.subscribers().size() < workers) {
-                    System.out.println("ERROR only " + p.subscribers() + " joined within 60 s");
-                    return;
-                }
+                p.awaitSubscribers(workers, Duration.ofSeconds(60));
             }
             for (String l : pubs.getFirst().explain().split("\n")) {
                 System.out.println("PLAN " + l);
