@@ -301,7 +301,8 @@ public final class WeightPublisher implements AutoCloseable {
             boolean lost = pending.stream().anyMatch(m -> status.get(m.member().name()) != null);
             long grace =
                     lost ? written : written + Math.max(Duration.ofMillis(500).toNanos(), 2 * (written - t0));
-            awaitDone(pending, version, status, Math.min(end, grace));
+            // after the repair round nothing is left to try: its members get the rest of the deadline, not a grace
+            awaitDone(pending, version, status, repaired ? end : Math.min(end, grace));
             List<MemberState> missing = new ArrayList<>();
             for (MemberState m : pending) {
                 String n = m.member().name();

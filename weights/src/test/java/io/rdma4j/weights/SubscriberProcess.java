@@ -40,6 +40,11 @@ public final class SubscriberProcess {
                     seen = v;
                 }
             }
+            // stay until the test is done: exiting right after the last version could withdraw this subscriber
+            // before its confirmation reached the publisher, which would rightly call it lost
+            while (System.in.read() != -1) {
+                // the test says nothing; EOF or being killed ends this process
+            }
         }
     }
 
