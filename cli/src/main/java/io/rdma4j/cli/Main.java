@@ -16,7 +16,8 @@ public final class Main {
                 new NvmeCommand(),
                 new RendezvousCommand(),
                 new TopoCommand(),
-                new ExplainCommand());
+                new ExplainCommand(),
+                new WeightsCommand());
     }
 
     public static void main(String[] args) {

@@ -1,60 +1,30 @@
 package io.rdma4j.examples;
 
-import io.rdma4j.engine.Access;
-import io.rdma4j.engine.LocalBuffer;
-import io.rdma4j.engine.Notification;
-import io.rdma4j.engine.RemoteBuffer;
-import io.rdma4j.engine.Transfer;
 import io.rdma4j.engine.TransferEngine;
-import io.rdma4j.engine.TransferOptions;
-import io.rdma4j.engine.TransferRequest;
+import io.rdma4j.weights.DType;
+import io.rdma4j.weights.PublishResult;
+import io.rdma4j.weights.Shard;
+import io.rdma4j.weights.Tensor;
+import io.rdma4j.weights.TensorSet;
+import io.rdma4j.weights.WeightPublisher;
+import io.rdma4j.weights.WeightSubscriber;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
- * RL weight sync: a trainer holds N named tensors and pushes version k of all of them to two rollout workers. Each
- * tensor is one write whose tag names (version, tensor); a worker treats version k as visible only once the tags of all
- * N tensors of version k arrived, and each tag arrives only after its tensor's bytes landed. Repeated for several
- * versions with different data, each verified by every worker.
+ * RL weight sync with the weights module: a trainer publishes N named tensors ({@link WeightPublisher}) and two rollout
+ * workers subscribe ({@link WeightSubscriber}); rollout-0 needs every tensor whole, rollout-1 only the second half of
+ * each (as a tensor-parallel rank would). Each {@code publish(v)} returns once every worker confirmed that every byte
+ * it needs of version v landed; a worker reads a version through a lease, during which no later version overwrites it.
+ * Repeated for several versions with different data, each verified by every worker.
  */
 public final class WeightSync {
     private WeightSync() {}
-
-    /** A rollout worker: one engine, one published buffer holding every tensor at a fixed offset. */
-    static final class Worker implements AutoCloseable {
-        final TransferEngine engine;
-        final MemorySegment weights;
-
-        Worker(TransferEngine engine, Arena arena, long bytes) {
-            this.engine = engine;
-            this.weights = arena.allocate(bytes, 4096);
-            engine.publish("weights", engine.register(weights), Access.anyPeer());
-        }
-
-        /** Waits until all {@code tensors} tags of {@code version} arrived; returns false on timeout. */
-        boolean awaitVersion(int version, int tensors, Duration timeout) throws InterruptedException {
-            for (int t = 0; t < tensors; t++) {
-                Notification n = engine.awaitTag(tag(version, t), timeout);
-                if (n == null) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        @Override
-        public void close() {
-            engine.close();
-        }
-    }
-
-    static long tag(int version, int tensor) {
-        return ((long) version << 32) | tensor;
-    }
 
     static float value(int version, int tensor, long i) {
         return version * 1000f + tensor + (i % 97) / 128f;
@@ -68,68 +38,73 @@ public final class WeightSync {
             java.util.function.Function<String, TransferEngine> builder, int tensors, int floatsPerTensor, int versions)
             throws Exception {
         long tensorBytes = (long) floatsPerTensor * Float.BYTES;
-        long total = tensorBytes * tensors;
         int verified = 0;
         try (Arena arena = Arena.ofShared();
                 TransferEngine trainer = builder.apply("trainer");
-                Worker w0 = new Worker(builder.apply("rollout-0"), arena, total);
-                Worker w1 = new Worker(builder.apply("rollout-1"), arena, total)) {
-            List<MemorySegment> params = new ArrayList<>();
-            List<LocalBuffer> registered = new ArrayList<>();
+                TransferEngine e0 = builder.apply("rollout-0");
+                TransferEngine e1 = builder.apply("rollout-1")) {
+            List<Tensor> params = new ArrayList<>();
             for (int t = 0; t < tensors; t++) {
-                MemorySegment p = arena.allocate(tensorBytes, 64);
-                params.add(p);
-                registered.add(trainer.register(p));
+                params.add(Tensor.host(
+                        "layer" + t + ".weight",
+                        DType.F32,
+                        new long[] {floatsPerTensor},
+                        arena.allocate(tensorBytes, 64)));
             }
-            List<Worker> workers = List.of(w0, w1);
-            List<RemoteBuffer> targets = new ArrayList<>();
-            for (Worker w : workers) {
-                targets.add(trainer.peer(w.engine.name()).buffer("weights"));
-            }
-            for (int v = 1; v <= versions; v++) {
-                // the optimizer step: new values for every tensor
-                for (int t = 0; t < tensors; t++) {
-                    MemorySegment p = params.get(t);
-                    for (long i = 0; i < floatsPerTensor; i++) {
-                        p.setAtIndex(ValueLayout.JAVA_FLOAT, i, value(v, t, i));
-                    }
-                }
-                List<TransferRequest> batch = new ArrayList<>();
-                for (RemoteBuffer target : targets) {
+            Shard secondHalf = Shard.split(0, floatsPerTensor, 1, 2);
+            try (WeightPublisher pub = WeightPublisher.builder(trainer, new TensorSet(params, Map.of()))
+                            .build();
+                    WeightSubscriber w0 = WeightSubscriber.builder(e0, List.of(trainer.name()))
+                            .build();
+                    WeightSubscriber w1 = WeightSubscriber.builder(e1, List.of(trainer.name()))
+                            .needs(name -> secondHalf)
+                            .build()) {
+                pub.awaitSubscribers(2, Duration.ofSeconds(30));
+                System.out.print(pub.explain());
+                for (int v = 1; v <= versions; v++) {
+                    // the optimizer step: new values for every tensor
                     for (int t = 0; t < tensors; t++) {
-                        batch.add(new TransferRequest(
-                                registered.get(t),
-                                0,
-                                target,
-                                t * tensorBytes,
-                                tensorBytes,
-                                TransferOptions.tag(tag(v, t))));
-                    }
-                }
-                // the trainer may not touch its tensors again until the batch completed
-                for (Transfer tr : trainer.writeAll(batch)) {
-                    tr.join();
-                }
-                for (Worker w : workers) {
-                    if (!w.awaitVersion(v, tensors, Duration.ofSeconds(30))) {
-                        throw new IllegalStateException(w.engine.name() + " never saw all tensors of version " + v);
-                    }
-                    for (int t = 0; t < tensors; t++) {
+                        MemorySegment p = params.get(t).host();
                         for (long i = 0; i < floatsPerTensor; i++) {
-                            float got = w.weights.getAtIndex(ValueLayout.JAVA_FLOAT, t * (long) floatsPerTensor + i);
-                            if (got != value(v, t, i)) {
-                                throw new IllegalStateException(w.engine.name() + " version " + v + " tensor " + t
-                                        + " float " + i + " is " + got);
-                            }
+                            p.setAtIndex(ValueLayout.JAVA_FLOAT, i, value(v, t, i));
                         }
                     }
-                    verified++;
+                    // the trainer may not touch its tensors again until publish returns
+                    PublishResult r = pub.publish(v);
+                    if (r.synced() != 2) {
+                        throw new IllegalStateException("version " + v + " did not reach both workers: " + r);
+                    }
+                    verified += verify(w0, v, tensors, 0);
+                    verified += verify(w1, v, tensors, floatsPerTensor / 2);
+                    System.out.printf(
+                            "version %d: %d tensors in %.3f ms, visible on both rollout workers%n",
+                            v, tensors, r.nanos() / 1e6);
                 }
-                System.out.printf(
-                        "version %d: %d tensors (%d bytes) visible on both rollout workers%n", v, tensors, total);
             }
         }
         return verified;
+    }
+
+    /**
+     * Leases version {@code v} and checks every float it holds, whose first index in the full tensor is {@code from}.
+     */
+    private static int verify(WeightSubscriber w, int v, int tensors, long from) throws InterruptedException {
+        try (WeightSubscriber.Lease lease = w.awaitVersion(v, Duration.ofSeconds(30))) {
+            for (int t = 0; t < tensors; t++) {
+                MemorySegment got = lease.tensors().get("layer" + t + ".weight").host();
+                for (long i = 0; i < got.byteSize() / Float.BYTES; i++) {
+                    float f = got.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+                    if (f != value(v, t, from + i)) {
+                        throw new IllegalStateException(
+                                "version " + v + " tensor " + t + " float " + (from + i) + " is " + f);
+                    }
+                }
+            }
+            if (lease.version() != v) {
+                throw new IllegalStateException("leased version " + lease.version() + " where " + v + " was due");
+            }
+        }
+        return 1;
     }
 
     public static void main(String[] args) throws Exception {

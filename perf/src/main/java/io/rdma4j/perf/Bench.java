@@ -19,7 +19,8 @@ public final class Bench {
                 new NvmeRun(),
                 new IbverbsWriteRun(),
                 new EngineWriteRun(),
-                new NvmeVolumeRun());
+                new NvmeVolumeRun(),
+                new WeightsRun());
     }
 
     public static void main(String[] args) throws Exception {

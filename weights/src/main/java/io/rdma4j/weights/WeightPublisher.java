@@ -1,0 +1,735 @@
+package io.rdma4j.weights;
+
+import io.rdma4j.Closeables;
+import io.rdma4j.InvalidArgumentException;
+import io.rdma4j.engine.Access;
+import io.rdma4j.engine.LocalBuffer;
+import io.rdma4j.engine.Notification;
+import io.rdma4j.engine.RemoteBuffer;
+import io.rdma4j.engine.TransferEngine;
+import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.weights.internal.Member;
+import io.rdma4j.weights.internal.Plan;
+import io.rdma4j.weights.internal.Planner;
+import io.rdma4j.weights.internal.Sender;
+import io.rdma4j.weights.internal.Tags;
+import io.rdma4j.weights.internal.TensorMeta;
+import io.rdma4j.weights.internal.Wire;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * One trainer rank's side of weight sync. It announces its tensors (and the part of each it holds) in a manifest that
+ * subscribers read; subscribers join by a notification, and {@link #publish(long)} writes the bytes each needs,
+ * one-sided, into the buffer it reserved for that version, directly or relayed along chains of subscribers that need
+ * the same bytes ({@link #explain()} shows which). The plan is computed once per set of subscribers and reused for
+ * every version. A subscriber that fails is reported and dropped; the others still sync; it rejoins by joining again.
+ *
+ * <p>Threads: one thread calls {@link #publish}; a control thread owned by the publisher reads notifications.
+ */
+public final class WeightPublisher implements AutoCloseable {
+    static final String MANIFEST = "w.manifest";
+    static final String CONTROL = "w.control";
+    static final int INBOX_PER_RANK = 1 << 20;
+
+    private final TransferEngine engine;
+    private final int rank;
+    private final int epoch;
+    private final boolean relay;
+    private final long chunk;
+    private final Duration deadline;
+    private final boolean crc32c;
+    private final List<TensorMeta> metas = new ArrayList<>();
+    private final List<LocalBuffer> sources = new ArrayList<>();
+    private final Arena arena = Arena.ofShared();
+    private final LocalBuffer scratch;
+    private final LocalBuffer control;
+    private final LocalBuffer manifest;
+    private final Map<String, MemberState> members = new TreeMap<>();
+    private final Map<String, MemberSignal> signals = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<String> joins = new ConcurrentLinkedQueue<>();
+    private final Semaphore changed = new Semaphore(0);
+    private final Thread controlThread;
+    private volatile boolean closed;
+    private Plan plan;
+    private int nextPlan;
+    private long lastVersion;
+
+    /** What the control thread learns of a subscriber: its newest confirmed version and free-buffer mask. */
+    private static final class MemberSignal {
+        volatile long done = -1;
+        volatile int mask;
+        int seq = -1;
+
+        /** Marks buffer {@code slot} as in use; under the lock, so that a concurrent update is not lost. */
+        synchronized void take(int slot) {
+            mask &= ~(1 << slot);
+        }
+
+        synchronized void update(int seq, int mask, long done) {
+            if (seq > this.seq || this.seq - seq > (1 << 19)) {
+                this.seq = seq;
+                this.mask = mask;
+            }
+            if (done > this.done) {
+                this.done = done;
+            }
+        }
+    }
+
+    private record MemberState(Member member, RemoteBuffer inbox, RemoteBuffer[] slots, MemberSignal signal) {}
+
+    private WeightPublisher(Builder b) {
+        this.engine = b.engine;
+        this.rank = b.rank;
+        this.relay = b.relay;
+        this.chunk = b.chunk;
+        this.deadline = b.deadline;
+        this.crc32c = b.crc32c;
+        this.epoch = new SecureRandom().nextInt(256);
+        try {
+            for (Tensor t : b.tensors.tensors()) {
+                Shard held = b.shards.apply(t.name());
+                long[] full = b.fullShapes.getOrDefault(t.name(), t.shape());
+                TensorMeta meta = new TensorMeta(t.name(), t.dtype(), full, held);
+                if (meta.bytes(held) != t.byteSize()) {
+                    throw new InvalidArgumentException("tensor " + t.name() + " holds " + t.byteSize() + " bytes but "
+                            + held + " of the full shape " + java.util.Arrays.toString(full) + " takes "
+                            + meta.bytes(held) + ": give the full shape with fullShape(name, shape)");
+                }
+                metas.add(meta);
+                sources.add(t.host() != null ? engine.register(t.host()) : engine.register(t.device()));
+            }
+            scratch = engine.register(arena.allocate(INBOX_PER_RANK, 4096));
+            control = engine.register(arena.allocate(4096, 4096));
+            byte[] m = Wire.manifest(new Wire.Manifest(epoch, rank, metas));
+            MemorySegment ms = arena.allocate(Math.max(4096, m.length), 4096);
+            MemorySegment.copy(MemorySegment.ofArray(m), 0, ms, 0, m.length);
+            manifest = engine.register(ms);
+            engine.publish(CONTROL, control, Access.anyPeer());
+            engine.publish(MANIFEST, manifest, Access.anyPeer());
+        } catch (RuntimeException e) {
+            throw Closeables.closeAllInto(e, this::closeResources);
+        }
+        controlThread = Thread.ofPlatform()
+                .daemon()
+                .name("weights-publisher-" + engine.name())
+                .start(this::controlLoop);
+    }
+
+    /**
+     * {@return a builder}
+     *
+     * @param engine the rank's engine; subscribers name it in {@link WeightSubscriber.Builder}
+     * @param tensors the tensors this rank holds; their memory must stay valid until {@link #close()}
+     */
+    public static Builder builder(TransferEngine engine, TensorSet tensors) {
+        return new Builder(engine, tensors);
+    }
+
+    /** Reads subscribers' notifications: joins, confirmations and freed buffers. */
+    private void controlLoop() {
+        while (!closed) {
+            Notification n;
+            try {
+                n = engine.notifications().poll(Duration.ofMillis(100));
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                if (closed) {
+                    return;
+                }
+                continue;
+            }
+            if (n == null || !CONTROL.equals(n.buffer()) || Tags.controlEpoch(n.tag()) != epoch) {
+                continue;
+            }
+            long tag = n.tag();
+            switch (Tags.kind(tag)) {
+                case Tags.JOIN -> {
+                    MemberSignal s = new MemberSignal();
+                    s.update(Tags.controlSeq(tag), Tags.controlMask(tag), -1);
+                    signals.put(n.peer(), s);
+                    joins.add(n.peer());
+                }
+                case Tags.DONE, Tags.FREE -> {
+                    MemberSignal s = signals.get(n.peer());
+                    if (s != null) {
+                        long v = Tags.kind(tag) == Tags.DONE ? Tags.controlVersion(tag) : -1;
+                        s.update(Tags.controlSeq(tag), Tags.controlMask(tag), v);
+                    }
+                }
+                default -> {
+                    // a kind a subscriber never sends: ignore
+                }
+            }
+            changed.release();
+        }
+    }
+
+    /** Admits the subscribers that joined since the last version: reads and checks each one's want manifest. */
+    private void admit(Map<String, String> refused) {
+        for (String name; (name = joins.poll()) != null; ) {
+            try {
+                RemoteBuffer want = engine.peer(name).buffer(WeightSubscriber.WANT);
+                long len = Math.min(want.length(), scratch.length());
+                engine.read(scratch, 0, want, 0, len, TransferOptions.DEFAULT.withDeadline(deadline))
+                        .join();
+                Member m = Wire.want(scratch.segment().asSlice(0, len), name, metas);
+                RemoteBuffer[] slots = new RemoteBuffer[m.slots()];
+                for (int s = 0; s < slots.length; s++) {
+                    slots[s] = engine.peer(name).buffer(WeightSubscriber.SLOT + s);
+                    if (slots[s].length() < m.slotBytes()) {
+                        throw new InvalidArgumentException(name + "'s buffer " + s + " is shorter than it says");
+                    }
+                }
+                RemoteBuffer inbox = engine.peer(name).buffer(WeightSubscriber.INBOX);
+                if (inbox.length() < (long) (rank + 1) * INBOX_PER_RANK) {
+                    throw new InvalidArgumentException(name + "'s inbox has no room for rank " + rank);
+                }
+                members.put(name, new MemberState(m, inbox, slots, signals.get(name)));
+                plan = null;
+            } catch (RuntimeException e) {
+                members.remove(name);
+                plan = null;
+                refused.put(name, "could not join: " + e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * Sends version {@code version} of this rank's tensors (their memory's current contents) to every subscriber, and
+     * waits until each confirmed that every byte it needs landed, or failed. The caller must not change the tensors
+     * until it returns.
+     *
+     * @param version greater than the last one published, at most {@value Tags#MAX_VERSION}
+     * @return per subscriber, synced, skipped or failed (and why)
+     * @throws InvalidArgumentException when the version does not increase
+     */
+    public PublishResult publish(long version) throws InterruptedException {
+        if (version <= lastVersion || version > Tags.MAX_VERSION) {
+            throw new InvalidArgumentException("version " + version + " must be greater than the last published ("
+                    + lastVersion + ") and at most " + Tags.MAX_VERSION);
+        }
+        lastVersion = version;
+        long t0 = System.nanoTime();
+        Map<String, String> outcome = new LinkedHashMap<>();
+        admit(outcome);
+        return sync(version, List.copyOf(members.values()), outcome, t0);
+    }
+
+    /**
+     * Sends the last published version to the subscribers that joined since and have not confirmed it, so that a
+     * long-running publisher of fixed weights serves late joiners (as {@code ./rdma4j weights publish} does). The
+     * tensors must still hold that version's contents. Call it from the thread that publishes.
+     *
+     * @return per subscriber sent to (none when every one has it, or nothing was published yet)
+     */
+    public PublishResult catchUp() throws InterruptedException {
+        long t0 = System.nanoTime();
+        Map<String, String> outcome = new LinkedHashMap<>();
+        admit(outcome);
+        List<MemberState> behind = new ArrayList<>();
+        if (lastVersion > 0) {
+            for (MemberState m : members.values()) {
+                if (m.signal().done < lastVersion) {
+                    behind.add(m);
+                }
+            }
+        }
+        return sync(lastVersion, behind, outcome, t0);
+    }
+
+    private PublishResult sync(long version, List<MemberState> targets, Map<String, String> outcome, long t0)
+            throws InterruptedException {
+        long end = t0 + deadline.toNanos();
+        Map<String, PublishResult.Status> status = new LinkedHashMap<>();
+        outcome.keySet().forEach(k -> status.put(k, PublishResult.Status.FAILED));
+        // a subscriber's buffer for this version must be free: wait for it, up to the deadline
+        List<MemberState> ready = new ArrayList<>();
+        for (MemberState m : targets) {
+            int slot = (int) (version % m.member().slots());
+            while ((m.signal().mask & (1 << slot)) == 0 && System.nanoTime() < end) {
+                changed.tryAcquire(Math.max(1, (end - System.nanoTime()) / 1000), TimeUnit.MICROSECONDS);
+            }
+            if ((m.signal().mask & (1 << slot)) == 0) {
+                status.put(m.member().name(), PublishResult.Status.SKIPPED);
+                outcome.put(m.member().name(), "its buffer " + slot + " still holds a version in use");
+            } else {
+                ready.add(m);
+            }
+        }
+        long pubBytes = 0;
+        long relayBytes = 0;
+        List<MemberState> pending = new ArrayList<>(ready);
+        boolean repaired = false;
+        boolean relayRound = relay;
+        while (!pending.isEmpty()) {
+            Plan p = planFor(pending, relayRound, outcome, status, end);
+            pending.removeIf(m -> status.get(m.member().name()) == PublishResult.Status.FAILED);
+            if (p == null || pending.isEmpty()) {
+                break;
+            }
+            pubBytes += p.publisherBytes();
+            relayBytes += p.relayedBytes();
+            if (!repaired) {
+                // the buffer is ours until the subscriber frees it again. Not in the repair round: the buffer was
+                // taken in the first, and a late confirmation may since have freed it; clearing it again would lose
+                // that free and stall the next version until the deadline
+                for (MemberState m : pending) {
+                    m.signal().take((int) (version % m.member().slots()));
+                }
+            }
+            Map<String, List<CompletableFuture<?>>> writes = sendData(p, pending, version);
+            long written = awaitWrites(writes, outcome, status, end);
+            // a member that failed may have been a relay: route around it at once instead of waiting out the grace
+            boolean lost = pending.stream().anyMatch(m -> status.get(m.member().name()) != null);
+            long grace =
+                    lost ? written : written + Math.max(Duration.ofMillis(500).toNanos(), 2 * (written - t0));
+            // after the repair round nothing is left to try: its members get the rest of the deadline, not a grace
+            awaitDone(pending, version, status, repaired ? end : Math.min(end, grace));
+            List<MemberState> missing = new ArrayList<>();
+            for (MemberState m : pending) {
+                String n = m.member().name();
+                if (status.get(n) == null && m.signal().done < version) {
+                    missing.add(m);
+                }
+            }
+            if (missing.isEmpty() || repaired || System.nanoTime() >= end) {
+                for (MemberState m : missing) {
+                    status.put(m.member().name(), PublishResult.Status.FAILED);
+                    outcome.put(
+                            m.member().name(),
+                            "did not confirm version " + version + " within the deadline (" + deadline.toMillis()
+                                    + " ms)");
+                }
+                break;
+            }
+            // a relay upstream of them failed, or they are slow: probe, and resend directly to those alive
+            pending = probe(missing, outcome, status);
+            repaired = true;
+            relayRound = false;
+        }
+        List<PublishResult.Outcome> out = new ArrayList<>();
+        for (MemberState m : ready) {
+            String n = m.member().name();
+            if (status.get(n) == null) {
+                status.put(n, PublishResult.Status.SYNCED);
+            }
+        }
+        for (Map.Entry<String, PublishResult.Status> e : status.entrySet()) {
+            out.add(new PublishResult.Outcome(e.getKey(), e.getValue(), outcome.get(e.getKey())));
+            if (e.getValue() == PublishResult.Status.FAILED && members.remove(e.getKey()) != null) {
+                signals.remove(e.getKey());
+                plan = null;
+            }
+        }
+        return new PublishResult(version, System.nanoTime() - t0, pubBytes, relayBytes, out);
+    }
+
+    /** The plan for {@code ms}: the cached one when they are the current members, else a new one sent to each. */
+    private Plan planFor(
+            List<MemberState> ms,
+            boolean relayRound,
+            Map<String, String> outcome,
+            Map<String, PublishResult.Status> status,
+            long end) {
+        boolean all = ms.size() == members.size() && relayRound == relay;
+        if (all && plan != null) {
+            return plan;
+        }
+        List<Member> list = ms.stream().map(MemberState::member).toList();
+        nextPlan = (nextPlan + 1) & 0xff;
+        Plan p = Planner.plan(nextPlan, metas, list, relayRound, chunk);
+        List<CompletableFuture<?>> sends = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            byte[] msg = Wire.plan(message(p, i));
+            MemberState m = ms.get(i);
+            if (msg.length > INBOX_PER_RANK) {
+                status.put(m.member().name(), PublishResult.Status.FAILED);
+                outcome.put(
+                        m.member().name(),
+                        "its plan takes " + msg.length + " bytes, over the inbox's " + INBOX_PER_RANK
+                                + ": raise the chunk size");
+                sends.add(CompletableFuture.completedFuture(null));
+                continue;
+            }
+            MemorySegment.copy(MemorySegment.ofArray(msg), 0, scratch.segment(), 0, msg.length);
+            try {
+                sends.add(engine.write(
+                                scratch,
+                                0,
+                                m.inbox(),
+                                (long) rank * INBOX_PER_RANK,
+                                msg.length,
+                                TransferOptions.tag(Tags.data(Tags.PLAN, rank, epoch, p.id(), 0, 0))
+                                        .withDeadline(Duration.ofNanos(Math.max(1, end - System.nanoTime()))))
+                        .future());
+                // the scratch is reused for the next member's plan: wait for this one
+                sends.getLast().join();
+            } catch (RuntimeException e) {
+                status.put(m.member().name(), PublishResult.Status.FAILED);
+                outcome.put(m.member().name(), "could not receive the plan: " + rootMessage(e));
+            }
+        }
+        if (all) {
+            plan = p;
+        }
+        return p;
+    }
+
+    private Wire.PlanMessage message(Plan p, int m) {
+        List<Wire.InPiece> pieces = new ArrayList<>();
+        List<Plan.Piece> in = p.incoming().get(m);
+        for (int i = 0; i < in.size(); i++) {
+            Plan.Piece x = in.get(i);
+            List<Wire.OutForward> fw = new ArrayList<>();
+            for (Plan.Forward f : p.forwards().get(m).get(i)) {
+                Member t = p.members().get(f.target());
+                fw.add(new Wire.OutForward(t.name(), t.slots(), f.targetPiece(), f.delta()));
+            }
+            pieces.add(new Wire.InPiece(
+                    x.runs().dst(),
+                    x.runs().length(),
+                    x.runs().count(),
+                    x.runs().dstStride(),
+                    fw));
+        }
+        return new Wire.PlanMessage(rank, epoch, p.id(), pieces);
+    }
+
+    private Map<String, List<CompletableFuture<?>>> sendData(Plan p, List<MemberState> ms, long version) {
+        Map<String, List<CompletableFuture<?>>> writes = new HashMap<>();
+        TransferOptions base = TransferOptions.DEFAULT.withDeadline(deadline);
+        for (int i = 0; i < ms.size(); i++) {
+            MemberState m = ms.get(i);
+            RemoteBuffer slot = m.slots()[(int) (version % m.member().slots())];
+            List<CompletableFuture<?>> fs = new ArrayList<>();
+            List<Plan.Piece> in = p.incoming().get(i);
+            for (int k : p.publisherPieces(i)) {
+                Plan.Piece x = in.get(k);
+                TransferOptions o = base.withTag(Tags.data(Tags.DATA, rank, epoch, p.id(), version, k));
+                fs.add(Sender.send(engine, sources.get(x.tensor()), slot, x.runs(), crc32c ? o.withCrc32c() : o));
+            }
+            writes.put(m.member().name(), fs);
+        }
+        return writes;
+    }
+
+    /** Waits for this rank's own writes; returns when the last settled. */
+    private long awaitWrites(
+            Map<String, List<CompletableFuture<?>>> writes,
+            Map<String, String> outcome,
+            Map<String, PublishResult.Status> status,
+            long end) {
+        for (Map.Entry<String, List<CompletableFuture<?>>> e : writes.entrySet()) {
+            for (CompletableFuture<?> f : e.getValue()) {
+                try {
+                    f.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (Exception x) {
+                    if (status.get(e.getKey()) == null) {
+                        status.put(e.getKey(), PublishResult.Status.FAILED);
+                        outcome.put(e.getKey(), "write failed: " + rootMessage(x));
+                    }
+                    e.getValue().forEach(g -> g.cancel(false));
+                    break;
+                }
+            }
+        }
+        return System.nanoTime();
+    }
+
+    private void awaitDone(List<MemberState> ms, long version, Map<String, PublishResult.Status> status, long until)
+            throws InterruptedException {
+        while (true) {
+            boolean all = true;
+            for (MemberState m : ms) {
+                all &= status.get(m.member().name()) != null || m.signal().done >= version;
+            }
+            long left = until - System.nanoTime();
+            if (all || left <= 0) {
+                return;
+            }
+            changed.tryAcquire(left / 1000 + 1, TimeUnit.MICROSECONDS);
+        }
+    }
+
+    /** Writes a small tagged probe to each; returns those that answered, marking the others failed. */
+    private List<MemberState> probe(
+            List<MemberState> ms, Map<String, String> outcome, Map<String, PublishResult.Status> status) {
+        List<MemberState> alive = new ArrayList<>();
+        for (MemberState m : ms) {
+            try {
+                engine.write(
+                                control,
+                                0,
+                                m.inbox(),
+                                (long) rank * INBOX_PER_RANK + INBOX_PER_RANK - 8,
+                                8,
+                                TransferOptions.tag(Tags.data(Tags.PING, rank, epoch, 0, 0, 0))
+                                        .withDeadline(Duration.ofSeconds(2)))
+                        .join();
+                alive.add(m);
+            } catch (RuntimeException e) {
+                status.put(m.member().name(), PublishResult.Status.FAILED);
+                outcome.put(m.member().name(), "lost: " + rootMessage(e));
+            }
+        }
+        return alive;
+    }
+
+    private static String rootMessage(Throwable t) {
+        while (t.getCause() != null
+                && (t instanceof java.util.concurrent.CompletionException
+                        || t instanceof java.util.concurrent.ExecutionException)) {
+            t = t.getCause();
+        }
+        return t.getClass().getSimpleName() + ": " + t.getMessage();
+    }
+
+    /**
+     * Waits until at least {@code count} subscribers joined and were admitted, so that the next {@link #publish} goes
+     * to them. Call it from the thread that publishes.
+     *
+     * @param count how many subscribers to wait for
+     * @param timeout how long to wait
+     * @return the names of the subscribers admitted
+     * @throws io.rdma4j.engine.TransferTimeoutException when fewer joined in time; it names those refused and why
+     */
+    public List<String> awaitSubscribers(int count, Duration timeout) throws InterruptedException {
+        long end = System.nanoTime() + timeout.toNanos();
+        Map<String, String> refused = new LinkedHashMap<>();
+        while (true) {
+            admit(refused);
+            if (members.size() >= count) {
+                return subscribers();
+            }
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                throw new io.rdma4j.engine.TransferTimeoutException(members.size() + " of " + count
+                        + " subscriber(s) joined " + engine.name() + " within " + timeout.toMillis() + " ms"
+                        + (refused.isEmpty() ? "" : " (refused: " + refused + ")")
+                        + ": start them, and check they name this engine");
+            }
+            changed.tryAcquire(Math.min(left, Duration.ofMillis(50).toNanos()), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** {@return the names of the subscribers admitted so far} */
+    public List<String> subscribers() {
+        return List.copyOf(members.keySet());
+    }
+
+    /**
+     * {@return the plan for the current subscribers, as text: per tensor, the part this rank holds and, per subscriber,
+     * the part it needs, how many pieces and bytes, and whether they come from this rank or are relayed by another
+     * subscriber}. Call it from the thread that publishes.
+     */
+    public String explain() throws InterruptedException {
+        admit(new LinkedHashMap<>());
+        List<Member> list = members.values().stream().map(MemberState::member).toList();
+        Plan p = Planner.plan(0, metas, list, relay, chunk);
+        StringBuilder b = new StringBuilder();
+        b.append(String.format(
+                "weights plan of %s (rank %d, epoch %d): %d tensor(s), %d subscriber(s), %s, chunks of %d bytes%n",
+                engine.name(), rank, epoch, metas.size(), list.size(), relay ? "relay chains" : "direct", chunk));
+        b.append(String.format(
+                "  this rank writes %d bytes, subscribers forward %d bytes%n", p.publisherBytes(), p.relayedBytes()));
+        for (int t = 0; t < metas.size(); t++) {
+            TensorMeta tm = metas.get(t);
+            b.append(String.format(
+                    "  %s %s%s: held %s%n", tm.name(), tm.dtype(), java.util.Arrays.toString(tm.shape()), tm.held()));
+            for (int m = 0; m < list.size(); m++) {
+                int pieces = 0;
+                long bytes = 0;
+                int from = -2;
+                for (Plan.Piece x : p.incoming().get(m)) {
+                    if (x.tensor() == t) {
+                        pieces++;
+                        bytes += x.runs().bytes();
+                        from = x.from();
+                    }
+                }
+                if (pieces == 0) {
+                    continue;
+                }
+                b.append(String.format(
+                        "    -> %-24s needs %-20s %4d piece(s) %12d bytes %s%n",
+                        list.get(m).name(),
+                        list.get(m).needs().get(t),
+                        pieces,
+                        bytes,
+                        from < 0
+                                ? "direct from " + engine.name()
+                                : "relayed by " + list.get(from).name()));
+            }
+        }
+        return b.toString();
+    }
+
+    /** Stops the control thread, withdraws the manifest and releases the registrations; idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        controlThread.interrupt();
+        try {
+            controlThread.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        closeResources();
+    }
+
+    private void closeResources() {
+        List<AutoCloseable> l = new ArrayList<>();
+        l.add(() -> quietUnpublish(MANIFEST));
+        l.add(() -> quietUnpublish(CONTROL));
+        l.addAll(sources);
+        l.add(scratch);
+        l.add(control);
+        l.add(manifest);
+        l.add(() -> {
+            if (arena.scope().isAlive()) {
+                arena.close();
+            }
+        });
+        Closeables.closeAll(l);
+    }
+
+    private void quietUnpublish(String name) {
+        try {
+            engine.unpublish(name);
+        } catch (io.rdma4j.engine.UnknownBufferException | io.rdma4j.ClosedException e) {
+            // never published, or the engine is gone: nothing to withdraw
+        }
+    }
+
+    /** Configuration of a {@link WeightPublisher}. */
+    public static final class Builder {
+        private final TransferEngine engine;
+        private final TensorSet tensors;
+        private Function<String, Shard> shards = n -> Shard.FULL;
+        private final Map<String, long[]> fullShapes = new HashMap<>();
+        private int rank;
+        private boolean relay = true;
+        private long chunk = 4 << 20;
+        private Duration deadline = Duration.ofSeconds(30);
+        private boolean crc32c;
+
+        Builder(TransferEngine engine, TensorSet tensors) {
+            this.engine = Objects.requireNonNull(engine, "engine");
+            this.tensors = Objects.requireNonNull(tensors, "tensors");
+        }
+
+        /**
+         * The part of each tensor this rank holds (default: all of it); a tensor's memory holds just that part.
+         *
+         * @param shards from tensor name to part
+         * @return this builder
+         */
+        public Builder shards(Function<String, Shard> shards) {
+            this.shards = Objects.requireNonNull(shards, "shards");
+            return this;
+        }
+
+        /**
+         * The full shape of a sharded tensor (default: the shape of the tensor given, i.e. unsharded).
+         *
+         * @param name the tensor
+         * @param shape its full shape
+         * @return this builder
+         */
+        public Builder fullShape(String name, long[] shape) {
+            fullShapes.put(name, shape.clone());
+            return this;
+        }
+
+        /**
+         * This rank's number among the trainer ranks that publish the same tensors (0 to 31); default 0.
+         *
+         * @param rank the rank
+         * @return this builder
+         */
+        public Builder rank(int rank) {
+            this.rank = rank;
+            return this;
+        }
+
+        /**
+         * Relay (default) or write to every subscriber directly.
+         *
+         * @param relay whether subscribers needing the same bytes forward them along a chain
+         * @return this builder
+         */
+        public Builder relay(boolean relay) {
+            this.relay = relay;
+            return this;
+        }
+
+        /**
+         * The largest piece a plan cuts, the unit of relay pipelining; default 4 MiB.
+         *
+         * @param bytes the chunk size
+         * @return this builder
+         */
+        public Builder chunkSize(long bytes) {
+            this.chunk = bytes;
+            return this;
+        }
+
+        /**
+         * How long {@link #publish} waits for every subscriber; default 30 s.
+         *
+         * @param d the deadline
+         * @return this builder
+         */
+        public Builder deadline(Duration d) {
+            this.deadline = Objects.requireNonNull(d, "deadline");
+            return this;
+        }
+
+        /**
+         * Verify the CRC32C of every piece at its receiver (pieces never span tensors, so each tensor is checked).
+         *
+         * @param on whether to check
+         * @return this builder
+         */
+        public Builder crc32c(boolean on) {
+            this.crc32c = on;
+            return this;
+        }
+
+        /**
+         * Registers the tensors, publishes the manifest and starts listening for subscribers.
+         *
+         * @return the publisher
+         * @throws InvalidArgumentException when a setting is out of range or a part does not fit its tensor
+         */
+        public WeightPublisher build() {
+            if (rank < 0 || rank >= Tags.MAX_RANKS || chunk < 4096 || deadline.isNegative() || deadline.isZero()) {
+                throw new InvalidArgumentException("rank must be in [0, " + Tags.MAX_RANKS
+                        + "), chunk size at least 4096, the deadline positive; got rank " + rank + ", chunk " + chunk
+                        + ", deadline " + deadline);
+            }
+            return new WeightPublisher(this);
+        }
+    }
+}

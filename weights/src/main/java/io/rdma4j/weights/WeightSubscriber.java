@@ -1,0 +1,695 @@
+package io.rdma4j.weights;
+
+import io.rdma4j.Closeables;
+import io.rdma4j.InvalidArgumentException;
+import io.rdma4j.Rdma4jException;
+import io.rdma4j.engine.Access;
+import io.rdma4j.engine.LocalBuffer;
+import io.rdma4j.engine.Notification;
+import io.rdma4j.engine.RemoteBuffer;
+import io.rdma4j.engine.TransferEngine;
+import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.weights.internal.Member;
+import io.rdma4j.weights.internal.Runs;
+import io.rdma4j.weights.internal.Sender;
+import io.rdma4j.weights.internal.Tags;
+import io.rdma4j.weights.internal.TensorMeta;
+import io.rdma4j.weights.internal.Wire;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+
+/**
+ * One rollout rank's side of weight sync. It reads the manifests of the trainer ranks it subscribes to, reserves one
+ * buffer (two with double buffering) holding the part of each tensor it needs, and joins. Its own thread counts the
+ * pieces landing for each version, forwards the pieces its plan relays, and confirms a version once every byte of it
+ * landed: {@link #awaitVersion} then hands out a {@link Lease} on it, and no byte of another version lands in that
+ * buffer while a lease is open. Every notification names its version and its publisher's epoch; pieces of another
+ * version or epoch, or for a buffer not handed to the publisher, are not counted.
+ */
+public final class WeightSubscriber implements AutoCloseable {
+    static final String WANT = "w.want";
+    static final String INBOX = "w.inbox";
+    static final String SLOT = "w.slot";
+
+    private final TransferEngine engine;
+    private final List<String> publishers;
+    private final Arena arena = Arena.ofShared();
+    private final List<TensorMeta> metas;
+    private final List<Shard> needs = new ArrayList<>();
+    private final long[] offsets;
+    private final int slots;
+    private final long slotBytes;
+    private final LocalBuffer[] slotBuffers;
+    private final LocalBuffer inbox;
+    private final LocalBuffer want;
+    private final LocalBuffer ctl;
+    private final Thread thread;
+    // posts relay writes, so that a write to a dead peer, which may block until its lease expires, never stalls
+    // the counting of what lands here
+    private final java.util.concurrent.ExecutorService relayer = java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> Thread.ofPlatform().daemon().unstarted(r));
+    private final Duration rejoinCheck = Duration.ofMillis(500);
+    private volatile boolean closed;
+
+    // owned by the subscriber thread
+    private final Rank[] ranks;
+    private final long[] assembling;
+
+    // shared with callers, under lock
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition landed = lock.newCondition();
+    private final long[] complete;
+    private final int[] leases;
+    private final boolean[] given;
+    private final boolean[] consumed;
+    private int latestSlot = -1;
+    private long stale;
+    private long mismatches;
+    private int seq;
+
+    /** What the subscriber thread knows of one publisher rank. */
+    private static final class Rank {
+        final String engineName;
+        int epoch = -1;
+        long generation;
+        Wire.PlanMessage plan;
+        final Map<String, RemoteBuffer[]> targets = new java.util.concurrent.ConcurrentHashMap<>();
+        final BitSet[] arrived;
+        final int[] count;
+
+        Rank(String engineName, int slots) {
+            this.engineName = engineName;
+            this.arrived = new BitSet[slots];
+            this.count = new int[slots];
+            for (int s = 0; s < slots; s++) {
+                arrived[s] = new BitSet();
+            }
+        }
+    }
+
+    private WeightSubscriber(Builder b) {
+        this.engine = b.engine;
+        this.publishers = List.copyOf(b.publishers);
+        this.slots = b.doubleBuffer ? 2 : 1;
+        this.complete = new long[slots];
+        this.leases = new int[slots];
+        this.given = new boolean[slots];
+        this.consumed = new boolean[slots];
+        this.assembling = new long[slots];
+        java.util.Arrays.fill(complete, -1);
+        java.util.Arrays.fill(assembling, -1);
+        try {
+            List<Wire.Manifest> manifests = new ArrayList<>();
+            for (String p : publishers) {
+                manifests.add(readManifest(p, b.joinTimeout));
+            }
+            this.metas = checkManifests(manifests);
+            this.ranks = new Rank[Tags.MAX_RANKS];
+            for (int i = 0; i < publishers.size(); i++) {
+                Wire.Manifest m = manifests.get(i);
+                if (ranks[m.rank()] != null) {
+                    throw new InvalidArgumentException(publishers.get(i) + " and " + ranks[m.rank()].engineName
+                            + " both say they are rank " + m.rank() + ": give each trainer rank its own number");
+                }
+                ranks[m.rank()] = new Rank(publishers.get(i), slots);
+                ranks[m.rank()].epoch = m.epoch();
+                ranks[m.rank()].generation = engine.peer(publishers.get(i)).generation();
+            }
+            offsets = new long[metas.size()];
+            long at = 0;
+            for (int t = 0; t < metas.size(); t++) {
+                TensorMeta tm = metas.get(t);
+                Shard need = b.needs.apply(tm.name());
+                needs.add(need);
+                if (need != null) {
+                    need.box(tm.shape());
+                    offsets[t] = at;
+                    at += (tm.bytes(need) + 63) & ~63L;
+                }
+            }
+            checkCoverage(manifests);
+            slotBytes = Math.max(at, 64);
+            slotBuffers = new LocalBuffer[slots];
+            for (int s = 0; s < slots; s++) {
+                slotBuffers[s] = engine.register(arena.allocate(slotBytes, 4096));
+                engine.publish(SLOT + s, slotBuffers[s], Access.anyPeer());
+            }
+            inbox = engine.register(arena.allocate((long) Tags.MAX_RANKS * WeightPublisher.INBOX_PER_RANK, 4096));
+            engine.publish(INBOX, inbox, Access.anyPeer());
+            byte[] w = Wire.want(new Member(engine.name(), slots, slotBytes, needs, offsets));
+            MemorySegment ws = arena.allocate(Math.max(4096, w.length), 4096);
+            MemorySegment.copy(MemorySegment.ofArray(w), 0, ws, 0, w.length);
+            want = engine.register(ws);
+            engine.publish(WANT, want, Access.anyPeer());
+            ctl = engine.register(arena.allocate(4096, 4096));
+            for (Rank r : ranks) {
+                if (r != null) {
+                    join(r);
+                }
+            }
+        } catch (RuntimeException e) {
+            throw Closeables.closeAllInto(e, this::closeResources);
+        }
+        thread = Thread.ofPlatform()
+                .daemon()
+                .name("weights-subscriber-" + engine.name())
+                .start(this::loop);
+    }
+
+    /**
+     * {@return a builder}
+     *
+     * @param engine this rank's engine
+     * @param publishers the engine names of the trainer ranks to subscribe to
+     */
+    public static Builder builder(TransferEngine engine, List<String> publishers) {
+        return new Builder(engine, publishers);
+    }
+
+    private Wire.Manifest readManifest(String publisher, Duration timeout) {
+        long end = System.nanoTime() + timeout.toNanos();
+        RuntimeException last = null;
+        while (true) {
+            try {
+                RemoteBuffer m = engine.peer(publisher).buffer(WeightPublisher.MANIFEST);
+                long len = Math.min(m.length(), 64L << 20);
+                MemorySegment seg = arena.allocate(len, 4096);
+                try (LocalBuffer lb = engine.register(seg)) {
+                    engine.read(lb, 0, m, 0, len, TransferOptions.DEFAULT.withDeadline(Duration.ofSeconds(10)))
+                            .join();
+                }
+                return Wire.manifest(seg, publisher);
+            } catch (InvalidArgumentException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                last = e;
+            }
+            if (System.nanoTime() > end) {
+                throw new Rdma4jException(
+                        "no weights manifest from " + publisher + " within " + timeout.toMillis()
+                                + " ms: start the publisher (./rdma4j weights publish) or check the name",
+                        last);
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new Rdma4jException("interrupted while waiting for " + publisher, e);
+            }
+        }
+    }
+
+    /** The ranks must agree on names, types and full shapes; returns rank 0's list with {@code held} unused. */
+    private static List<TensorMeta> checkManifests(List<Wire.Manifest> ms) {
+        List<TensorMeta> first = ms.get(0).tensors();
+        for (Wire.Manifest m : ms) {
+            if (m.tensors().size() != first.size()) {
+                throw new InvalidArgumentException("the trainer ranks announce different tensor sets");
+            }
+            for (int i = 0; i < first.size(); i++) {
+                TensorMeta a = first.get(i);
+                TensorMeta b = m.tensors().get(i);
+                if (!a.name().equals(b.name())
+                        || a.dtype() != b.dtype()
+                        || !java.util.Arrays.equals(a.shape(), b.shape())) {
+                    throw new InvalidArgumentException("trainer ranks disagree on tensor " + i + ": " + a.name() + " "
+                            + a.dtype() + java.util.Arrays.toString(a.shape()) + " vs " + b.name() + " " + b.dtype()
+                            + java.util.Arrays.toString(b.shape()));
+                }
+            }
+        }
+        return first;
+    }
+
+    /** Every byte needed must be held by some rank: count the bytes each rank holds of each need. */
+    private void checkCoverage(List<Wire.Manifest> ms) {
+        for (int t = 0; t < metas.size(); t++) {
+            Shard need = needs.get(t);
+            if (need == null) {
+                continue;
+            }
+            long have = 0;
+            for (Wire.Manifest m : ms) {
+                TensorMeta tm = m.tensors().get(t);
+                for (Runs.Group g : Runs.common(tm.shape(), tm.dtype().byteSize(), tm.held(), 0, need, 0)) {
+                    have += g.bytes();
+                }
+            }
+            if (have != metas.get(t).bytes(need)) {
+                throw new InvalidArgumentException("tensor " + metas.get(t).name() + " " + need + ": the trainer ranks"
+                        + " hold " + have + " of its " + metas.get(t).bytes(need) + " bytes (a part missing or held"
+                        + " twice): subscribe to every rank, or fix their shards");
+            }
+        }
+    }
+
+    private void join(Rank r) {
+        sendControl(r, Tags.JOIN, -1);
+    }
+
+    /** Tells a publisher rank something: join, a version complete, or a buffer freed, with the free-buffer mask. */
+    private void sendControl(Rank r, int kind, long version) {
+        int mask;
+        lock.lock();
+        try {
+            mask = freeMask();
+            seq = (seq + 1) & 0xfffff;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            RemoteBuffer c = engine.peer(r.engineName).buffer(WeightPublisher.CONTROL);
+            engine.write(
+                    ctl,
+                    0,
+                    c,
+                    0,
+                    8,
+                    TransferOptions.tag(Tags.control(kind, r.epoch, seq, mask, Math.max(0, version)))
+                            .withDeadline(Duration.ofSeconds(5)));
+        } catch (RuntimeException e) {
+            // the publisher is gone or restarting: the rejoin check finds out and joins its successor
+        }
+    }
+
+    /** Under lock: the buffers the publisher may write, each then given to it (no lease until it completes again). */
+    private int freeMask() {
+        int mask = 0;
+        for (int s = 0; s < slots; s++) {
+            boolean free = leases[s] == 0 && (slots == 1 ? (complete[s] < 0 || consumed[s]) : s != latestSlot);
+            if (free || given[s]) {
+                mask |= 1 << s;
+                given[s] = true;
+            }
+        }
+        return mask;
+    }
+
+    private void loop() {
+        long nextCheck = System.nanoTime() + rejoinCheck.toNanos();
+        while (!closed) {
+            try {
+                Notification n = engine.notifications().poll(Duration.ofMillis(50));
+                if (n != null) {
+                    handle(n);
+                }
+                if (System.nanoTime() > nextCheck) {
+                    nextCheck = System.nanoTime() + rejoinCheck.toNanos();
+                    checkPublishers();
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                if (closed) {
+                    return;
+                }
+                // a malformed plan or a vanished peer: what it concerned is not counted; keep serving
+            }
+        }
+    }
+
+    /** A restarted publisher (new generation) has new keys and a new epoch: read its manifest and join it. */
+    private void checkPublishers() {
+        for (Rank r : ranks) {
+            if (r == null) {
+                continue;
+            }
+            try {
+                long g = engine.peer(r.engineName).generation();
+                if (g != r.generation) {
+                    Wire.Manifest m = readManifest(r.engineName, Duration.ofSeconds(2));
+                    r.generation = g;
+                    r.epoch = m.epoch();
+                    r.plan = null;
+                    r.targets.clear();
+                    join(r);
+                }
+            } catch (RuntimeException e) {
+                // not back yet
+            }
+        }
+    }
+
+    private void handle(Notification n) {
+        long tag = n.tag();
+        int kind = Tags.kind(tag);
+        if (kind != Tags.DATA && kind != Tags.PLAN) {
+            return;
+        }
+        Rank r = ranks[Tags.rank(tag)];
+        if (r == null || Tags.epoch(tag) != r.epoch) {
+            countStale();
+            return;
+        }
+        if (kind == Tags.PLAN) {
+            MemorySegment region = inbox.segment()
+                    .asSlice((long) Tags.rank(tag) * WeightPublisher.INBOX_PER_RANK, WeightPublisher.INBOX_PER_RANK);
+            Wire.PlanMessage p = Wire.plan(region, r.engineName, slotBytes);
+            if (p.plan() != Tags.plan(tag) || p.epoch() != r.epoch) {
+                countStale();
+                return;
+            }
+            r.plan = p;
+            for (int s = 0; s < slots; s++) {
+                r.arrived[s].clear();
+                r.count[s] = 0;
+            }
+            return;
+        }
+        Wire.PlanMessage p = r.plan;
+        long version = Tags.version(tag);
+        int piece = Tags.piece(tag);
+        int slot = (int) (version % slots);
+        if (p == null || p.plan() != Tags.plan(tag) || piece >= p.pieces().size()) {
+            countStale();
+            return;
+        }
+        Wire.InPiece in = p.pieces().get(piece);
+        long lastDst = in.dst() + (in.count() - 1) * in.stride();
+        if (!(SLOT + slot).equals(n.buffer()) || n.offset() != lastDst || n.length() != in.length()) {
+            countStale();
+            return;
+        }
+        lock.lock();
+        try {
+            if (!given[slot] || version < assembling[slot] || version <= complete[slot]) {
+                stale++;
+                return;
+            }
+            if (n.checksum() == Notification.Checksum.MISMATCH) {
+                mismatches++;
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (version > assembling[slot]) {
+            assembling[slot] = version;
+            for (Rank x : ranks) {
+                if (x != null) {
+                    x.arrived[slot].clear();
+                    x.count[slot] = 0;
+                }
+            }
+        }
+        if (!r.arrived[slot].get(piece)) {
+            r.arrived[slot].set(piece);
+            r.count[slot]++;
+        }
+        forward(r, in, slot, version, n.checksum() != Notification.Checksum.NOT_REQUESTED, tag);
+        for (Rank x : ranks) {
+            if (x != null && (x.plan == null || x.count[slot] < x.plan.pieces().size())) {
+                return;
+            }
+        }
+        lock.lock();
+        try {
+            complete[slot] = version;
+            latestSlot = slot;
+            given[slot] = false;
+            consumed[slot] = false;
+            landed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        for (Rank x : ranks) {
+            if (x != null) {
+                sendControl(x, Tags.DONE, version);
+            }
+        }
+    }
+
+    private void countStale() {
+        lock.lock();
+        try {
+            stale++;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Forwards a landed piece to the next subscribers of its chain; a failure is the publisher's to route around. */
+    private void forward(Rank r, Wire.InPiece in, int slot, long version, boolean crc, long tag) {
+        if (!in.forwards().isEmpty()) {
+            relayer.execute(() -> forwardNow(r, in, slot, version, crc, tag));
+        }
+    }
+
+    private void forwardNow(Rank r, Wire.InPiece in, int slot, long version, boolean crc, long tag) {
+        for (Wire.OutForward f : in.forwards()) {
+            try {
+                Map<String, RemoteBuffer[]> targets = r.targets;
+                RemoteBuffer[] t = targets.get(f.target());
+                if (t == null) {
+                    t = new RemoteBuffer[f.slots()];
+                    for (int s = 0; s < t.length; s++) {
+                        t[s] = engine.peer(f.target()).buffer(SLOT + s);
+                    }
+                    targets.put(f.target(), t);
+                }
+                Runs.Group g = new Runs.Group(
+                        in.dst(), in.dst() + f.delta(), in.length(), in.count(), in.stride(), in.stride());
+                long ftag = (tag & ~0xffffL) | f.piece();
+                TransferOptions o = TransferOptions.tag(ftag).withDeadline(Duration.ofSeconds(30));
+                Sender.send(engine, slotBuffers[slot], t[(int) (version % t.length)], g, crc ? o.withCrc32c() : o);
+            } catch (RuntimeException e) {
+                r.targets.remove(f.target());
+            }
+        }
+    }
+
+    /**
+     * Waits for version {@code version} or a newer one, and leases it: its bytes stay as they are until the lease is
+     * closed.
+     *
+     * @param version the oldest version wanted
+     * @param timeout how long to wait
+     * @return the lease on the newest complete version, at least {@code version}
+     * @throws io.rdma4j.engine.TransferTimeoutException when none arrived in time
+     * @throws InterruptedException when interrupted while waiting
+     */
+    public Lease awaitVersion(long version, Duration timeout) throws InterruptedException {
+        long left = timeout.toNanos();
+        lock.lock();
+        try {
+            while (true) {
+                int s = latestSlot;
+                if (s >= 0 && complete[s] >= version && !given[s]) {
+                    leases[s]++;
+                    return new Lease(s, complete[s]);
+                }
+                if (left <= 0) {
+                    throw new io.rdma4j.engine.TransferTimeoutException("no version " + version
+                            + " or newer arrived within " + timeout.toMillis() + " ms (latest complete: "
+                            + latestVersion() + "): is the trainer publishing?");
+                }
+                left = landed.awaitNanos(left);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@return the newest complete version, or -1} */
+    public long latestVersion() {
+        lock.lock();
+        try {
+            return latestSlot < 0 ? -1 : complete[latestSlot];
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@return notifications not counted: another version, epoch, plan or buffer than expected} */
+    public long staleNotifications() {
+        lock.lock();
+        try {
+            return stale;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@return pieces whose CRC32C did not match (not counted; the publisher reports the subscriber failed)} */
+    public long checksumMismatches() {
+        lock.lock();
+        try {
+            return mismatches;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void release(int slot) {
+        lock.lock();
+        try {
+            leases[slot]--;
+            consumed[slot] = true;
+        } finally {
+            lock.unlock();
+        }
+        for (Rank r : ranks) {
+            if (r != null) {
+                sendControl(r, Tags.FREE, 0);
+            }
+        }
+    }
+
+    /** A complete version, held: its tensors do not change until {@link #close()}. */
+    public final class Lease implements AutoCloseable {
+        private final int slot;
+        private final long version;
+        private boolean open = true;
+
+        private Lease(int slot, long version) {
+            this.slot = slot;
+            this.version = version;
+        }
+
+        /** {@return the version} */
+        public long version() {
+            return version;
+        }
+
+        /**
+         * {@return the parts of the tensors this subscriber needs, as views of its buffer, in the publisher's order}
+         */
+        public TensorSet tensors() {
+            List<Tensor> l = new ArrayList<>();
+            MemorySegment seg = slotBuffers[slot].segment();
+            for (int t = 0; t < metas.size(); t++) {
+                Shard need = needs.get(t);
+                if (need != null) {
+                    TensorMeta tm = metas.get(t);
+                    l.add(Tensor.host(
+                            tm.name(), tm.dtype(), need.shape(tm.shape()), seg.asSlice(offsets[t], tm.bytes(need))));
+                }
+            }
+            return new TensorSet(l, Map.of("rdma4j.version", Long.toString(version)));
+        }
+
+        /** Releases the version's buffer for a later version; idempotent. */
+        @Override
+        public void close() {
+            if (open) {
+                open = false;
+                release(slot);
+            }
+        }
+    }
+
+    /** Stops the thread, withdraws the buffers and frees them; idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        thread.interrupt();
+        relayer.shutdownNow();
+        try {
+            thread.join(2000);
+            relayer.awaitTermination(2, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        closeResources();
+    }
+
+    private void closeResources() {
+        List<AutoCloseable> l = new ArrayList<>();
+        for (String name : List.of(WANT, INBOX, SLOT + 0, SLOT + 1)) {
+            l.add(() -> {
+                try {
+                    engine.unpublish(name);
+                } catch (io.rdma4j.engine.UnknownBufferException | io.rdma4j.ClosedException e) {
+                    // not published, or the engine is gone
+                }
+            });
+        }
+        if (slotBuffers != null) {
+            l.addAll(List.of(slotBuffers));
+        }
+        l.add(inbox);
+        l.add(want);
+        l.add(ctl);
+        l.add(() -> {
+            if (arena.scope().isAlive()) {
+                arena.close();
+            }
+        });
+        Closeables.closeAll(l);
+    }
+
+    /** Configuration of a {@link WeightSubscriber}. */
+    public static final class Builder {
+        private final TransferEngine engine;
+        private final List<String> publishers;
+        private Function<String, Shard> needs = n -> Shard.FULL;
+        private boolean doubleBuffer = true;
+        private Duration joinTimeout = Duration.ofSeconds(30);
+
+        Builder(TransferEngine engine, List<String> publishers) {
+            this.engine = Objects.requireNonNull(engine, "engine");
+            this.publishers = List.copyOf(publishers);
+        }
+
+        /**
+         * The part of each tensor this rank needs (default: all of it; null: not that tensor).
+         *
+         * @param needs from tensor name to part
+         * @return this builder
+         */
+        public Builder needs(Function<String, Shard> needs) {
+            this.needs = Objects.requireNonNull(needs, "needs");
+            return this;
+        }
+
+        /**
+         * Two buffers (default): version k+1 lands in one while k is leased from the other. With one, a version can
+         * land only once the previous one was leased and released.
+         *
+         * @param on whether to keep two buffers
+         * @return this builder
+         */
+        public Builder doubleBuffer(boolean on) {
+            this.doubleBuffer = on;
+            return this;
+        }
+
+        /**
+         * How long to wait for the publishers' manifests; default 30 s.
+         *
+         * @param d the timeout
+         * @return this builder
+         */
+        public Builder joinTimeout(Duration d) {
+            this.joinTimeout = Objects.requireNonNull(d, "joinTimeout");
+            return this;
+        }
+
+        /**
+         * Reads the manifests, reserves and publishes the buffers, and joins every publisher rank.
+         *
+         * @return the subscriber
+         * @throws InvalidArgumentException when no publisher is named, the ranks disagree or a need is not covered
+         * @throws Rdma4jException when a publisher's manifest cannot be read in time
+         */
+        public WeightSubscriber build() {
+            if (publishers.isEmpty() || publishers.size() > Tags.MAX_RANKS) {
+                throw new InvalidArgumentException(
+                        "name 1 to " + Tags.MAX_RANKS + " publisher engines, got " + publishers.size());
+            }
+            return new WeightSubscriber(this);
+        }
+    }
+}
