@@ -6,6 +6,7 @@ import io.rdma4j.weights.Shard;
 import io.rdma4j.weights.Tensor;
 import io.rdma4j.weights.TensorSet;
 import io.rdma4j.weights.WeightPublisher;
+import io.rdma4j.weights.WeightPublisherBuilder;
 import io.rdma4j.weights.WeightSubscriber;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -83,7 +84,7 @@ public final class WeightsDemoProcess {
                     ts.add(Tensor.host(WeightsDemoData.NAMES[t], WeightsDemoData.TYPES[t], held, m));
                 }
                 parts.add(ms);
-                WeightPublisher.Builder b = WeightPublisher.builder(engines.get(r), new TensorSet(ts, Map.of()))
+                WeightPublisherBuilder b = WeightPublisher.builder(engines.get(r), new TensorSet(ts, Map.of()))
                         .rank(r)
                         .deadline(Duration.ofSeconds(60))
                         .shards(n -> Shard.split(0, WeightsDemoData.shape(index(n), total)[0], rank, ranks));

@@ -7,6 +7,7 @@ import io.rdma4j.weights.Shard;
 import io.rdma4j.weights.Tensor;
 import io.rdma4j.weights.TensorSet;
 import io.rdma4j.weights.WeightPublisher;
+import io.rdma4j.weights.WeightPublisherBuilder;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -239,7 +240,7 @@ final class WeightsRun implements BenchRun {
                 }
                 held.add(ms);
                 engines.add(WeightsBenchSubscriber.engine(pubNames.get(r), provider, dir));
-                WeightPublisher.Builder b = WeightPublisher.builder(engines.get(r), new TensorSet(ts, Map.of()))
+                WeightPublisherBuilder b = WeightPublisher.builder(engines.get(r), new TensorSet(ts, Map.of()))
                         .rank(r)
                         .relay(relay)
                         .deadline(Duration.ofSeconds(120))

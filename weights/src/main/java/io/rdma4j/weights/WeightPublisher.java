@@ -24,14 +24,12 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * One trainer rank's side of weight sync. It announces its tensors (and the part of each it holds) in a manifest that
@@ -94,7 +92,7 @@ public final class WeightPublisher implements AutoCloseable {
 
     private record MemberState(Member member, RemoteBuffer inbox, RemoteBuffer[] slots, MemberSignal signal) {}
 
-    private WeightPublisher(Builder b) {
+    WeightPublisher(WeightPublisherBuilder b) {
         this.engine = b.engine;
         this.rank = b.rank;
         this.relay = b.relay;
@@ -138,8 +136,8 @@ public final class WeightPublisher implements AutoCloseable {
      * @param engine the rank's engine; subscribers name it in {@link WeightSubscriber.Builder}
      * @param tensors the tensors this rank holds; their memory must stay valid until {@link #close()}
      */
-    public static Builder builder(TransferEngine engine, TensorSet tensors) {
-        return new Builder(engine, tensors);
+    public static WeightPublisherBuilder builder(TransferEngine engine, TensorSet tensors) {
+        return new WeightPublisherBuilder(engine, tensors);
     }
 
     /** Reads subscribers' notifications: joins, confirmations and freed buffers. */
@@ -619,117 +617,6 @@ public final class WeightPublisher implements AutoCloseable {
             engine.unpublish(name);
         } catch (io.rdma4j.engine.UnknownBufferException | io.rdma4j.ClosedException e) {
             // never published, or the engine is gone: nothing to withdraw
-        }
-    }
-
-    /** Configuration of a {@link WeightPublisher}. */
-    public static final class Builder {
-        private final TransferEngine engine;
-        private final TensorSet tensors;
-        private Function<String, Shard> shards = n -> Shard.FULL;
-        private final Map<String, long[]> fullShapes = new HashMap<>();
-        private int rank;
-        private boolean relay = true;
-        private long chunk = 4 << 20;
-        private Duration deadline = Duration.ofSeconds(30);
-        private boolean crc32c;
-
-        Builder(TransferEngine engine, TensorSet tensors) {
-            this.engine = Objects.requireNonNull(engine, "engine");
-            this.tensors = Objects.requireNonNull(tensors, "tensors");
-        }
-
-        /**
-         * The part of each tensor this rank holds (default: all of it); a tensor's memory holds just that part.
-         *
-         * @param shards from tensor name to part
-         * @return this builder
-         */
-        public Builder shards(Function<String, Shard> shards) {
-            this.shards = Objects.requireNonNull(shards, "shards");
-            return this;
-        }
-
-        /**
-         * The full shape of a sharded tensor (default: the shape of the tensor given, i.e. unsharded).
-         *
-         * @param name the tensor
-         * @param shape its full shape
-         * @return this builder
-         */
-        public Builder fullShape(String name, long[] shape) {
-            fullShapes.put(name, shape.clone());
-            return this;
-        }
-
-        /**
-         * This rank's number among the trainer ranks that publish the same tensors (0 to 31); default 0.
-         *
-         * @param rank the rank
-         * @return this builder
-         */
-        public Builder rank(int rank) {
-            this.rank = rank;
-            return this;
-        }
-
-        /**
-         * Relay (default) or write to every subscriber directly.
-         *
-         * @param relay whether subscribers needing the same bytes forward them along a chain
-         * @return this builder
-         */
-        public Builder relay(boolean relay) {
-            this.relay = relay;
-            return this;
-        }
-
-        /**
-         * The largest piece a plan cuts, the unit of relay pipelining; default 4 MiB.
-         *
-         * @param bytes the chunk size
-         * @return this builder
-         */
-        public Builder chunkSize(long bytes) {
-            this.chunk = bytes;
-            return this;
-        }
-
-        /**
-         * How long {@link #publish} waits for every subscriber; default 30 s.
-         *
-         * @param d the deadline
-         * @return this builder
-         */
-        public Builder deadline(Duration d) {
-            this.deadline = Objects.requireNonNull(d, "deadline");
-            return this;
-        }
-
-        /**
-         * Verify the CRC32C of every piece at its receiver (pieces never span tensors, so each tensor is checked).
-         *
-         * @param on whether to check
-         * @return this builder
-         */
-        public Builder crc32c(boolean on) {
-            this.crc32c = on;
-            return this;
-        }
-
-        /**
-         * Registers the tensors, publishes the manifest and starts listening for subscribers.
-         *
-         * @return the publisher
-         * @throws InvalidArgumentException when a setting is out of range or a part does not fit its tensor
-         */
-        public WeightPublisher build() {
-            if (rank < 0 || rank >= Tags.MAX_RANKS || chunk < 4096 || deadline.isNegative() || deadline.isZero()) {
-                throw new InvalidArgumentException("rank must be in [0, " + Tags.MAX_RANKS
-                        + "), chunk size at least 4096, the deadline positive; got rank " + rank + ", chunk " + chunk
-                        + ", deadline " + deadline);
-            }
-            return new WeightPublisher(this);
         }
     }
 }

@@ -22,10 +22,8 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Function;
 
 /**
  * One rollout rank's side of weight sync. It reads the manifests of the trainer ranks it subscribes to, reserves one
@@ -96,7 +94,7 @@ public final class WeightSubscriber implements AutoCloseable {
         }
     }
 
-    private WeightSubscriber(Builder b) {
+    WeightSubscriber(WeightSubscriberBuilder b) {
         this.engine = b.engine;
         this.publishers = List.copyOf(b.publishers);
         this.slots = b.doubleBuffer ? 2 : 1;
@@ -171,8 +169,8 @@ public final class WeightSubscriber implements AutoCloseable {
      * @param engine this rank's engine
      * @param publishers the engine names of the trainer ranks to subscribe to
      */
-    public static Builder builder(TransferEngine engine, List<String> publishers) {
-        return new Builder(engine, publishers);
+    public static WeightSubscriberBuilder builder(TransferEngine engine, List<String> publishers) {
+        return new WeightSubscriberBuilder(engine, publishers);
     }
 
     private Wire.Manifest readManifest(String publisher, Duration timeout) {
@@ -628,68 +626,5 @@ public final class WeightSubscriber implements AutoCloseable {
             }
         });
         Closeables.closeAll(l);
-    }
-
-    /** Configuration of a {@link WeightSubscriber}. */
-    public static final class Builder {
-        private final TransferEngine engine;
-        private final List<String> publishers;
-        private Function<String, Shard> needs = n -> Shard.FULL;
-        private boolean doubleBuffer = true;
-        private Duration joinTimeout = Duration.ofSeconds(30);
-
-        Builder(TransferEngine engine, List<String> publishers) {
-            this.engine = Objects.requireNonNull(engine, "engine");
-            this.publishers = List.copyOf(publishers);
-        }
-
-        /**
-         * The part of each tensor this rank needs (default: all of it; null: not that tensor).
-         *
-         * @param needs from tensor name to part
-         * @return this builder
-         */
-        public Builder needs(Function<String, Shard> needs) {
-            this.needs = Objects.requireNonNull(needs, "needs");
-            return this;
-        }
-
-        /**
-         * Two buffers (default): version k+1 lands in one while k is leased from the other. With one, a version can
-         * land only once the previous one was leased and released.
-         *
-         * @param on whether to keep two buffers
-         * @return this builder
-         */
-        public Builder doubleBuffer(boolean on) {
-            this.doubleBuffer = on;
-            return this;
-        }
-
-        /**
-         * How long to wait for the publishers' manifests; default 30 s.
-         *
-         * @param d the timeout
-         * @return this builder
-         */
-        public Builder joinTimeout(Duration d) {
-            this.joinTimeout = Objects.requireNonNull(d, "joinTimeout");
-            return this;
-        }
-
-        /**
-         * Reads the manifests, reserves and publishes the buffers, and joins every publisher rank.
-         *
-         * @return the subscriber
-         * @throws InvalidArgumentException when no publisher is named, the ranks disagree or a need is not covered
-         * @throws Rdma4jException when a publisher's manifest cannot be read in time
-         */
-        public WeightSubscriber build() {
-            if (publishers.isEmpty() || publishers.size() > Tags.MAX_RANKS) {
-                throw new InvalidArgumentException(
-                        "name 1 to " + Tags.MAX_RANKS + " publisher engines, got " + publishers.size());
-            }
-            return new WeightSubscriber(this);
-        }
     }
 }

@@ -93,7 +93,7 @@ class WeightSyncProcessTest {
                             SyncFixture.NAMES[t], SyncFixture.TYPES[t], held.shape(SyncFixture.SHAPES[t]), m));
                 }
                 parts.add(ms);
-                WeightPublisher.Builder b = WeightPublisher.builder(
+                WeightPublisherBuilder b = WeightPublisher.builder(
                                 engines.get(r), new TensorSet(ts, java.util.Map.of()))
                         .rank(r)
                         .chunkSize(16 << 10)
