@@ -542,42 +542,7 @@ public final class WeightPublisher implements AutoCloseable {
         admit(new LinkedHashMap<>());
         List<Member> list = members.values().stream().map(MemberState::member).toList();
         Plan p = Planner.plan(0, metas, list, relay, chunk);
-        StringBuilder b = new StringBuilder();
-        b.append(String.format(
-                "weights plan of %s (rank %d, epoch %d): %d tensor(s), %d subscriber(s), %s, chunks of %d bytes%n",
-                engine.name(), rank, epoch, metas.size(), list.size(), relay ? "relay chains" : "direct", chunk));
-        b.append(String.format(
-                "  this rank writes %d bytes, subscribers forward %d bytes%n", p.publisherBytes(), p.relayedBytes()));
-        for (int t = 0; t < metas.size(); t++) {
-            TensorMeta tm = metas.get(t);
-            b.append(String.format(
-                    "  %s %s%s: held %s%n", tm.name(), tm.dtype(), java.util.Arrays.toString(tm.shape()), tm.held()));
-            for (int m = 0; m < list.size(); m++) {
-                int pieces = 0;
-                long bytes = 0;
-                int from = -2;
-                for (Plan.Piece x : p.incoming().get(m)) {
-                    if (x.tensor() == t) {
-                        pieces++;
-                        bytes += x.runs().bytes();
-                        from = x.from();
-                    }
-                }
-                if (pieces == 0) {
-                    continue;
-                }
-                b.append(String.format(
-                        "    -> %-24s needs %-20s %4d piece(s) %12d bytes %s%n",
-                        list.get(m).name(),
-                        list.get(m).needs().get(t),
-                        pieces,
-                        bytes,
-                        from < 0
-                                ? "direct from " + engine.name()
-                                : "relayed by " + list.get(from).name()));
-            }
-        }
-        return b.toString();
+        return PlanText.render(engine.name(), rank, epoch, metas, list, relay, chunk, p);
     }
 
     /** Stops the control thread, withdraws the manifest and releases the registrations; idempotent. */
