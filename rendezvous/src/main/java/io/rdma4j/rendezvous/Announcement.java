@@ -122,23 +122,28 @@ public final class Announcement implements AutoCloseable {
                 }
                 throw ClientErrors.of("directory", rendezvous.target(), "heartbeat(" + peer.name() + ")", e);
             }
-            announce();
-            reannouncements++;
-            RendezvousException first = null;
-            for (BufferInfo b : List.copyOf(published.values())) {
-                try {
-                    sendPublish(b); // each buffer on its own: one refused name must not keep the others unpublished
-                } catch (RendezvousException failed) {
-                    if (first == null) {
-                        first = failed;
-                    } else {
-                        first.addSuppressed(failed);
-                    }
+            reannounce();
+        }
+    }
+
+    /** The directory forgot this peer: announce again and re-publish every buffer it had. Under this lock. */
+    private void reannounce() {
+        announce();
+        reannouncements++;
+        RendezvousException first = null;
+        for (BufferInfo b : List.copyOf(published.values())) {
+            try {
+                sendPublish(b); // each buffer on its own: one refused name must not keep the others unpublished
+            } catch (RendezvousException failed) {
+                if (first == null) {
+                    first = failed;
+                } else {
+                    first.addSuppressed(failed);
                 }
             }
-            if (first != null) {
-                throw first;
-            }
+        }
+        if (first != null) {
+            throw first;
         }
     }
 
@@ -146,13 +151,26 @@ public final class Announcement implements AutoCloseable {
      * Publishes {@code buffer} under this peer (its owner field is filled in). Published again automatically after a
      * directory restart.
      *
+     * <p>When the directory has forgotten this peer (its lease ran out while this process or the directory stalled, or
+     * the directory restarted), announces again, re-publishes the others and then publishes this one.
+     *
      * @throws RendezvousException INVALID_ARGUMENT for a bad buffer (e.g. a lane this peer did not announce),
      *     ALREADY_EXISTS when another peer publishes that name, RESOURCE_EXHAUSTED at capacity
      */
     public synchronized void publish(BufferInfo buffer) {
         checkOpen();
         Rendezvous.checkName("buffer name", buffer.name());
-        sendPublish(buffer);
+        try {
+            sendPublish(buffer);
+        } catch (RendezvousException e) {
+            if (e.code() != Status.Code.NOT_FOUND) {
+                throw e;
+            }
+            // the lease ran out before a heartbeat renewed it (this process or the directory stalled for longer than
+            // the lease, or the directory restarted): the directory says to announce again, so do that and publish
+            reannounce();
+            sendPublish(buffer);
+        }
         published.put(buffer.name(), buffer);
     }
 
