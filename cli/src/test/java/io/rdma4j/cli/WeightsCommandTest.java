@@ -19,6 +19,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,7 +39,7 @@ class WeightsCommandTest {
     }
 
     /** {@code ./rdma4j ARGS} as a process of this test's class path, its stdout lines in a queue. */
-    record Cli(Process process, BlockingQueue<String> lines) {
+    record Cli(Process process, BlockingQueue<String> lines, Path stderr) {
         static Cli start(String... args) throws IOException {
             List<String> cmd = new ArrayList<>(List.of(
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -50,7 +51,9 @@ class WeightsCommandTest {
             cmd.addAll(List.of(args));
             ProcessBuilder pb = new ProcessBuilder(cmd);
             pb.environment().put("IPATH_NO_BACKTRACE", "1");
-            pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+            // kept in a file so that a process that ends early fails the test with what it said
+            Path err = Files.createTempFile("rdma4j-weights-cli-", ".stderr");
+            pb.redirectError(err.toFile());
             Process p = pb.start();
             BlockingQueue<String> lines = new LinkedBlockingQueue<>();
             Thread.ofPlatform().daemon().start(() -> {
@@ -64,18 +67,31 @@ class WeightsCommandTest {
                 }
                 lines.add("EOF");
             });
-            return new Cli(p, lines);
+            return new Cli(p, lines, err);
         }
 
         /** {@return the next line starting with {@code prefix}, skipping others} */
         String until(String prefix) throws InterruptedException {
             while (true) {
                 String l = lines.poll(120, TimeUnit.SECONDS);
-                assertNotNull(l, "nothing said for 120 s while waiting for " + prefix);
-                assertTrue(!l.equals("EOF"), "exited before saying " + prefix);
+                assertNotNull(l, "nothing said for 120 s while waiting for " + prefix + "; stderr:\n" + stderrText());
+                if (l.equals("EOF")) {
+                    boolean ended = process.waitFor(10, TimeUnit.SECONDS);
+                    throw new AssertionError("exited (" + (ended ? "status " + process.exitValue() : "still running")
+                            + ") before saying " + prefix + "; stderr:\n" + stderrText());
+                }
                 if (l.startsWith(prefix)) {
                     return l;
                 }
+            }
+        }
+
+        String stderrText() {
+            try {
+                String s = Files.readString(stderr, StandardCharsets.UTF_8);
+                return s.length() > 8000 ? "...\n" + s.substring(s.length() - 8000) : s;
+            } catch (IOException e) {
+                return "(unreadable: " + e.getMessage() + ")";
             }
         }
 
@@ -123,7 +139,7 @@ class WeightsCommandTest {
                 Cli sub = Cli.start(
                         "weights", "subscribe", "--from", name, "--rendezvous", rendezvous, "--out", out.toString());
                 String said = sub.until("rdma4j weights: version 1 from " + name);
-                assertEquals(0, sub.exit(), said);
+                assertEquals(0, sub.exit(), said + "; stderr:\n" + sub.stderrText());
                 assertTrue(pub.until("  version 1 to weights-sub-").contains(": synced in "));
                 assertSameTensors(in, out);
             }

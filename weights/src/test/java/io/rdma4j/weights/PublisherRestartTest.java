@@ -1,21 +1,12 @@
 package io.rdma4j.weights;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.rendezvous.DirectoryServer;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,40 +14,8 @@ import org.junit.jupiter.api.Test;
  * joins it, and takes the new publisher's next version byte for byte.
  */
 class PublisherRestartTest {
-    record Child(Process process, BlockingQueue<String> lines, PrintStream stdin) {
-        String next() throws InterruptedException {
-            String l = lines.poll(120, TimeUnit.SECONDS);
-            assertNotNull(l, "the publisher process said nothing for 120 s");
-            return l;
-        }
-    }
-
-    static Child start(String directory, String name) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow",
-                "-cp",
-                System.getProperty("java.class.path"),
-                PublisherProcess.class.getName(),
-                directory,
-                name);
-        pb.environment().put("IPATH_NO_BACKTRACE", "1");
-        pb.redirectError(ProcessBuilder.Redirect.INHERIT);
-        Process p = pb.start();
-        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader r =
-                    new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String l; (l = r.readLine()) != null; ) {
-                    lines.add(l);
-                }
-            } catch (java.io.IOException e) {
-                // gone
-            }
-            lines.add("EOF");
-        });
-        return new Child(p, lines, new PrintStream(p.getOutputStream(), true, StandardCharsets.UTF_8));
+    static ChildProcess start(String directory, String name) throws Exception {
+        return ChildProcess.start(name, PublisherProcess.class, directory, name);
     }
 
     private static void expectVersion(WeightSubscriber sub, long v) throws InterruptedException {
@@ -73,8 +32,8 @@ class PublisherRestartTest {
     void subscriberFollowsARestartedPublisher() throws Exception {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
         String name = "restart-trainer-" + ProcessHandle.current().pid();
-        Child first = null;
-        Child second = null;
+        ChildProcess first = null;
+        ChildProcess second = null;
         try (DirectoryServer dir = DirectoryServer.builder().port(0).start()) {
             first = start(dir.target(), name);
             try (TransferEngine engine = SyncFixture.engine("restart-rollout", dir.target());
@@ -96,10 +55,9 @@ class PublisherRestartTest {
                 assertEquals(0, sub.checksumMismatches());
             }
         } finally {
-            for (Child c : new Child[] {first, second}) {
+            for (ChildProcess c : new ChildProcess[] {first, second}) {
                 if (c != null) {
-                    c.stdin().close();
-                    c.process().destroyForcibly();
+                    c.stop();
                 }
             }
         }

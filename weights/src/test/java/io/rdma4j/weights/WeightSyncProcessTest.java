@@ -7,18 +7,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.rendezvous.DirectoryServer;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,52 +20,17 @@ import org.junit.jupiter.api.Test;
  * then a subscriber killed between versions, the others still syncing and the publisher naming the dead one.
  */
 class WeightSyncProcessTest {
-    record Child(Process process, BlockingQueue<String> lines) {
-        String next() throws InterruptedException {
-            String l = lines.poll(120, TimeUnit.SECONDS);
-            if (l == null) {
-                throw new AssertionError("subscriber process said nothing for 120 s");
-            }
-            return l;
-        }
-    }
-
-    static Child start(String directory, String name, String publishers, String part, long last) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow",
-                "-cp",
-                System.getProperty("java.class.path"),
-                SubscriberProcess.class.getName(),
-                directory,
-                name,
-                publishers,
-                part,
-                Long.toString(last));
-        pb.environment().put("IPATH_NO_BACKTRACE", "1");
-        pb.redirectError(ProcessBuilder.Redirect.INHERIT);
-        Process p = pb.start();
-        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader r =
-                    new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String l; (l = r.readLine()) != null; ) {
-                    lines.add(l);
-                }
-            } catch (java.io.IOException e) {
-                // gone
-            }
-            lines.add("EOF");
-        });
-        return new Child(p, lines);
+    static ChildProcess start(String directory, String name, String publishers, String part, long last)
+            throws Exception {
+        return ChildProcess.start(
+                name, SubscriberProcess.class, directory, name, publishers, part, Long.toString(last));
     }
 
     @Test
     void reshardsRelaysVersionsAndSurvivesAKilledSubscriber() throws Exception {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
         int versions = 4;
-        List<Child> children = new ArrayList<>();
+        List<ChildProcess> children = new ArrayList<>();
         try (DirectoryServer dir = DirectoryServer.builder().port(0).start();
                 Arena arena = Arena.ofShared();
                 TransferEngine e0 = SyncFixture.engine("trainer-0", dir.target());
@@ -110,7 +68,7 @@ class WeightSyncProcessTest {
             children.add(start(dir.target(), "rollout-a", from, "full", versions + 1));
             children.add(start(dir.target(), "rollout-b", from, "full", versions + 1));
             children.add(start(dir.target(), "rollout-c", from, "1:1:2", versions + 1));
-            for (Child c : children) {
+            for (ChildProcess c : children) {
                 assertEquals("JOINED", c.next());
             }
             // every subscriber's join has reached both ranks before the first version
@@ -163,8 +121,8 @@ class WeightSyncProcessTest {
                 p.close();
             }
         } finally {
-            for (Child c : children) {
-                c.process().destroyForcibly();
+            for (ChildProcess c : children) {
+                c.stop();
             }
         }
     }
