@@ -1,25 +1,46 @@
 package io.rdma4j.perf;
 
-import io.rdma4j.engine.Access;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.Transfer;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.rendezvous.DirectoryServer;
+import io.rdma4j.rendezvous.Security;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.lang.foreign.Arena;
-import java.time.Duration;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 
 /**
- * {@code ./rdma4j bench engine-write [--providers shm,tcp] [--seconds 0.4] [--window 64] [--sizes ...]}:
- * transfer-engine write bandwidth next to the raw libfabric baseline ({@link FabricWriteLoop}, the {@code fabric-write}
- * run) measured in the same run, same provider, same sizes and window, printed as a ratio. Both sides use one endpoint
- * pair in this process; the engine keeps {@code window} transfers of each size in flight on one lane, and its
- * measurement ends, like the baseline's, when a final notification has landed at the target. Progress threads spin, as
- * the baseline loop does.
+ * {@code ./rdma4j bench engine-write [--providers shm,tcp] [--seconds 0.4] [--window 64] [--sizes ...] [--lanes 4]
+ * [--chunk N] [--json]}: transfer-engine write bandwidth across two processes (the target engine in a child process, as
+ * the demo runs it), next to two baselines measured in the same run for the same provider, sizes and window:
+ *
+ * <ul>
+ *   <li>C: fabtests' {@code fi_rma_bw -o writedata}, server and client processes ({@link Fabtests}), where
+ *       {@code RDMA4J_FABTESTS} names a fabtests build;
+ *   <li>the raw Java loop: {@link FabricWriteLoop}'s windowed {@code fi_write}s between two endpoints of this process.
+ * </ul>
+ *
+ * The engine keeps {@code window} writes in flight and its clock stops, like the baselines', when a final notification
+ * has landed at the target. Per-operation cost is printed beside bandwidth: the engine's nanoseconds per write minus
+ * the raw loop's (negative where striping over lanes beats one endpoint). With {@code --json} the last line is
+ * {@code {"rows": [{"provider": ..., "bytes": ..., "engineGBps": ..., "rawJavaGBps": ..., "fabtestsGBps": x|null,
+ * "overheadNsPerOp": ...}]}}.
  */
 final class EngineWriteRun implements BenchRun {
-    static final long[] SIZES = {4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
+    static final long[] SIZES = {4 << 10, 64 << 10, 1 << 20, 16 << 20};
     /**
      * Spinning progress threads ({@code -Drdma4j.bench.spin=true}); by default they back off, leaving the CPU to the
      * baseline when idle.
@@ -27,6 +48,28 @@ final class EngineWriteRun implements BenchRun {
     static final boolean SPIN = Boolean.getBoolean("rdma4j.bench.spin");
 
     static final int ROUNDS = 3;
+    static final long BUFFER = 64L << 20;
+
+    /** One row of the result: GB/s of each side at one provider and size. */
+    record Row(String provider, long bytes, double engine, double raw, Double fabtests) {
+        /** Engine nanoseconds per write beyond the raw loop's: bytes / (GB/s) is nanoseconds. */
+        double overheadNsPerOp() {
+            return bytes / engine - bytes / raw;
+        }
+
+        String json() {
+            return String.format(
+                    Locale.ROOT,
+                    "{\"provider\": \"%s\", \"bytes\": %d, \"engineGBps\": %.3f, \"rawJavaGBps\": %.3f,"
+                            + " \"fabtestsGBps\": %s, \"overheadNsPerOp\": %.0f}",
+                    provider,
+                    bytes,
+                    engine,
+                    raw,
+                    fabtests == null ? "null" : String.format(Locale.ROOT, "%.3f", fabtests),
+                    overheadNsPerOp());
+        }
+    }
 
     @Override
     public String name() {
@@ -35,88 +78,218 @@ final class EngineWriteRun implements BenchRun {
 
     @Override
     public String summary() {
-        return "transfer-engine write bandwidth vs raw libfabric fi_write (same provider, sizes, window), as a ratio";
+        return "engine write bandwidth across two processes vs C fabtests fi_rma_bw and the raw Java fi_write loop";
     }
 
     @Override
     public int run(String[] args) throws Exception {
-        WriteRunOptions o = WriteRunOptions.parse(args, SIZES);
-        List<String> providers = o.providers();
-        double seconds = o.seconds();
+        List<String> rest = new ArrayList<>();
+        boolean json = false;
+        int lanes = 4;
+        long chunk = -1;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--json" -> json = true;
+                case "--lanes" -> lanes = Integer.parseInt(value(args, i++));
+                case "--chunk" -> chunk = Long.parseLong(value(args, i++));
+                default -> rest.add(args[i]);
+            }
+        }
+        if (lanes < 1 || lanes > 16) {
+            throw new IllegalArgumentException("--lanes must be 1 to 16, got " + lanes);
+        }
+        // one lane: one chunk per write up to 16 MiB, so engine and raw loop post the same operations; several lanes:
+        // 1 MiB chunks, so a large write is striped over them
+        long chunkBytes = chunk > 0 ? chunk : lanes == 1 ? 16 << 20 : 1 << 20;
+        WriteRunOptions o = WriteRunOptions.parse(rest.toArray(String[]::new), SIZES);
         int window = o.window();
-        long[] sizes = o.sizes();
         long budget = o.budgetNanos();
-        long bufferSize = 64L << 20;
+        Optional<Fabtests> c = Fabtests.fromEnvironment();
         System.out.printf(
-                "engine-write: %d writes in flight per size, best of %d alternating %.1f s runs, one lane;"
-                        + " baseline: the raw fi_write loop of fabric-write, in this run%n",
-                window, ROUNDS, seconds);
+                "engine-write: the engine across two processes (%d lane(s) per NIC, %s chunks) against, in this run,"
+                        + " %s and the raw Java fi_write loop in one process; %d writes in flight, best of %d"
+                        + " alternating %.1f s runs%n",
+                lanes,
+                FabricWriteRun.bytes(chunkBytes),
+                c.map(f -> "C fabtests (" + f.binary() + " -o writedata)")
+                        .orElse("no C baseline (set RDMA4J_FABTESTS to a fabtests build)"),
+                window,
+                ROUNDS,
+                o.seconds());
+        List<Row> rows = new ArrayList<>();
         int failures = 0;
-        for (String provider : providers) {
-            try (FabricWriteLoop.Pair pair = new FabricWriteLoop.Pair(provider, bufferSize);
-                    EnginePair ep = new EnginePair(provider, bufferSize, window)) {
-                System.out.printf(
-                        "%n%s (%s)%n  %10s %12s %12s %10s%n",
-                        provider, pair.provider(), "size", "raw GB/s", "engine GB/s", "engine/raw");
-                FabricWriteLoop.measure(pair, 4096, window, 1000, budget / 4);
-                ep.measure(4096, window, budget / 4);
-                for (long size : sizes) {
-                    // warm both paths at this size, then alternate and keep each side's best of three: on a shared
-                    // machine the other load comes and goes, and alternating exposes both sides to it alike
-                    FabricWriteLoop.measure(pair, size, window, 16, budget / 2);
-                    ep.measure(size, window, budget / 2);
-                    double raw = 0;
-                    double eng = 0;
-                    for (int round = 0; round < ROUNDS; round++) {
-                        raw = Math.max(
-                                raw,
-                                FabricWriteLoop.measure(pair, size, window, 16, budget)
-                                        .gigabytesPerSecond());
-                        eng = Math.max(eng, ep.measure(size, window, budget));
-                    }
+        try (DirectoryServer dir =
+                DirectoryServer.builder().bindAddress("127.0.0.1").port(0).start()) {
+            for (String provider : o.providers()) {
+                try (FabricWriteLoop.Pair pair = new FabricWriteLoop.Pair(provider, BUFFER);
+                        RemoteTarget ep = new RemoteTarget(provider, dir.target(), lanes, chunkBytes, window)) {
                     System.out.printf(
-                            "  %10s %12.3f %12.3f %9.1f%%%n", FabricWriteRun.bytes(size), raw, eng, 100 * eng / raw);
+                            "%n%s (%s)%n  %8s %10s %10s %10s %9s %9s %12s%n",
+                            provider,
+                            pair.provider(),
+                            "size",
+                            "C GB/s",
+                            "Java GB/s",
+                            "engine",
+                            "engine/C",
+                            "eng/Java",
+                            "ns/op extra");
+                    FabricWriteLoop.measure(pair, 4096, window, 1000, budget / 4);
+                    ep.measure(4096, window, budget / 4);
+                    for (long size : o.sizes()) {
+                        Double cRate = null;
+                        if (c.isPresent()) {
+                            try {
+                                cRate = c.get().writeGigabytesPerSecond(provider, size, window, iterations(o, size));
+                            } catch (IOException e) {
+                                failures++;
+                                System.out.println("  C baseline failed: " + e.getMessage());
+                            }
+                        }
+                        // warm both paths at this size, then alternate and keep each side's best of three: on a shared
+                        // machine the other load comes and goes, and alternating exposes both sides to it alike
+                        FabricWriteLoop.measure(pair, size, window, 16, budget / 2);
+                        ep.measure(size, window, budget / 2);
+                        double raw = 0;
+                        double eng = 0;
+                        for (int round = 0; round < ROUNDS; round++) {
+                            raw = Math.max(
+                                    raw,
+                                    FabricWriteLoop.measure(pair, size, window, 16, budget)
+                                            .gigabytesPerSecond());
+                            eng = Math.max(eng, ep.measure(size, window, budget));
+                        }
+                        Row r = new Row(provider, size, eng, raw, cRate);
+                        rows.add(r);
+                        System.out.printf(
+                                Locale.ROOT,
+                                "  %8s %10s %10.3f %10.3f %9s %8.2fx %12.0f%n",
+                                FabricWriteRun.bytes(size),
+                                cRate == null ? "-" : String.format(Locale.ROOT, "%.3f", cRate),
+                                raw,
+                                eng,
+                                cRate == null ? "-" : String.format(Locale.ROOT, "%.2fx", eng / cRate),
+                                eng / raw,
+                                r.overheadNsPerOp());
+                    }
                 }
             }
+        }
+        if (json) {
+            StringBuilder sb = new StringBuilder("{\"rows\": [");
+            for (int i = 0; i < rows.size(); i++) {
+                sb.append(i == 0 ? "" : ", ").append(rows.get(i).json());
+            }
+            System.out.println(sb.append("]}"));
         }
         return failures;
     }
 
-    /** Two engines in this process, one lane each, on {@code provider}. */
-    static final class EnginePair implements AutoCloseable {
+    private static String value(String[] args, int i) {
+        if (i + 1 >= args.length) {
+            throw new IllegalArgumentException("option " + args[i] + " needs a value");
+        }
+        return args[i + 1];
+    }
+
+    /** fi_rma_bw iterations for about the run's seconds at 10 GB/s, and more than a window (fabtests requires it). */
+    private static long iterations(WriteRunOptions o, long size) {
+        long forTime = (long) (o.seconds() * 10e9 / size);
+        return Math.max(4L * o.window(), Math.min(100_000, forTime));
+    }
+
+    static TransferEngine.Builder builder(String provider, String name, int lanes, long chunk, int depth) {
+        TransferEngine.Builder b = TransferEngine.builder()
+                .name(name)
+                .backend("libfabric")
+                .provider(provider)
+                .lanesPerNic(lanes)
+                .chunkSize(chunk)
+                .queueDepth(Math.max(2, depth))
+                .busySpin(SPIN);
+        return provider.startsWith("tcp") ? b.nicFilter("lo") : b;
+    }
+
+    /** This process's initiator engine, and the target engine in a child process ({@link EngineWriteTarget}). */
+    static final class RemoteTarget implements AutoCloseable {
         final Arena arena = Arena.ofShared();
+        final Process child;
+        final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        final PrintStream toChild;
         final TransferEngine initiator;
-        final TransferEngine target;
         final LocalBuffer source;
         final RemoteBuffer sink;
         long tag;
 
-        EnginePair(String provider, long bufferSize, int window) {
+        RemoteTarget(String provider, String directory, int lanes, long chunk, int window)
+                throws IOException, InterruptedException {
             long pid = ProcessHandle.current().pid();
-            initiator = builder(provider, "bench-initiator-" + pid, window).build();
-            target = builder(provider, "bench-target-" + pid, window).build();
-            target.publish("sink", target.register(arena.allocate(bufferSize, 4096)), Access.anyPeer());
-            source = initiator.register(arena.allocate(bufferSize, 4096));
-            sink = initiator.peer(target.name()).buffer("sink");
+            String targetName = "bench-target-" + pid;
+            List<String> cmd = List.of(
+                    ProcessHandle.current()
+                            .info()
+                            .command()
+                            .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
+                                    .toString()),
+                    "--enable-native-access=ALL-UNNAMED",
+                    "--sun-misc-unsafe-memory-access=allow",
+                    "-cp",
+                    System.getProperty("java.class.path"),
+                    EngineWriteTarget.class.getName(),
+                    directory,
+                    targetName,
+                    provider,
+                    Integer.toString(lanes),
+                    Long.toString(chunk),
+                    Integer.toString(window),
+                    Long.toString(BUFFER));
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+            pb.environment().put("IPATH_NO_BACKTRACE", "1");
+            child = pb.start();
+            toChild = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
+            Thread.ofPlatform().daemon().name("bench-target-stdout").start(() -> {
+                try (BufferedReader r =
+                        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String l; (l = r.readLine()) != null; ) {
+                        lines.add(l);
+                    }
+                } catch (IOException e) {
+                    // the child is gone; said below
+                }
+                lines.add("EXITED");
+            });
+            TransferEngine ini = null;
+            try {
+                expect("READY");
+                ini = builder(provider, "bench-initiator-" + pid, lanes, chunk, window)
+                        .directory(directory, Security.none())
+                        .build();
+                source = ini.register(arena.allocate(BUFFER, 4096));
+                sink = ini.peer(targetName).buffer("sink");
+            } catch (RuntimeException | IOException | InterruptedException e) {
+                if (ini != null) {
+                    ini.close();
+                }
+                child.destroyForcibly();
+                arena.close();
+                throw e;
+            }
+            initiator = ini;
         }
 
-        static TransferEngine.Builder builder(String provider, String name, int window) {
-            // one chunk per transfer up to 16 MiB so both sides post the same operations
-            TransferEngine.Builder b = TransferEngine.builder()
-                    .name(name)
-                    .backend("libfabric")
-                    .provider(provider)
-                    .lanesPerNic(1)
-                    .chunkSize(16 << 20)
-                    .queueDepth(Math.max(2, window))
-                    .busySpin(SPIN);
-            return provider.startsWith("tcp") ? b.nicFilter("lo") : b;
+        private void expect(String line) throws IOException, InterruptedException {
+            String l = lines.poll(120, TimeUnit.SECONDS);
+            if (!line.equals(l)) {
+                throw new IOException("the target process said " + (l == null ? "nothing for 120 s" : "'" + l + "'")
+                        + " where '" + line + "' was due (its stderr is above)");
+            }
         }
 
         /**
-         * GB/s of writes of {@code size}, {@code window} in flight, until the budget is spent and a final tag landed.
+         * GB/s of writes of {@code size}, {@code window} in flight, until the budget is spent and a final tag landed in
+         * the target process.
          */
-        double measure(long size, int window, long budgetNanos) throws InterruptedException {
+        double measure(long size, int window, long budgetNanos) throws IOException, InterruptedException {
             long slots = Math.max(1, Math.min(window, source.length() / size));
             Transfer[] ring = new Transfer[window];
             long posted = 0;
@@ -137,19 +310,29 @@ final class EngineWriteRun implements BenchRun {
                 }
             }
             long marker = ++tag;
+            toChild.println("AWAIT " + marker);
             initiator.write(source, 0, sink, 0, 8, TransferOptions.tag(marker)).join();
-            if (target.awaitTag(marker, Duration.ofSeconds(30)) == null) {
-                throw new IllegalStateException("the final notification did not arrive within 30 s");
-            }
+            expect("TAG " + marker);
             double seconds = (System.nanoTime() - t0) / 1e9;
             return posted * (double) size / seconds / 1e9;
         }
 
         @Override
         public void close() {
-            initiator.close();
-            target.close();
-            arena.close();
+            try {
+                initiator.close();
+                toChild.close();
+                try {
+                    if (!child.waitFor(20, TimeUnit.SECONDS)) {
+                        child.destroyForcibly();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    child.destroyForcibly();
+                }
+            } finally {
+                arena.close();
+            }
         }
     }
 }
