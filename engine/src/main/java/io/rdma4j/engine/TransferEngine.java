@@ -333,6 +333,39 @@ public interface TransferEngine extends AutoCloseable {
      */
     TransferBatch writeAll(List<TransferRequest> requests);
 
+    /**
+     * Makes an empty {@link WriteBatch} of up to {@code capacity} descriptors between two buffers, to fill and write
+     * many times: many small writes as one transfer, with nothing allocated per descriptor.
+     *
+     * @param source the registered local buffer every descriptor reads from
+     * @param target the peer's published buffer every descriptor writes to
+     * @param capacity most descriptors it holds (after adjacent ones are merged)
+     * @return the batch
+     * @throws io.rdma4j.InvalidArgumentException when a buffer was not registered or resolved by this engine, or the
+     *     capacity is below 1
+     * @throws io.rdma4j.ClosedException when this engine is closed
+     */
+    WriteBatch newWriteBatch(LocalBuffer source, RemoteBuffer target, int capacity);
+
+    /**
+     * Writes every descriptor of {@code batch} as one transfer. Its bytes are striped over the lanes as one write's
+     * are, each chunk ending where its descriptor does; a notification tag is delivered once all of them landed and
+     * carries the first descriptor's target offset and the batch's total bytes. The batch cannot be changed until the
+     * transfer ends.
+     *
+     * @param batch a batch made by this engine, not empty, not being written
+     * @param options deadline and notification tag; a CRC32C is refused (it covers one contiguous range)
+     * @return the running transfer, whose future completes once every descriptor landed, or fails as a single write's
+     *     does
+     * @throws io.rdma4j.InvalidArgumentException when the batch is empty, was made by another engine, reads device
+     *     memory or the options ask for a CRC32C; nothing is posted
+     * @throws IllegalStateException when the batch is already being written
+     * @throws io.rdma4j.ClosedException when this engine, the source or its memory's arena is closed
+     * @throws PeerLostException when the peer is already known to be gone or restarted
+     * @throws TransferException when no lane reaches the peer; the message gives each lane's health
+     */
+    Transfer write(WriteBatch batch, TransferOptions options);
+
     /** {@return the notifications peers sent here} */
     Notifications notifications();
 

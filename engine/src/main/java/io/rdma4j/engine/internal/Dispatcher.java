@@ -98,9 +98,10 @@ final class Dispatcher {
                 p.options().crc32c(),
                 crc,
                 p.remote().generation(),
-                p.remoteOffset(),
+                p.batch() == null ? p.remoteOffset() : p.batch().targetOffset[0],
                 p.remote().shortName,
-                p.local().entry);
+                p.local().entry,
+                p.batch());
         active.add(t);
         p.link().active.add(t);
         if (closing.getAsBoolean()) {

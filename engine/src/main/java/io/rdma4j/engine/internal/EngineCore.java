@@ -22,6 +22,7 @@ import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.engine.TransferRequest;
 import io.rdma4j.engine.VolumeExtent;
 import io.rdma4j.engine.VolumeSpec;
+import io.rdma4j.engine.WriteBatch;
 import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.LaneDescriptor;
@@ -272,6 +273,34 @@ public final class EngineCore implements TransferEngine {
     private Transfer launch(Preparer.Prepared p) {
         preparer.beforeDevice(List.of(p));
         return preparer.afterDevice(p, dispatcher.launch(p));
+    }
+
+    @Override
+    public WriteBatch newWriteBatch(LocalBuffer source, RemoteBuffer target, int capacity) {
+        ensureOpen();
+        return new BatchImpl(preparer.local(source, "batch source"), preparer.remote(target, "batch target"), capacity);
+    }
+
+    @Override
+    public Transfer write(WriteBatch batch, TransferOptions options) {
+        Objects.requireNonNull(batch, "batch");
+        ensureOpen();
+        if (!(batch instanceof BatchImpl b) || b.source.registrations != registrations) {
+            throw new InvalidArgumentException(
+                    "the write batch was not made by this engine (" + name + "): make it with engine.newWriteBatch");
+        }
+        if (!b.acquire()) {
+            throw new IllegalStateException("the write batch is already being written: join its transfer before"
+                    + " writing it again (after a failure, wait until batch.inFlight() is false)");
+        }
+        Preparer.Prepared p;
+        try {
+            p = preparer.prepareBatch(b, options);
+        } catch (RuntimeException e) {
+            b.release();
+            throw e;
+        }
+        return launch(p);
     }
 
     @Override

@@ -35,7 +35,8 @@ final class Preparer {
             TransferOptions options,
             PeerLink link,
             List<Planner.Candidate> all,
-            Planner.Assignment assignment) {}
+            Planner.Assignment assignment,
+            BatchImpl batch) {}
 
     private final String name;
     private final LaneRuntime[] lanes;
@@ -108,6 +109,41 @@ final class Preparer {
         }
         Args.range(l.segment, localOffset, length, (op == Op.READ ? "read target " : "write source ") + l);
         Args.range(r.length(), remoteOffset, length, (op == Op.READ ? "read source " : "write target ") + r);
+        return plan(op, l, localOffset, r, remoteOffset, length, o, null);
+    }
+
+    /**
+     * Checks a write batch made by this engine and plans it as one transfer over the batch's bytes (its descriptors'
+     * ranges were checked as they were added). Holds a registration reference on success.
+     */
+    Prepared prepareBatch(BatchImpl b, TransferOptions options) {
+        TransferOptions o = options == null ? TransferOptions.DEFAULT : options;
+        BufferImpls.Local l = local(b.source, "batch source");
+        BufferImpls.Remote r = remote(b.target, "batch target");
+        if (b.count == 0) {
+            throw new InvalidArgumentException("the write batch is empty: add descriptors before writing it");
+        }
+        if (o.crc32c()) {
+            throw new InvalidArgumentException("a write batch cannot carry a CRC32C: the checksum covers one contiguous"
+                    + " range; write the blocks that need one with write(source, offset, target, offset, length, ...)");
+        }
+        if (l.device != null) {
+            throw new InvalidArgumentException("a write batch moves host memory, and " + l + " is device memory that"
+                    + " is staged per write: use writeAll with one request per block");
+        }
+        Args.range(l.segment, 0, 0, "batch source " + l);
+        return plan(Op.WRITE, l, 0, r, 0, b.bytes(), o, b);
+    }
+
+    private Prepared plan(
+            byte op,
+            BufferImpls.Local l,
+            long localOffset,
+            BufferImpls.Remote r,
+            long remoteOffset,
+            long length,
+            TransferOptions o,
+            BatchImpl batch) {
         PeerLink link = r.peer.link;
         if (link.lost()) {
             throw new PeerLostException("peer '" + link.name + "' is gone: " + link.lostReason);
@@ -124,7 +160,7 @@ final class Preparer {
         Planner.Assignment a = planner.assign(best, length, rotation.getAndIncrement());
         DeviceBuffers.check(l, op, o);
         registrations.retain(l.entry);
-        return new Prepared(op, l, localOffset, r, remoteOffset, length, o, link, all, a);
+        return new Prepared(op, l, localOffset, r, remoteOffset, length, o, link, all, a, batch);
     }
 
     private String laneHealth() {

@@ -245,11 +245,21 @@ final class ProgressThread implements Runnable {
                 l.pending.poll();
                 continue;
             }
+            long la = t.localAddress + off;
             long ra = t.remoteAddress[s.remoteLane] + off;
+            BatchImpl b = t.batch;
+            if (b != null) {
+                // byte off of a batch lies in one descriptor; a chunk ends where that descriptor does
+                int d = b.descriptorAt(off);
+                long into = off - b.start[d];
+                len = Math.min(len, b.length[d] - into);
+                la = t.localAddress + b.sourceOffset[d] + into;
+                ra = t.remoteAddress[s.remoteLane] + b.targetOffset[d] + into;
+            }
             long rk = t.remoteKey[s.remoteLane];
             int rc = t.op == Op.READ
-                    ? backend.postRead(l.lane, s.connection, t.localHandle, t.localAddress + off, len, ra, rk, slot)
-                    : backend.postWrite(l.lane, s.connection, t.localHandle, t.localAddress + off, len, ra, rk, slot);
+                    ? backend.postRead(l.lane, s.connection, t.localHandle, la, len, ra, rk, slot)
+                    : backend.postWrite(l.lane, s.connection, t.localHandle, la, len, ra, rk, slot);
             if (rc == EngineBackend.OK) {
                 l.slotOwner[slot] = t;
                 l.slotKind[slot] = t.op;

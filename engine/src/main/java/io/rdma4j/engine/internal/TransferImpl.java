@@ -43,6 +43,9 @@ final class TransferImpl implements Transfer {
     final String targetName;
 
     final RegistrationCache.Entry registration;
+    /** The write batch this transfer moves, whose descriptors map its bytes to both buffers; null for one range. */
+    final BatchImpl batch;
+
     final long startNanos = System.nanoTime();
     final CompletableFuture<TransferResult> future = new CompletableFuture<>();
     final AtomicLong completed = new AtomicLong();
@@ -83,7 +86,8 @@ final class TransferImpl implements Transfer {
             long targetGeneration,
             long targetOffset,
             String targetName,
-            RegistrationCache.Entry registration) {
+            RegistrationCache.Entry registration,
+            BatchImpl batch) {
         this.active = active;
         this.registrations = registrations;
         this.peer = peer;
@@ -102,6 +106,7 @@ final class TransferImpl implements Transfer {
         this.targetOffset = targetOffset;
         this.targetName = targetName;
         this.registration = registration;
+        this.batch = batch;
     }
 
     @Override
@@ -166,6 +171,10 @@ final class TransferImpl implements Transfer {
             }
         }
         finished();
+        if (batch != null) {
+            // every byte completed, so no lane reads the batch again: free it before the caller hears of the end
+            batch.release();
+        }
         TransferEvent.emit(this, lanes.toString(), null);
         future.complete(new TransferResult(total, lanes, System.nanoTime() - startNanos, retries.get()));
         maybeRelease();
@@ -210,6 +219,9 @@ final class TransferImpl implements Transfer {
     private void maybeRelease() {
         if (inflight.get() == 0 && released.compareAndSet(0, 1)) {
             registrations.release(registration);
+            if (batch != null) {
+                batch.release(); // after a failure: only now has the network returned every write it posted
+            }
         }
     }
 
