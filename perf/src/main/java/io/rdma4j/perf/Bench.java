@@ -19,6 +19,7 @@ public final class Bench {
                 new NvmeRun(),
                 new IbverbsWriteRun(),
                 new EngineWriteRun(),
+                new EngineBatchRun(),
                 new NvmeVolumeRun(),
                 new WeightsRun());
     }

@@ -309,12 +309,17 @@ final class EngineWriteRun implements BenchRun {
                     t.join();
                 }
             }
+            fence();
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            return posted * (double) size / seconds / 1e9;
+        }
+
+        /** A tagged 8-byte write, returning once the target process says its notification landed. */
+        void fence() throws IOException, InterruptedException {
             long marker = ++tag;
             toChild.println("AWAIT " + marker);
             initiator.write(source, 0, sink, 0, 8, TransferOptions.tag(marker)).join();
             expect("TAG " + marker);
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            return posted * (double) size / seconds / 1e9;
         }
 
         @Override

@@ -69,6 +69,34 @@ class EngineWriteRunTest {
     }
 
     @Test
+    void batchRunMovesScatteredBlocksAndReportsCostPerDescriptor() throws Exception {
+        assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
+        PrintStream saved = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int rc;
+        try (PrintStream p = new PrintStream(out, true, StandardCharsets.UTF_8)) {
+            System.setOut(p);
+            rc = new EngineBatchRun().run(new String[] {
+                "--providers", "shm", "--blocks", "50", "--seconds", "0.05", "--window", "8", "--json"
+            });
+        } finally {
+            System.setOut(saved);
+        }
+        String said = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, rc, said);
+        assertTrue(said.contains("50 descriptors per batch after merging"), said);
+        Matcher m = Pattern.compile("\\{\"provider\": \"shm\", \"blockBytes\": 4096, \"blocks\": 50,"
+                        + " \"batchGBps\": ([0-9.]+), \"singleWritesGBps\": ([0-9.]+), \"rawJavaGBps\": ([0-9.]+),"
+                        + " \"fabtestsGBps\": (null|[0-9.]+), \"overheadNsPerDescriptor\": (-?\\d+),"
+                        + " \"allocatedBytesPerDescriptor\": ([0-9.]+)}")
+                .matcher(said.lines().toList().getLast());
+        assertTrue(m.find(), said);
+        for (int g = 1; g <= 3; g++) {
+            assertTrue(Double.parseDouble(m.group(g)) > 0, "rate " + g + " measured: " + said);
+        }
+    }
+
+    @Test
     void aFabtestsDirectoryWithoutTheBenchmarkIsNamed(@TempDir Path dir) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Fabtests.in(dir));
         assertTrue(e.getMessage().contains("holds no executable fi_rma_bw"), e.getMessage());
