@@ -44,6 +44,7 @@ final class DemoCommand implements Command {
               --providers L   libfabric providers to run over, in order (default shm,tcp; tcp stays on loopback)
               --rendezvous L  use these standalone directories (./rdma4j rendezvous --etcd ...), failing over
                               between them, instead of starting one on loopback
+              --no-progress   no progress on stderr (a bar on a terminal, else a line every --progress-every 10 s)
             """;
 
     @Override
@@ -57,7 +58,10 @@ final class DemoCommand implements Command {
     }
 
     @Override
-    public int run(String[] args) throws Exception {
+    public int run(String[] arguments) throws Exception {
+        List<String> rest = new ArrayList<>(List.of(arguments));
+        ProgressOptions progress = ProgressOptions.take(rest);
+        String[] args = rest.toArray(String[]::new);
         long size = 1L << 30;
         long chunk = 1L << 20;
         int lanes = 4;
@@ -99,7 +103,7 @@ final class DemoCommand implements Command {
                 source.set(ValueLayout.JAVA_LONG_UNALIGNED, off, DemoTarget.word(off));
             }
             for (String provider : providers) {
-                Result r = runOne(provider, source, chunk, lanes, rendezvous, out);
+                Result r = runOne(provider, source, chunk, lanes, rendezvous, out, progress);
                 out.printf(
                         "  %-4s %s in %.3f s  %6.2f GB/s  %s%n",
                         provider, bytes(size), r.seconds, size / r.seconds / 1e9, r.verdict);
@@ -117,7 +121,14 @@ final class DemoCommand implements Command {
     record Result(double seconds, boolean verified, String verdict) {}
 
     static Result runOne(String provider, MemorySegment source, long chunk, int lanes) throws Exception {
-        return runOne(provider, source, chunk, lanes, null, new PrintStream(java.io.OutputStream.nullOutputStream()));
+        return runOne(
+                provider,
+                source,
+                chunk,
+                lanes,
+                null,
+                new PrintStream(java.io.OutputStream.nullOutputStream()),
+                ProgressOptions.OFF);
     }
 
     /**
@@ -125,9 +136,16 @@ final class DemoCommand implements Command {
      * target's verdict.
      *
      * @param rendezvous standalone directories {@code HOST:PORT,...}, or null to start one on loopback
+     * @param progress how to show the write's progress on stderr
      */
     static Result runOne(
-            String provider, MemorySegment source, long chunk, int lanes, String rendezvous, PrintStream out)
+            String provider,
+            MemorySegment source,
+            long chunk,
+            int lanes,
+            String rendezvous,
+            PrintStream out,
+            ProgressOptions progress)
             throws Exception {
         long size = source.byteSize();
         try (DirectoryServer local =
@@ -176,21 +194,24 @@ final class DemoCommand implements Command {
                     long[] before = engine.laneStats().stream()
                             .mapToLong(LaneStats::bytes)
                             .toArray();
-                    Progress progress = new Progress(provider, size);
-                    long t0 = System.nanoTime();
-                    Transfer t = engine.write(
-                            src, landing, TransferOptions.tag(DemoTarget.TAG).withCrc32c());
-                    while (!t.future().isDone()) {
-                        progress.update(t.bytesCompleted(), t0);
-                        Thread.sleep(20);
-                        checkAlive(child, lines);
+                    TransferResult result;
+                    String arrived;
+                    try (Progress p = Progress.start("demo " + provider, size, progress)) {
+                        Transfer t = engine.write(
+                                src,
+                                landing,
+                                TransferOptions.tag(DemoTarget.TAG).withCrc32c());
+                        while (!t.future().isDone()) {
+                            p.set(t.bytesCompleted());
+                            Thread.sleep(20);
+                            checkAlive(child, lines);
+                        }
+                        result = t.join();
+                        arrived = expect(lines, child, "ARRIVED");
+                        p.set(size);
                     }
-                    TransferResult result = t.join();
                     // the transfer's own time: from posting to the tag landing, checksums outside it
                     double seconds = result.nanos() / 1e9;
-                    String arrived = expect(lines, child, "ARRIVED");
-                    progress.update(size, t0);
-                    progress.clear();
                     StringBuilder perLane = new StringBuilder();
                     List<LaneStats> after = engine.laneStats();
                     for (LaneStats ls : after) {
@@ -286,42 +307,5 @@ final class DemoCommand implements Command {
             return (n >> 10) + " KiB";
         }
         return n + " B";
-    }
-
-    /** A {@code \r} progress line on stderr, redrawn at most ten times a second, only when stderr is a terminal. */
-    private static final class Progress {
-        private static final boolean TERMINAL =
-                System.console() != null && System.console().isTerminal();
-        private final String label;
-        private final long total;
-        private long lastDraw;
-
-        Progress(String label, long total) {
-            this.label = label;
-            this.total = total;
-        }
-
-        void update(long done, long t0) {
-            long now = System.nanoTime();
-            if (!TERMINAL || now - lastDraw < 100_000_000L && done < total) {
-                return;
-            }
-            lastDraw = now;
-            int width = 30;
-            int filled = (int) (width * done / total);
-            double gbps = done / Math.max(1e-9, (now - t0) / 1e9) / 1e9;
-            System.err.printf(
-                    "\r  %-22s [%s%s] %3d%%  %5.2f GB/s",
-                    label, "#".repeat(filled), ".".repeat(width - filled), 100 * done / total, gbps);
-            System.err.flush();
-        }
-
-        void clear() {
-            if (!TERMINAL) {
-                return;
-            }
-            System.err.print("\r" + " ".repeat(80) + "\r");
-            System.err.flush();
-        }
     }
 }

@@ -1,5 +1,6 @@
 package io.rdma4j.cli;
 
+import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.StorageVolume;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.VolumeSpec;
@@ -23,6 +24,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,6 +33,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 
 /**
  * {@code ./rdma4j nvme}: an NVMe over Fabrics (NVMe/TCP or NVMe/RDMA) host on the command line. A stable contract:
@@ -54,6 +57,8 @@ final class NvmeCommand implements Command {
                          --lba counts the volume's blocks; --stripe is the stripe unit (1048576)
             options: --hostnqn NQN --hostid UUID (default: kept in ~/.config/rdma4j), --queues N (4), --depth N (128),
                      --digest (header and data digests, NVMe/TCP), --timeout SECONDS (I/O timeout, 30)
+                     --no-progress, --progress-every SECONDS: read, write, checkpoint and restore show progress on
+                     stderr, a bar on a terminal, else a line every 10 s
             Exit status: 0 on success, 2 with no verb, 1 on any other error
             (the NVMe status named where there is one).""";
 
@@ -77,8 +82,8 @@ final class NvmeCommand implements Command {
         return "NVMe over Fabrics (TCP, RDMA) host: discover, identify, read, write, checkpoint, restore";
     }
 
-    /** Parsed {@code --name value} options and positional arguments. */
-    private record Args(Map<String, String> options, List<String> positional) {
+    /** Parsed {@code --name value} options, positional arguments and the progress options. */
+    private record Args(Map<String, String> options, List<String> positional, ProgressOptions progress) {
         String need(String name) {
             String v = options.get(name);
             if (v == null) {
@@ -105,10 +110,13 @@ final class NvmeCommand implements Command {
 
     private static final List<String> FLAGS = List.of("digest");
 
-    private static Args parse(String[] a, int from) {
+    private static Args parse(String[] args, int from) {
+        List<String> rest = new ArrayList<>(Arrays.asList(args).subList(from, args.length));
+        ProgressOptions progress = ProgressOptions.take(rest);
+        String[] a = rest.toArray(String[]::new);
         Map<String, String> o = new HashMap<>();
         List<String> pos = new ArrayList<>();
-        for (int i = from; i < a.length; i++) {
+        for (int i = 0; i < a.length; i++) {
             if (a[i].startsWith("--")) {
                 String k = a[i].substring(2);
                 if (FLAGS.contains(k)) {
@@ -122,7 +130,7 @@ final class NvmeCommand implements Command {
                 pos.add(a[i]);
             }
         }
-        return new Args(o, pos);
+        return new Args(o, pos, progress);
     }
 
     @Override
@@ -230,7 +238,8 @@ final class NvmeCommand implements Command {
         try (Controller c = Controller.connect(target, a.need("nqn"), opts);
                 Arena arena = Arena.ofShared();
                 FileChannel ch = FileChannel.open(in, StandardOpenOption.READ)) {
-            int bs = c.namespace(nsid).blockSize();
+            Checkpoint.Blocks blocks = Checkpoint.Blocks.of(c, nsid);
+            int bs = blocks.blockSize();
             long len = ch.size();
             if (len == 0) {
                 throw new IllegalArgumentException(in + " is empty");
@@ -239,8 +248,10 @@ final class NvmeCommand implements Command {
             MemorySegment buf = arena.allocate(padded, 4096);
             buf.asSlice(0, len).copyFrom(ch.map(FileChannel.MapMode.READ_ONLY, 0, len, arena));
             long t0 = System.nanoTime();
-            c.write(nsid, lba, buf).get();
-            c.flush(nsid).get();
+            try (Progress p = Progress.start("nvme write", padded, a.progress())) {
+                new ProgressBlocks(blocks, p, lba).write(lba, buf).get();
+                c.flush(nsid).get();
+            }
             report("wrote", padded, t0, nsid, lba, bs);
             if (padded != len) {
                 out.printf("(the last block was padded with %d zero bytes: %s is %d bytes)%n", padded - len, in, len);
@@ -256,14 +267,17 @@ final class NvmeCommand implements Command {
         long length = a.number("length", -1);
         try (Controller c = Controller.connect(target, a.need("nqn"), opts);
                 Arena arena = Arena.ofShared()) {
-            int bs = c.namespace(nsid).blockSize();
+            Checkpoint.Blocks blocks = Checkpoint.Blocks.of(c, nsid);
+            int bs = blocks.blockSize();
             if (length <= 0 || length % bs != 0) {
                 throw new IllegalArgumentException(
                         "--length " + length + " must be a positive multiple of the block size " + bs);
             }
             MemorySegment buf = arena.allocate(length, 4096);
             long t0 = System.nanoTime();
-            c.read(nsid, lba, buf).get();
+            try (Progress p = Progress.start("nvme read", length, a.progress())) {
+                new ProgressBlocks(blocks, p, lba).read(lba, buf).get();
+            }
             report("read", length, t0, nsid, lba, bs);
             try (FileChannel ch = FileChannel.open(
                     outFile,
@@ -284,17 +298,21 @@ final class NvmeCommand implements Command {
         long lba = a.number("lba", 0);
         try (Controller c = Controller.connect(target, a.need("nqn"), opts);
                 Arena arena = Arena.ofShared()) {
-            checkpoint(Checkpoint.Blocks.of(c, nsid), a, lba, arena);
+            checkpoint(Checkpoint.Blocks.of(c, nsid), a, lba, arena, buffer -> {});
         }
         return 0;
     }
 
-    private void checkpoint(Checkpoint.Blocks blocks, Args a, long lba, Arena arena) throws IOException {
+    /** @param pin called with each buffer before its I/O (an engine volume registers it) */
+    private void checkpoint(Checkpoint.Blocks blocks, Args a, long lba, Arena arena, Consumer<MemorySegment> pin)
+            throws IOException {
         if (a.positional().isEmpty()) {
             throw new IllegalArgumentException("checkpoint needs at least one FILE\n" + USAGE);
         }
         LinkedHashMap<String, MemorySegment> buffers = new LinkedHashMap<>();
         long total = 0;
+        long padded = 0;
+        int bs = blocks.blockSize();
         for (String f : a.positional()) {
             Path p = Path.of(f);
             String name = p.getFileName().toString();
@@ -315,11 +333,18 @@ final class NvmeCommand implements Command {
                     }
                 }
                 buffers.put(name, m);
+                if (m.isNative()) {
+                    pin.accept(m);
+                }
                 total += ch.size();
+                padded += (ch.size() + bs - 1) / bs * bs;
             }
         }
         long t0 = System.nanoTime();
-        Checkpoint.Manifest m = Checkpoint.write(blocks, lba, buffers);
+        Checkpoint.Manifest m;
+        try (Progress p = Progress.start("nvme checkpoint", padded, a.progress())) {
+            m = Checkpoint.write(new ProgressBlocks(blocks, p, dataLba(lba, bs)), lba, buffers);
+        }
         for (Checkpoint.Entry e : m.entries()) {
             out.printf("%s %d bytes crc32c %08x%n", e.name(), e.length(), e.crc32c());
         }
@@ -333,20 +358,34 @@ final class NvmeCommand implements Command {
         Files.createDirectories(dir);
         try (Controller c = Controller.connect(target, a.need("nqn"), opts);
                 Arena arena = Arena.ofShared()) {
-            restore(Checkpoint.Blocks.of(c, nsid), lba, dir, arena);
+            restore(Checkpoint.Blocks.of(c, nsid), lba, dir, arena, a.progress(), buffer -> {});
         }
         return 0;
     }
 
-    private void restore(Checkpoint.Blocks blocks, long lba, Path dir, Arena arena) throws IOException {
+    /** @param pin called with each buffer before its I/O (an engine volume registers it) */
+    private void restore(
+            Checkpoint.Blocks blocks,
+            long lba,
+            Path dir,
+            Arena arena,
+            ProgressOptions progress,
+            Consumer<MemorySegment> pin)
+            throws IOException {
         long t0 = System.nanoTime();
         Checkpoint.Manifest m = Checkpoint.readManifest(blocks, lba);
         Map<String, MemorySegment> bufs = new LinkedHashMap<>();
-        Checkpoint.restore(
-                blocks,
-                lba,
-                m,
-                e -> bufs.computeIfAbsent(e.name(), k -> arena.allocate(Math.max(1, e.length()), 4096)));
+        try (Progress p = Progress.start("nvme restore", m.dataBytes(), progress)) {
+            Checkpoint.restore(
+                    new ProgressBlocks(blocks, p, dataLba(lba, blocks.blockSize())),
+                    lba,
+                    m,
+                    e -> bufs.computeIfAbsent(e.name(), k -> {
+                        MemorySegment b = arena.allocate(Math.max(1, e.length()), 4096);
+                        pin.accept(b);
+                        return b;
+                    }));
+        }
         long total = 0;
         for (Checkpoint.Entry e : m.entries()) {
             if (e.name().contains("/") || e.name().equals("..") || e.name().equals(".")) {
@@ -404,18 +443,40 @@ final class NvmeCommand implements Command {
                         .nicFilter("lo")
                         .build();
                 StorageVolume v = engine.openVolume(spec);
-                Arena arena = Arena.ofShared()) {
+                Arena arena = Arena.ofShared();
+                Registrations pinned = new Registrations()) {
             for (String line : v.describe()) {
                 out.println("namespace " + line);
             }
             VolumeBlocks blocks = new VolumeBlocks(engine, v, arena);
+            // each buffer registered whole, once: the pieces ProgressBlocks issues reuse that registration
+            Consumer<MemorySegment> pin = buffer -> pinned.add(engine.register(buffer));
             if (checkpoint) {
-                checkpoint(blocks, a, lba, arena);
+                checkpoint(blocks, a, lba, arena, pin);
             } else {
-                restore(blocks, lba, dir, arena);
+                restore(blocks, lba, dir, arena, a.progress(), pin);
             }
         }
         return 0;
+    }
+
+    /** @return the first block of a checkpoint's data at {@code lba}, after its manifest area */
+    private static long dataLba(long lba, int bs) {
+        return lba + Checkpoint.MANIFEST_BYTES / bs;
+    }
+
+    /** The engine registrations of a volume checkpoint's buffers, closed (deregistered) together. */
+    private static final class Registrations implements AutoCloseable {
+        private final List<LocalBuffer> buffers = new ArrayList<>();
+
+        void add(LocalBuffer b) {
+            buffers.add(b);
+        }
+
+        @Override
+        public void close() {
+            buffers.forEach(LocalBuffer::close);
+        }
     }
 
     private void report(String verb, long bytes, long t0, String where, long lba, int bs) {

@@ -39,6 +39,7 @@ final class WeightsCommand implements Command {
                    ./rdma4j weights subscribe --from NAME --out FILE.safetensors [--version N]
                                               [--rendezvous HOST:PORT] [--provider shm] [--timeout 60]
                    ./rdma4j weights demo [--workers 2] [--versions 4] [--size 64m] [--provider shm]
+                                         [--no-progress] [--progress-every SECONDS]
               publish      map FILE and publish its tensors as version 1 from an engine named NAME; serve every
                            subscriber that joins until killed. Without --rendezvous it runs a directory on loopback
                            port --port (default 7777; 0 picks a free one) and says where
@@ -47,7 +48,9 @@ final class WeightsCommand implements Command {
                            (--rendezvous default 127.0.0.1:7777)
               demo         a trainer process (two ranks, TP 2) and N worker processes; even workers need the tensors
                            whole, odd ones split along the other dimension; syncs --versions versions of --size bytes
-                           of generated tensors and checks every byte in every worker
+                           of generated tensors and checks every byte in every worker; its progress (bytes
+                           the workers received and verified) goes to stderr: a bar on a terminal, else a line
+                           every --progress-every seconds (10)
               --provider   libfabric provider: shm (default) or tcp (kept on loopback)
             """;
 
@@ -79,6 +82,16 @@ final class WeightsCommand implements Command {
             return 0;
         }
         try {
+            ProgressOptions progress = ProgressOptions.OFF;
+            if (args[0].equals("demo")) {
+                List<String> rest = new ArrayList<>(List.of(args));
+                try {
+                    progress = ProgressOptions.take(rest);
+                } catch (IllegalArgumentException e) {
+                    throw new UsageException(e.getMessage());
+                }
+                args = rest.toArray(String[]::new);
+            }
             Map<String, String> o = options(args);
             if (o.containsKey("--help")) {
                 System.out.print(USAGE);
@@ -87,7 +100,7 @@ final class WeightsCommand implements Command {
             return switch (args[0]) {
                 case "publish" -> publish(o, System.out);
                 case "subscribe" -> subscribe(o, System.out);
-                case "demo" -> demo(o, System.out);
+                case "demo" -> demo(o, System.out, progress);
                 default -> throw new UsageException("unknown subcommand '" + args[0] + "'");
             };
         } catch (UsageException e) {
@@ -308,7 +321,7 @@ final class WeightsCommand implements Command {
         return new Child(label, p, lines, new PrintStream(p.getOutputStream(), true, StandardCharsets.UTF_8));
     }
 
-    private static int demo(Map<String, String> o, PrintStream out) throws Exception {
+    private static int demo(Map<String, String> o, PrintStream out, ProgressOptions progress) throws Exception {
         int workers = (int) number(o, "--workers", 2, 1, 16);
         int versions = (int) number(o, "--versions", 4, 1, 1000);
         long size = number(o, "--size", 64L << 20, 64L << 10, 16L << 30);
@@ -337,7 +350,8 @@ final class WeightsCommand implements Command {
         boolean ok;
         try (DirectoryServer directory = DirectoryServer.builder().port(0).start()) {
             try {
-                ok = demo(directory.target(), workers, versions, size, provider, trainers, need, children, out);
+                ok = demo(
+                        directory.target(), workers, versions, size, provider, trainers, need, children, out, progress);
             } finally {
                 // before the directory closes: the children withdraw their buffers from it
                 stopAll(children);
@@ -366,7 +380,8 @@ final class WeightsCommand implements Command {
             String trainers,
             long[] need,
             List<Child> children,
-            PrintStream out)
+            PrintStream out,
+            ProgressOptions progressOptions)
             throws Exception {
         boolean ok = true;
         long pid = ProcessHandle.current().pid();
@@ -407,38 +422,47 @@ final class WeightsCommand implements Command {
             out.println("  " + l.substring(5));
         }
         double totalSeconds = 0;
-        for (int v = 1; v <= versions; v++) {
-            trainer.stdin().println("PUBLISH " + v);
-            String[] p = trainer.next("PUBLISHED " + v).split(" ", 6);
-            if (!p[0].equals("PUBLISHED") || p.length < 6 || !p[1].equals(Integer.toString(v))) {
-                throw new Rdma4jException("the trainer said '" + String.join(" ", p) + "' after PUBLISH " + v);
-            }
-            double seconds = Long.parseLong(p[2]) / 1e9;
-            totalSeconds += seconds;
-            long moved = Long.parseLong(p[3]);
-            int synced = Integer.parseInt(p[4]);
-            List<String> verdicts = new ArrayList<>();
-            for (int w = 0; w < workers && synced == workers; w++) {
-                String l = children.get(w).next("OK " + v);
-                if (!l.equals("OK " + v + " " + need[w])) {
-                    ok = false;
-                    verdicts.add("worker " + w + ": " + l);
+        long perVersion = 0;
+        for (long n : need) {
+            perVersion += n;
+        }
+        try (Progress progress = Progress.start("weights demo", perVersion * versions, progressOptions)) {
+            for (int v = 1; v <= versions; v++) {
+                trainer.stdin().println("PUBLISH " + v);
+                String[] p = trainer.next("PUBLISHED " + v).split(" ", 6);
+                if (!p[0].equals("PUBLISHED") || p.length < 6 || !p[1].equals(Integer.toString(v))) {
+                    throw new Rdma4jException("the trainer said '" + String.join(" ", p) + "' after PUBLISH " + v);
                 }
-            }
-            if (synced != workers) {
-                ok = false;
-                verdicts.add(synced + " of " + workers + " synced: " + p[5]);
-            }
-            out.printf(
-                    "  version %d: %.3f s, %s written (trainer and relays), %s%n",
-                    v,
-                    seconds,
-                    DemoCommand.bytes(moved),
-                    verdicts.isEmpty()
-                            ? "every byte verified by all " + workers + " worker(s)"
-                            : "FAILED: " + String.join("; ", verdicts));
-            if (!ok) {
-                break;
+                double seconds = Long.parseLong(p[2]) / 1e9;
+                totalSeconds += seconds;
+                long moved = Long.parseLong(p[3]);
+                int synced = Integer.parseInt(p[4]);
+                List<String> verdicts = new ArrayList<>();
+                for (int w = 0; w < workers && synced == workers; w++) {
+                    String l = children.get(w).next("OK " + v);
+                    if (!l.equals("OK " + v + " " + need[w])) {
+                        ok = false;
+                        verdicts.add("worker " + w + ": " + l);
+                    }
+                }
+                if (synced != workers) {
+                    ok = false;
+                    verdicts.add(synced + " of " + workers + " synced: " + p[5]);
+                }
+                progress.add(perVersion);
+                progress.println(
+                        out,
+                        String.format(
+                                "  version %d: %.3f s, %s written (trainer and relays), %s",
+                                v,
+                                seconds,
+                                DemoCommand.bytes(moved),
+                                verdicts.isEmpty()
+                                        ? "every byte verified by all " + workers + " worker(s)"
+                                        : "FAILED: " + String.join("; ", verdicts)));
+                if (!ok) {
+                    break;
+                }
             }
         }
         out.println(

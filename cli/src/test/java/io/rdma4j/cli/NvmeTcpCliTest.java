@@ -232,6 +232,116 @@ class NvmeTcpCliTest {
     }
 
     @Test
+    void longJobsPrintPlainProgressLinesOnStderrWhenItIsNotATerminal() throws IOException {
+        // 3.5 MiB goes in 56 pieces of 64 KiB; --progress-every 0 prints a line for each that moves the count
+        byte[] data = new byte[7 << 19];
+        new SplittableRandom(5).nextBytes(data);
+        Path in = Files.write(dir.resolve("big.bin"), data);
+        String[] write = {
+            "write", "--tcp", tcp, "--nqn", ScriptedTarget.NQN, "--nsid", "1", "--lba", "0", "--in", in.toString()
+        };
+        Run quiet = ok(write);
+        assertEquals("", quiet.err(), "a job shorter than the interval (10 s) prints no progress");
+        Run w = ok(concat(write, new String[] {"--progress-every", "0"}));
+        assertTrue(w.out().startsWith("wrote 3670016 bytes (3.5 MiB) at namespace 1 LBA 0"), w.out());
+        assertProgress(w.err(), "nvme write", "3.5 MiB");
+        Run r = ok(
+                "read",
+                "--tcp",
+                tcp,
+                "--nqn",
+                ScriptedTarget.NQN,
+                "--nsid",
+                "1",
+                "--lba",
+                "0",
+                "--length",
+                String.valueOf(data.length),
+                "--out",
+                dir.resolve("back.bin").toString(),
+                "--progress-every",
+                "0");
+        assertTrue(r.out().startsWith("read 3670016 bytes"), r.out());
+        assertProgress(r.err(), "nvme read", "3.5 MiB");
+        assertArrayEquals(data, Files.readAllBytes(dir.resolve("back.bin")));
+        // a checkpoint's progress counts its data (padded to whole blocks), not its manifest
+        Run c = ok(
+                "checkpoint",
+                "--tcp",
+                tcp,
+                "--nqn",
+                ScriptedTarget.NQN,
+                "--nsid",
+                "1",
+                "--lba",
+                "0",
+                "--progress-every",
+                "0",
+                in.toString());
+        assertEquals(
+                List.of("big.bin 3670016 bytes crc32c ([0-9a-f]{8})"),
+                c.out()
+                        .lines()
+                        .limit(1)
+                        .map(l -> l.replaceAll("[0-9a-f]{8}$", "([0-9a-f]{8})"))
+                        .toList());
+        assertProgress(c.err(), "nvme checkpoint", "3.5 MiB");
+        Run x = ok(
+                "restore",
+                "--tcp",
+                tcp,
+                "--nqn",
+                ScriptedTarget.NQN,
+                "--nsid",
+                "1",
+                "--lba",
+                "0",
+                "--out",
+                dir.resolve("restored").toString(),
+                "--progress-every",
+                "0");
+        assertTrue(
+                x.out().lines().anyMatch(l -> l.matches("big.bin 3670016 bytes crc32c [0-9a-f]{8} verified")), x.out());
+        assertProgress(x.err(), "nvme restore", "3.5 MiB");
+        assertArrayEquals(data, Files.readAllBytes(dir.resolve("restored").resolve("big.bin")));
+        // --no-progress wins over the interval
+        assertEquals(
+                "",
+                ok(concat(write, new String[] {"--progress-every", "0", "--no-progress"}))
+                        .err());
+    }
+
+    /**
+     * Every line of {@code err} is a progress line of {@code label}; the bytes done rise from line to line (never down:
+     * two lines may round to the same tenth of a MiB), and the last line says 100% and how long it took.
+     */
+    private static void assertProgress(String err, String label, String total) {
+        Pattern line = Pattern.compile("rdma4j " + label + ": ([0-9.]+) (B|KiB|MiB) of " + total
+                + " \\((\\d+)%\\), [0-9.]+ [MG]B/s, (ETA \\d:\\d\\d:\\d\\d|in \\d:\\d\\d:\\d\\d)");
+        List<String> lines = err.lines().toList();
+        assertTrue(lines.size() >= 2, () -> "at least one line on the way and the last one:\n" + err);
+        double first = -1;
+        double before = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            Matcher m = line.matcher(lines.get(i));
+            assertTrue(m.matches(), "not a progress line: " + lines.get(i));
+            double bytes = Double.parseDouble(m.group(1))
+                    * switch (m.group(2)) {
+                        case "KiB" -> 1 << 10;
+                        case "MiB" -> 1 << 20;
+                        default -> 1;
+                    };
+            assertTrue(bytes >= before, () -> "the count went back:\n" + err);
+            before = bytes;
+            first = first < 0 ? bytes : first;
+            boolean last = i == lines.size() - 1;
+            assertEquals(last, m.group(3).equals("100"), () -> "only the last line is at 100%:\n" + err);
+            assertEquals(last, m.group(4).startsWith("in "), () -> "the last line says how long it took:\n" + err);
+        }
+        assertTrue(before > first, () -> "the count rose:\n" + err);
+    }
+
+    @Test
     void badArgumentsAndRefusalsEndWithAClearMessage() throws IOException {
         Path f = dir.resolve("f.bin");
         // usage errors: caught before or after connecting, each names what to fix

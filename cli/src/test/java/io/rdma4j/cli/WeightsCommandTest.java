@@ -171,7 +171,8 @@ class WeightsCommandTest {
 
     @Test
     void demoWithTwoWorkersVerifiesEveryVersion() {
-        Captured c = run("weights", "demo", "--workers", "2", "--versions", "2", "--size", "1m");
+        Captured c =
+                run("weights", "demo", "--workers", "2", "--versions", "2", "--size", "1m", "--progress-every", "0");
         assertEquals(0, c.rc(), c.out());
         for (int v = 1; v <= 2; v++) {
             assertTrue(c.out().contains("version " + v + ": "), c.out());
@@ -179,6 +180,12 @@ class WeightsCommandTest {
         assertTrue(c.out().contains("every byte verified by all 2 worker(s)"), c.out());
         assertTrue(c.out().contains("half of dim 1 of each tensor (resharded"), c.out());
         assertTrue(c.out().contains("verified: 2 version(s) x 2 worker(s)"), c.out());
+        // stderr is not a terminal here: a plain progress line per version (--progress-every 0), the last at 100%
+        List<String> progress = c.err().lines().toList();
+        assertEquals(2, progress.size(), c.err());
+        assertTrue(
+                progress.get(0).matches("rdma4j weights demo: \\S+ \\S+ of \\S+ \\S+ \\(50%\\), .*, ETA .*"), c.err());
+        assertTrue(progress.get(1).matches("rdma4j weights demo: (\\S+ \\S+) of \\1 \\(100%\\), .*, in .*"), c.err());
     }
 
     @Test
@@ -193,6 +200,9 @@ class WeightsCommandTest {
         Captured badNumber = run("weights", "demo", "--workers", "0");
         assertEquals(2, badNumber.rc());
         assertTrue(badNumber.err().contains("--workers must be between 1 and 16"), badNumber.err());
+        Captured badInterval = run("weights", "demo", "--progress-every", "soon");
+        assertEquals(2, badInterval.rc());
+        assertTrue(badInterval.err().contains("--progress-every 'soon' is not a number"), badInterval.err());
         Captured noFile = run("weights", "publish", "--safetensors", "/nonexistent/m.safetensors", "--name", "p");
         assertEquals(1, noFile.rc());
         assertTrue(noFile.err().contains("no file /nonexistent/m.safetensors"), noFile.err());
