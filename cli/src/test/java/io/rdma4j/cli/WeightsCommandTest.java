@@ -173,7 +173,7 @@ class WeightsCommandTest {
     void demoWithTwoWorkersVerifiesEveryVersion() {
         Captured c =
                 run("weights", "demo", "--workers", "2", "--versions", "2", "--size", "1m", "--progress-every", "0");
-        assertEquals(0, c.rc(), c.out());
+        assertEquals(0, c.rc(), c.out() + "\nstderr:\n" + c.err());
         for (int v = 1; v <= 2; v++) {
             assertTrue(c.out().contains("version " + v + ": "), c.out());
         }
