@@ -142,6 +142,11 @@ class WeightsCommandTest {
                 assertEquals(0, sub.exit(), said + "; stderr:\n" + sub.stderrText());
                 assertTrue(pub.until("  version 1 to weights-sub-").contains(": synced in "));
                 assertSameTensors(in, out);
+                try (Safetensors.MappedFile got = Safetensors.open(out)) {
+                    Map<String, String> md = got.tensors().metadata();
+                    assertEquals("pt", md.get("format"), "the publisher's __metadata__ travels: " + md);
+                    assertEquals("1", md.get("rdma4j.version"), md.toString());
+                }
             }
         } finally {
             pub.process().destroy();

@@ -115,7 +115,7 @@ public final class WeightPublisher implements AutoCloseable {
             }
             scratch = engine.register(arena.allocate(INBOX_PER_RANK, 4096));
             control = engine.register(arena.allocate(4096, 4096));
-            byte[] m = Wire.manifest(new Wire.Manifest(epoch, rank, metas));
+            byte[] m = Wire.manifest(new Wire.Manifest(epoch, rank, metas, b.tensors.metadata()));
             MemorySegment ms = arena.allocate(Math.max(4096, m.length), 4096);
             MemorySegment.copy(MemorySegment.ofArray(m), 0, ms, 0, m.length);
             manifest = engine.register(ms);

@@ -42,6 +42,9 @@ public final class WeightSubscriber implements AutoCloseable {
     private final List<String> publishers;
     private final Arena arena = Arena.ofShared();
     private final List<TensorMeta> metas;
+    /** The lowest trainer rank's tensor-set metadata (safetensors' {@code __metadata__}). */
+    private final Map<String, String> metadata;
+
     private final List<Shard> needs = new ArrayList<>();
     private final long[] offsets;
     private final int slots;
@@ -111,6 +114,10 @@ public final class WeightSubscriber implements AutoCloseable {
                 manifests.add(readManifest(p, b.joinTimeout));
             }
             this.metas = ManifestChecks.agreed(manifests);
+            this.metadata = manifests.stream()
+                    .min(java.util.Comparator.comparingInt(Wire.Manifest::rank))
+                    .orElseThrow()
+                    .metadata();
             this.ranks = new Rank[Tags.MAX_RANKS];
             for (int i = 0; i < publishers.size(); i++) {
                 Wire.Manifest m = manifests.get(i);
@@ -515,7 +522,8 @@ public final class WeightSubscriber implements AutoCloseable {
         }
 
         /**
-         * {@return the parts of the tensors this subscriber needs, as views of its buffer, in the publisher's order}
+         * {@return the parts of the tensors this subscriber needs, as views of its buffer, in the publisher's order},
+         * with the lowest trainer rank's metadata and {@code rdma4j.version}
          */
         public TensorSet tensors() {
             List<Tensor> l = new ArrayList<>();
@@ -528,7 +536,9 @@ public final class WeightSubscriber implements AutoCloseable {
                             tm.name(), tm.dtype(), need.shape(tm.shape()), seg.asSlice(offsets[t], tm.bytes(need))));
                 }
             }
-            return new TensorSet(l, Map.of("rdma4j.version", Long.toString(version)));
+            Map<String, String> md = new java.util.LinkedHashMap<>(metadata);
+            md.put("rdma4j.version", Long.toString(version));
+            return new TensorSet(l, md);
         }
 
         /** Releases the version's buffer for a later version; idempotent. */

@@ -8,7 +8,9 @@ import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The binary messages publishers and subscribers exchange through published buffers: a publisher's manifest (its epoch,
@@ -21,11 +23,15 @@ public final class Wire {
     private static final int WANT = 0x52573457;
     private static final int PLAN = 0x52573450;
     private static final int MAX_NAME = 1024;
+    /** Longest metadata value: safetensors' {@code __metadata__} values are free text, often a JSON config. */
+    private static final int MAX_TEXT = 1 << 20;
+
+    private static final int MAX_METADATA = 4096;
 
     private Wire() {}
 
-    /** A publisher's manifest. */
-    public record Manifest(int epoch, int rank, List<TensorMeta> tensors) {}
+    /** A publisher's manifest: its tensors and the tensor set's metadata (safetensors' {@code __metadata__}). */
+    public record Manifest(int epoch, int rank, List<TensorMeta> tensors, Map<String, String> metadata) {}
 
     /** One piece of a plan as its receiver sees it, and the forwards it makes when that piece lands. */
     public record InPiece(long dst, long length, int count, long stride, List<OutForward> forwards) {
@@ -54,6 +60,12 @@ public final class Wire {
                 o.b.putLong(d);
             }
             o.shard(t.held());
+        }
+        o.ensure(8);
+        o.b.putInt(m.metadata().size());
+        for (Map.Entry<String, String> e : m.metadata().entrySet()) {
+            o.name(e.getKey());
+            o.name(e.getValue());
         }
         return o.done();
     }
@@ -85,7 +97,15 @@ public final class Wire {
                 held.box(shape);
                 ts.add(new TensorMeta(name, dtype, shape, held == null ? Shard.FULL : held));
             }
-            return new Manifest(epoch, rank, ts);
+            int entries = in.count(MAX_METADATA);
+            Map<String, String> metadata = new LinkedHashMap<>();
+            for (int i = 0; i < entries; i++) {
+                String key = in.name();
+                if (metadata.put(key, in.text(MAX_TEXT)) != null) {
+                    throw in.bad("metadata key '" + key + "' appears twice");
+                }
+            }
+            return new Manifest(epoch, rank, ts, metadata);
         } catch (BufferUnderflowException | IllegalArgumentException e) {
             throw in.bad(e.getMessage() == null ? "truncated" : e.getMessage());
         }
@@ -284,7 +304,11 @@ public final class Wire {
         }
 
         String name() {
-            int n = count(MAX_NAME);
+            return text(MAX_NAME);
+        }
+
+        String text(int max) {
+            int n = count(max);
             byte[] u = new byte[n];
             b.get(u);
             return new String(u, StandardCharsets.UTF_8);
