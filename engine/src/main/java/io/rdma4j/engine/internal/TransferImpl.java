@@ -23,6 +23,7 @@ final class TransferImpl implements Transfer {
     private final Set<TransferImpl> active;
 
     private final RegistrationCache registrations;
+    private final EngineMetrics metrics;
     final PeerLink peer;
     final byte op;
     final long total;
@@ -68,6 +69,7 @@ final class TransferImpl implements Transfer {
     TransferImpl(
             Set<TransferImpl> active,
             RegistrationCache registrations,
+            EngineMetrics metrics,
             PeerLink peer,
             byte op,
             long total,
@@ -86,6 +88,7 @@ final class TransferImpl implements Transfer {
             RegistrationCache.Entry registration) {
         this.active = active;
         this.registrations = registrations;
+        this.metrics = metrics;
         this.peer = peer;
         this.op = op;
         this.total = total;
@@ -166,8 +169,10 @@ final class TransferImpl implements Transfer {
             }
         }
         finished();
+        long took = System.nanoTime() - startNanos;
         TransferEvent.emit(this, lanes.toString(), null);
-        future.complete(new TransferResult(total, lanes, System.nanoTime() - startNanos, retries.get()));
+        metrics.completed(op, total, took);
+        future.complete(new TransferResult(total, lanes, took, retries.get()));
         maybeRelease();
     }
 
@@ -180,6 +185,7 @@ final class TransferImpl implements Transfer {
         cancelDeadline();
         finished();
         TransferEvent.emit(this, "", cause);
+        metrics.failed(cause);
         future.completeExceptionally(cause);
         maybeRelease();
         return true;
