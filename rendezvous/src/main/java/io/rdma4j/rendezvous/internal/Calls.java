@@ -15,26 +15,28 @@ final class Calls {
 
     private Calls() {}
 
-    static <R> void unary(StreamObserver<R> out, Supplier<R> body) {
+    /** Answers {@code out} with {@code body}'s result or error. @return the status code answered, for metrics */
+    static <R> Status.Code unary(StreamObserver<R> out, Supplier<R> body) {
         R result;
         try {
             result = body.get();
         } catch (StatusRuntimeException e) {
             out.onError(e);
-            return;
+            return e.getStatus().getCode();
         } catch (RendezvousException e) {
             out.onError(
                     Status.fromCode(e.code()).withDescription(e.getMessage()).asRuntimeException());
-            return;
+            return e.code();
         } catch (IllegalArgumentException e) {
             out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
-            return;
+            return Status.Code.INVALID_ARGUMENT;
         } catch (RuntimeException e) {
             out.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
-            return;
+            return Status.Code.INTERNAL;
         }
         out.onNext(result);
         out.onCompleted();
+        return Status.Code.OK;
     }
 
     static byte[] newToken() {

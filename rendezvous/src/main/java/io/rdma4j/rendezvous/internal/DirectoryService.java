@@ -85,6 +85,7 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     private final DirectoryStore store;
     private final List<Watcher> watchers = new CopyOnWriteArrayList<>();
     private final boolean bindNamesToCertificates;
+    private final DirectoryMetrics metrics;
 
     /**
      * @param store where peers and buffers are kept; this service only validates, authorizes and decides, so any number
@@ -93,9 +94,16 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
      *     {@link CertificateNames})
      */
     public DirectoryService(Limits limits, DirectoryStore store, boolean bindNamesToCertificates) {
+        this(limits, store, bindNamesToCertificates, DirectoryMetrics.OFF);
+    }
+
+    /** @param metrics counts resolves and leases ({@link DirectoryMetrics#OFF}: none) */
+    public DirectoryService(
+            Limits limits, DirectoryStore store, boolean bindNamesToCertificates, DirectoryMetrics metrics) {
         this.limits = limits;
         this.store = store;
         this.bindNamesToCertificates = bindNamesToCertificates;
+        this.metrics = metrics;
     }
 
     /**
@@ -127,7 +135,7 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     @Override
     public void announce(AnnounceRequest request, StreamObserver<AnnounceResponse> out) {
-        Calls.unary(out, () -> {
+        metrics.announced(Calls.unary(out, () -> {
             if (!request.hasPeer()) {
                 throw Validation.invalid("announce without a peer");
             }
@@ -170,7 +178,7 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                 }
             }
             throw contended("announce of '" + peer.getName() + "'");
-        });
+        }));
     }
 
     private static Set<Integer> lanes(Peer peer) {
@@ -183,18 +191,19 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     @Override
     public void heartbeat(HeartbeatRequest request, StreamObserver<HeartbeatResponse> out) {
-        Calls.unary(out, () -> {
+        metrics.heartbeat(Calls.unary(out, () -> {
             StoredPeer e;
             try {
                 e = authorize("heartbeat name", request.getName(), request.getLeaseToken());
             } catch (StatusRuntimeException ex) {
                 if (ex.getStatus().getCode() == Status.Code.NOT_FOUND) {
-                    store.expireLeases(); // an expired entry answers NOT_FOUND; make its departure visible now
+                    // an expired entry answers NOT_FOUND; make its departure visible now
+                    metrics.expired(store.expireLeases());
                 }
                 throw ex;
             }
             if (!store.renew(e)) {
-                store.expireLeases();
+                metrics.expired(store.expireLeases());
                 throw Status.NOT_FOUND
                         .withDescription("the lease of peer '" + request.getName() + "' ran out: announce again")
                         .asRuntimeException();
@@ -202,28 +211,28 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
             return HeartbeatResponse.newBuilder()
                     .setLeaseMillis((int) e.leaseMillis())
                     .build();
-        });
+        }));
     }
 
     @Override
     public void withdraw(WithdrawRequest request, StreamObserver<WithdrawResponse> out) {
-        Calls.unary(out, () -> {
+        metrics.withdrew(Calls.unary(out, () -> {
             StoredPeer e = authorize("withdraw name", request.getName(), request.getLeaseToken());
             store.withdraw(e);
             return WithdrawResponse.getDefaultInstance();
-        });
+        }));
     }
 
     @Override
     public void resolve(ResolveRequest request, StreamObserver<ResolveResponse> out) {
-        Calls.unary(out, () -> {
+        metrics.resolved("peer", Calls.unary(out, () -> {
             Validation.name("resolve name", request.getName());
             StoredPeer e = store.peer(request.getName())
                     .orElseThrow(() -> Status.NOT_FOUND
                             .withDescription("no peer named '" + request.getName() + "' is announced")
                             .asRuntimeException());
             return ResolveResponse.newBuilder().setPeer(e.peer()).build();
-        });
+        }));
     }
 
     @Override
@@ -345,7 +354,7 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     @Override
     public void lookup(LookupRequest request, StreamObserver<LookupResponse> out) {
-        Calls.unary(out, () -> {
+        metrics.resolved("buffer", Calls.unary(out, () -> {
             Validation.name("lookup name", request.getName());
             StoredPeer requester = null;
             if (!request.getRequester().isEmpty()) {
@@ -383,7 +392,7 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
                 }
             }
             return LookupResponse.newBuilder().setBuffer(b).build();
-        });
+        }));
     }
 
     @Override
@@ -412,7 +421,9 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     /** Removes every peer whose lease has run out, with a LEFT(EXPIRED) event each. @return how many */
     public int expireLeases() {
-        return store.expireLeases();
+        int n = store.expireLeases();
+        metrics.expired(n);
+        return n;
     }
 
     /** @return peers currently held (including expired ones not yet swept) */
