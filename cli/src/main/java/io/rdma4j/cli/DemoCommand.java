@@ -1,5 +1,6 @@
 package io.rdma4j.cli;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.Rdma4jException;
 import io.rdma4j.engine.LaneStats;
 import io.rdma4j.engine.LocalBuffer;
@@ -244,7 +245,16 @@ final class DemoCommand implements Command {
 
     /** An engine on {@code provider}; tcp is kept on the loopback interface so nothing leaves this machine. */
     static TransferEngine engine(String name, String provider, String directory, int lanes, long chunk) {
+        return engine(name, provider, directory, lanes, chunk, null);
+    }
+
+    /**
+     * As {@link #engine(String, String, String, int, long)}, publishing its meters in {@code registry} (or not: null).
+     */
+    static TransferEngine engine(
+            String name, String provider, String directory, int lanes, long chunk, MeterRegistry registry) {
         TransferEngine.Builder b = TransferEngine.builder()
+                .meterRegistry(registry)
                 .name(name)
                 .backend("libfabric")
                 .provider(provider)

@@ -1,5 +1,6 @@
 package io.rdma4j.cli;
 
+import io.rdma4j.Closeables;
 import io.rdma4j.rendezvous.DirectoryServer;
 import io.rdma4j.rendezvous.Security;
 import java.io.PrintStream;
@@ -13,7 +14,7 @@ final class RendezvousCommand implements Command {
     private static final String USAGE = """
             usage: ./rdma4j rendezvous [--port 7777] [--token T | --token-file F] [--bind ADDR]
                                       [--tls-cert CERT.pem --tls-key KEY.pem [--tls-client-ca CA.pem [--cert-names]]]
-                                      [--etcd http://HOST:2379[,http://HOST:2379...][/CLUSTER]]
+                                      [--etcd http://HOST:2379[,http://HOST:2379...][/CLUSTER]] [--metrics-port P]
                    ./rdma4j rendezvous peers --directory HOST:PORT[,HOST:PORT...] [--token T] [--json]
               --port N            TCP port (default 7777; 0 picks a free one)
               --etcd URLS         keep the state in etcd instead of this process: run any number of directories on
@@ -25,6 +26,8 @@ final class RendezvousCommand implements Command {
               --tls-client-ca CA  require client certificates signed by CA (mutual TLS)
               --cert-names        peers may only announce names their client certificate carries
                                   (CN or DNS name[/suffix])
+              --metrics-port P    serve the directory's meters (resolves, leases) for Prometheus at
+                                  http://127.0.0.1:P/metrics (0 picks a free port)
             """;
 
     @Override
@@ -48,14 +51,26 @@ final class RendezvousCommand implements Command {
         if (args.length > 0 && args[0].equals("peers")) {
             return PeersCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out);
         }
-        DirectoryServer server = start(args, System.out);
-        Runtime.getRuntime().addShutdownHook(new Thread(server::close, "rdma4j-rendezvous-shutdown"));
-        server.awaitTermination();
+        Running running = start(args, System.out);
+        Runtime.getRuntime().addShutdownHook(new Thread(running::close, "rdma4j-rendezvous-shutdown"));
+        running.server().awaitTermination();
         return 0;
     }
 
+    /**
+     * The directory and, with {@code --metrics-port}, the endpoint serving its meters; closing closes both.
+     *
+     * @param metrics null without {@code --metrics-port}
+     */
+    record Running(DirectoryServer server, MetricsEndpoint metrics) implements AutoCloseable {
+        @Override
+        public void close() {
+            Closeables.closeAll(server, metrics);
+        }
+    }
+
     /** Parses {@code args}, starts the directory and says where it listens. */
-    static DirectoryServer start(String[] args, PrintStream out) {
+    static Running start(String[] args, PrintStream out) {
         int port = 7777;
         String bind = null;
         Security security = Security.none();
@@ -65,6 +80,7 @@ final class RendezvousCommand implements Command {
         boolean tokenGiven = false;
         boolean certNames = false;
         String etcd = null;
+        Integer metricsPort = null;
         for (int i = 0; i < args.length; i++) {
             String opt = args[i];
             if (opt.equals("--cert-names")) {
@@ -98,6 +114,7 @@ final class RendezvousCommand implements Command {
                 case "--tls-key" -> key = v;
                 case "--tls-client-ca" -> clientCa = v;
                 case "--etcd" -> etcd = v.startsWith("etcd://") || v.startsWith("http://") ? v : "etcd://" + v;
+                case "--metrics-port" -> metricsPort = MetricsEndpoint.port(v);
                 default -> throw new IllegalArgumentException("unknown option '" + opt + "'\n" + USAGE);
             }
         }
@@ -121,7 +138,15 @@ final class RendezvousCommand implements Command {
         if (etcd != null) {
             builder.store(etcd);
         }
-        DirectoryServer server = builder.start();
+        MetricsEndpoint metrics =
+                metricsPort == null ? null : MetricsEndpoint.start(metricsPort, "rdma4j rendezvous", out);
+        DirectoryServer server;
+        try {
+            server = builder.meterRegistry(metrics == null ? null : metrics.registry())
+                    .start();
+        } catch (RuntimeException e) {
+            throw Closeables.closeAllInto(e, metrics);
+        }
         out.println("rdma4j rendezvous: directory (rdma4j.v1.Directory) listening on " + server.description()
                 + ", state " + server.storeDescription());
         if (!tokenGiven) {
@@ -134,6 +159,6 @@ final class RendezvousCommand implements Command {
         out.println("rdma4j rendezvous: clients connect with Rendezvous.connect(\"" + server.target()
                 + "\", token); stop with Ctrl-C");
         out.flush();
-        return server;
+        return new Running(server, metrics);
     }
 }

@@ -1,5 +1,7 @@
 package io.rdma4j.cli;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.rdma4j.Closeables;
 import io.rdma4j.Rdma4jException;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.libfabric.Libfabric;
@@ -35,9 +37,10 @@ import java.util.concurrent.TimeUnit;
 final class WeightsCommand implements Command {
     static final String USAGE = """
             usage: ./rdma4j weights publish --safetensors FILE --name NAME [--rendezvous HOST:PORT | --port 7777]
-                                            [--provider shm]
+                                            [--provider shm] [--metrics-port P]
                    ./rdma4j weights subscribe --from NAME --out FILE.safetensors [--version N]
                                               [--rendezvous HOST:PORT] [--provider shm] [--timeout 60]
+                                              [--metrics-port P]
                    ./rdma4j weights demo [--workers 2] [--versions 4] [--size 64m] [--provider shm]
                                          [--no-progress] [--progress-every SECONDS]
               publish      map FILE and publish its tensors as version 1 from an engine named NAME; serve every
@@ -52,6 +55,8 @@ final class WeightsCommand implements Command {
                            the workers received and verified) goes to stderr: a bar on a terminal, else a line
                            every --progress-every seconds (10)
               --provider   libfabric provider: shm (default) or tcp (kept on loopback)
+              --metrics-port  serve the engine's meters (and publish's directory's) for Prometheus at
+                           http://127.0.0.1:P/metrics while the command runs (0 picks a free port)
             """;
 
     /** Bad usage: the message and the usage go to stderr, the exit status is 2. */
@@ -111,8 +116,16 @@ final class WeightsCommand implements Command {
     }
 
     private static final Map<String, List<String>> OPTIONS = Map.of(
-            "publish", List.of("--safetensors", "--name", "--rendezvous", "--port", "--provider"),
-            "subscribe", List.of("--from", "--out", "--version", "--rendezvous", "--provider", "--timeout"),
+            "publish", List.of("--safetensors", "--name", "--rendezvous", "--port", "--provider", "--metrics-port"),
+            "subscribe",
+                    List.of(
+                            "--from",
+                            "--out",
+                            "--version",
+                            "--rendezvous",
+                            "--provider",
+                            "--timeout",
+                            "--metrics-port"),
             "demo", List.of("--workers", "--versions", "--size", "--provider"));
 
     private static Map<String, String> options(String[] args) {
@@ -186,6 +199,8 @@ final class WeightsCommand implements Command {
             throw new Rdma4jException("no file " + file + ": pass a .safetensors file to --safetensors");
         }
         Libfabric.ensureAvailable();
+        MetricsEndpoint metrics = metrics(o, out);
+        MeterRegistry registry = metrics == null ? null : metrics.registry();
         CountDownLatch stop = new CountDownLatch(1);
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(
@@ -202,12 +217,15 @@ final class WeightsCommand implements Command {
         DirectoryServer directory = null;
         try (Safetensors.MappedFile mapped = Safetensors.open(file)) {
             if (rendezvous == null) {
-                directory = DirectoryServer.builder().port(port).start();
+                directory = DirectoryServer.builder()
+                        .port(port)
+                        .meterRegistry(registry)
+                        .start();
                 rendezvous = directory.target();
                 out.println("rdma4j weights: rendezvous directory on " + directory.description());
             }
             TensorSet set = mapped.tensors();
-            try (TransferEngine engine = DemoCommand.engine(name, provider, rendezvous, 2, 1 << 20);
+            try (TransferEngine engine = DemoCommand.engine(name, provider, rendezvous, 2, 1 << 20, registry);
                     WeightPublisher pub = WeightPublisher.builder(engine, set).build()) {
                 PublishResult first = pub.publish(1);
                 out.printf(
@@ -225,12 +243,18 @@ final class WeightsCommand implements Command {
                 }
             }
         } finally {
-            if (directory != null) {
-                directory.close();
-            }
+            Closeables.closeAll(directory, metrics);
             stopped.countDown();
         }
         return 0;
+    }
+
+    /** {@return the endpoint {@code --metrics-port} asks for, started; null without it} */
+    private static MetricsEndpoint metrics(Map<String, String> o, PrintStream out) {
+        if (!o.containsKey("--metrics-port")) {
+            return null;
+        }
+        return MetricsEndpoint.start((int) number(o, "--metrics-port", 0, 0, 65535), "rdma4j weights", out);
     }
 
     private static void report(PublishResult r, PrintStream out) {
@@ -260,7 +284,9 @@ final class WeightsCommand implements Command {
         }
         Libfabric.ensureAvailable();
         String me = "weights-sub-" + ProcessHandle.current().pid();
-        try (TransferEngine engine = DemoCommand.engine(me, provider, rendezvous, 2, 1 << 20);
+        try (MetricsEndpoint metrics = metrics(o, out);
+                TransferEngine engine = DemoCommand.engine(
+                        me, provider, rendezvous, 2, 1 << 20, metrics == null ? null : metrics.registry());
                 WeightSubscriber sub = WeightSubscriber.builder(engine, List.of(from))
                         .joinTimeout(Duration.ofSeconds(timeout))
                         .build();

@@ -28,8 +28,9 @@ class RendezvousCommandTest {
         Files.writeString(token, "cli-token\n");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (DirectoryServer server = RendezvousCommand.start(
-                new String[] {"--port", "0", "--bind", "127.0.0.1", "--token-file", token.toString()},
-                new PrintStream(out, true, StandardCharsets.UTF_8))) {
+                        new String[] {"--port", "0", "--bind", "127.0.0.1", "--token-file", token.toString()},
+                        new PrintStream(out, true, StandardCharsets.UTF_8))
+                .server()) {
             String said = out.toString(StandardCharsets.UTF_8);
             assertTrue(
                     said.contains("listening on 127.0.0.1:" + server.port() + " (plaintext, bearer token required)"),
@@ -50,7 +51,8 @@ class RendezvousCommandTest {
     void peersListsGenerationLeaseAndBuffersAsTextAndJson() throws Exception {
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         try (DirectoryServer server = RendezvousCommand.start(
-                        new String[] {"--port", "0"}, new PrintStream(log, true, StandardCharsets.UTF_8));
+                                new String[] {"--port", "0"}, new PrintStream(log, true, StandardCharsets.UTF_8))
+                        .server();
                 Rendezvous r = Rendezvous.connect(server.target(), io.rdma4j.rendezvous.Security.none());
                 var a = r.announce(
                         new PeerInfo(
@@ -93,7 +95,8 @@ class RendezvousCommandTest {
     void withoutATokenSaysItListensOnLoopbackOnly() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (DirectoryServer server = RendezvousCommand.start(
-                new String[] {"--port", "0"}, new PrintStream(out, true, StandardCharsets.UTF_8))) {
+                        new String[] {"--port", "0"}, new PrintStream(out, true, StandardCharsets.UTF_8))
+                .server()) {
             assertTrue(server.loopbackOnly());
             assertTrue(
                     out.toString(StandardCharsets.UTF_8).contains("only this machine can connect"),

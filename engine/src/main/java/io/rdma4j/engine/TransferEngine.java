@@ -1,5 +1,6 @@
 package io.rdma4j.engine;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.engine.internal.EngineConfig;
 import io.rdma4j.engine.internal.EngineCore;
 import io.rdma4j.engine.spi.DeviceMemory;
@@ -581,6 +582,7 @@ public interface TransferEngine extends AutoCloseable {
         private java.nio.file.Path topology;
         private final Map<Integer, Double> laneWeights = new HashMap<>();
         private UnaryOperator<EngineBackend> backendWrapper = UnaryOperator.identity();
+        private MeterRegistry meterRegistry;
 
         Builder() {}
 
@@ -782,6 +784,20 @@ public interface TransferEngine extends AutoCloseable {
         }
 
         /**
+         * Publishes the engine's meters (names {@code rdma4j.*}, tagged {@code engine=NAME}) in {@code registry}:
+         * bytes, operations, errors and queue depths per lane, transfer durations by size class, failures by cause,
+         * retries, registrations and registration-cache hits. They are registered when the engine is built and removed
+         * when it closes. Without a registry (the default) the data path does no metrics work at all.
+         *
+         * @param registry where the meters go, e.g. a {@code PrometheusMeterRegistry}; null for none
+         * @return this builder
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.meterRegistry = registry;
+            return this;
+        }
+
+        /**
          * Discovers topology, opens the backend's devices, starts progress and announces the engine.
          *
          * @return the started engine; close it to withdraw and free everything
@@ -812,7 +828,8 @@ public interface TransferEngine extends AutoCloseable {
                     lease,
                     topology,
                     Map.copyOf(laneWeights),
-                    backendWrapper));
+                    backendWrapper,
+                    meterRegistry));
         }
     }
 }

@@ -1,5 +1,9 @@
 package io.rdma4j.perf;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.rdma4j.engine.Access;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.RemoteBuffer;
@@ -15,6 +19,7 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -27,6 +32,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code gc.alloc.rate.norm} per chunk is the transfer's fixed allocations (future, stripes, address arrays) divided by
  * 16,384; the chunk path itself allocates nothing. Baseline in the same run: {@link #oneChunkTransfer}, a 4 KiB write
  * (one chunk), i.e. the per-transfer cost the per-chunk number amortises.
+ *
+ * <p>{@link #metrics} builds the writing engine without a meter registry ({@code off}: what the data path costs with
+ * metrics off), with a {@code SimpleMeterRegistry}, or with a {@code PrometheusMeterRegistry}.
  *
  * <pre>./rdma4j bench jmh EngineChunkBench -prof gc</pre>
  */
@@ -43,7 +51,12 @@ public class EngineChunkBench {
     static final long BIG = 64L << 20;
     static final int CHUNKS = (int) (BIG / CHUNK);
 
+    /** {@code off}, {@code simple} or {@code prometheus}: the registry the writing engine publishes its meters in. */
+    @Param({"off", "simple", "prometheus"})
+    public String metrics;
+
     Arena arena;
+    MeterRegistry registry;
     TransferEngine a;
     TransferEngine b;
     LocalBuffer src;
@@ -53,8 +66,15 @@ public class EngineChunkBench {
     public void open() {
         arena = Arena.ofShared();
         long pid = ProcessHandle.current().pid();
+        registry = switch (metrics) {
+            case "off" -> null;
+            case "simple" -> new SimpleMeterRegistry();
+            case "prometheus" -> new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            default -> throw new IllegalArgumentException("metrics: off, simple or prometheus, not " + metrics);
+        };
         a = TransferEngine.builder()
                 .name("chunkbench-a-" + pid)
+                .meterRegistry(registry)
                 .backend("noop")
                 .lanesPerNic(4)
                 .chunkSize(CHUNK)
@@ -77,6 +97,9 @@ public class EngineChunkBench {
         a.close();
         b.close();
         arena.close();
+        if (registry != null) {
+            registry.close();
+        }
     }
 
     /** One 64 MiB write of 16,384 chunks striped over 4 lanes; time and allocation per chunk. */

@@ -1,7 +1,9 @@
 package io.rdma4j.rendezvous;
 
 import io.grpc.Server;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.Closeables;
+import io.rdma4j.rendezvous.internal.DirectoryMetrics;
 import io.rdma4j.rendezvous.internal.DirectoryService;
 import io.rdma4j.rendezvous.internal.MemoryStore;
 import io.rdma4j.rendezvous.internal.Transport;
@@ -26,6 +28,7 @@ public final class DirectoryServer implements AutoCloseable {
     private final Server server;
     private final DirectoryService service;
     private final DirectoryStore store;
+    private final DirectoryMetrics metrics;
     private final ScheduledExecutorService sweeper;
     private final String target;
     private final String description;
@@ -37,14 +40,14 @@ public final class DirectoryServer implements AutoCloseable {
                     "binding peer names to certificates needs mutual TLS: Security.withCertificate(...) and withTrustedCertificates(clientCa)");
         }
         this.store = b.storeUrl == null ? new MemoryStore(b.clock) : DirectoryStores.open(b.storeUrl);
-        this.service = new DirectoryService(b.limits(), store, b.bindNamesToCertificates);
+        this.metrics = DirectoryMetrics.create(b.meterRegistry, store);
+        this.service = new DirectoryService(b.limits(), store, b.bindNamesToCertificates, metrics);
         Transport.Started s;
         try {
             s = Transport.start(
                     new Transport.Listen(b.inProcessName, b.bindAddress, b.port, null), b.security, service);
         } catch (RuntimeException e) {
-            store.close();
-            throw e;
+            throw Closeables.closeAllInto(e, metrics::close, store::close);
         }
         this.server = s.server();
         this.target = s.target();
@@ -129,7 +132,7 @@ public final class DirectoryServer implements AutoCloseable {
         if (sweeper != null) {
             sweeper.shutdownNow();
         }
-        Closeables.closeAll(service::closeWatchers, this::stopServer, store::close);
+        Closeables.closeAll(service::closeWatchers, this::stopServer, metrics::close, store::close);
     }
 
     private void stopServer() {
@@ -161,6 +164,7 @@ public final class DirectoryServer implements AutoCloseable {
         private int maxBuffers = DirectoryService.Limits.DEFAULT.maxBuffers();
         private int maxBuffersPerPeer = DirectoryService.Limits.DEFAULT.maxBuffersPerPeer();
         private int maxWatchers = DirectoryService.Limits.DEFAULT.maxWatchers();
+        private MeterRegistry meterRegistry;
 
         private Builder() {}
 
@@ -235,6 +239,20 @@ public final class DirectoryServer implements AutoCloseable {
             this.minLease = min;
             this.defaultLease = defaultLease;
             this.maxLease = max;
+            return this;
+        }
+
+        /**
+         * Publishes the directory's meters in {@code registry}: {@code rdma4j.directory.resolves} (peer resolves and
+         * buffer lookups, tagged {@code kind} and {@code outcome}), {@code rdma4j.directory.leases} (tagged
+         * {@code event}: granted, renewed, withdrawn, expired), and the gauges {@code rdma4j.directory.leases.active}
+         * and {@code rdma4j.directory.buffers}. They leave the registry when the server closes.
+         *
+         * @param registry where the meters go; null (the default) for none
+         * @return this builder
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.meterRegistry = registry;
             return this;
         }
 

@@ -1,5 +1,6 @@
 package io.rdma4j.nvmeof;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.Closeables;
 import io.rdma4j.ffi.Segments;
 import io.rdma4j.nvmeof.internal.Cqe;
@@ -55,10 +56,16 @@ public final class Controller implements AutoCloseable {
     private final AtomicInteger nextQueue = new AtomicInteger();
     private final AsyncEvents events;
     private final BringUp bringUp;
+    private final QueueMetrics metrics;
     private volatile Session session;
     private boolean closed;
 
-    private Controller(Target target, String subsystemNqn, ConnectOptions options, TcpQueue.Connector connector) {
+    private Controller(
+            Target target,
+            String subsystemNqn,
+            ConnectOptions options,
+            TcpQueue.Connector connector,
+            MeterRegistry registry) {
         HostIdentity.validateNqn(subsystemNqn, "subsystem NQN");
         this.target = target;
         this.subsystemNqn = subsystemNqn;
@@ -66,6 +73,7 @@ public final class Controller implements AutoCloseable {
         this.identity = options.resolvedIdentity();
         this.events = new AsyncEvents(target, options.connectTimeout(), namespaces);
         this.bringUp = new BringUp(target, subsystemNqn, options, identity, connector, events);
+        this.metrics = QueueMetrics.create(registry, target, subsystemNqn, options.ioQueues());
     }
 
     /**
@@ -75,13 +83,43 @@ public final class Controller implements AutoCloseable {
      * @throws NvmeConnectionException when the target cannot be reached
      */
     public static Controller connect(Target target, String subsystemNqn, ConnectOptions options) {
-        return connect(target, subsystemNqn, options, TcpQueue.Connector.PLAIN);
+        return connect(target, subsystemNqn, options, TcpQueue.Connector.PLAIN, null);
+    }
+
+    /**
+     * As {@link #connect(Target, String, ConnectOptions)}, publishing the I/O queues' meters in {@code registry}, each
+     * tagged {@code target}, {@code subsystem} and {@code queue} (0 up to {@link ConnectOptions#ioQueues()}):
+     * {@code rdma4j.nvme.commands} (a timer of each I/O command's latency; its rate is the queue's IOPS),
+     * {@code rdma4j.nvme.bytes}, {@code rdma4j.nvme.errors} and the gauge {@code rdma4j.nvme.outstanding}. They leave
+     * the registry when the controller closes.
+     *
+     * @param registry where the meters go; null for none
+     * @throws NvmeStatusException when the controller refuses (e.g. Connect Invalid Parameters for an unknown NQN)
+     * @throws NvmeConnectionException when the target cannot be reached
+     */
+    public static Controller connect(
+            Target target, String subsystemNqn, ConnectOptions options, MeterRegistry registry) {
+        return connect(target, subsystemNqn, options, TcpQueue.Connector.PLAIN, registry);
     }
 
     static Controller connect(
             Target target, String subsystemNqn, ConnectOptions options, TcpQueue.Connector connector) {
-        Controller c = new Controller(target, subsystemNqn, options, connector);
-        c.session = c.bringUp.open();
+        return connect(target, subsystemNqn, options, connector, null);
+    }
+
+    static Controller connect(
+            Target target,
+            String subsystemNqn,
+            ConnectOptions options,
+            TcpQueue.Connector connector,
+            MeterRegistry registry) {
+        Controller c = new Controller(target, subsystemNqn, options, connector, registry);
+        try {
+            c.session = c.bringUp.open();
+        } catch (RuntimeException e) {
+            c.metrics.close();
+            throw e;
+        }
         return c;
     }
 
@@ -378,7 +416,8 @@ public final class Controller implements AutoCloseable {
             throw new IllegalStateException(
                     (what != null ? what : Sqe.describe(sqe)) + ": a discovery controller has no I/O queues");
         }
-        FabricQueue q = s.io().get(Math.floorMod(nextQueue.getAndIncrement(), s.io().size()));
+        int qi = Math.floorMod(nextQueue.getAndIncrement(), s.io().size());
+        FabricQueue q = s.io().get(qi);
         NvmeException down = q.failure();
         if (down != null) {
             return CompletableFuture.failedFuture(new NvmeConnectionException(
@@ -388,17 +427,28 @@ public final class Controller implements AutoCloseable {
         }
         // Completes with the failure itself (never wrapped in a CompletionException), like a split transfer's all().
         CompletableFuture<Void> result = new CompletableFuture<>();
+        if (metrics == QueueMetrics.OFF) {
+            q.submit(sqe, data, what).whenComplete((cqe, t) -> answer(result, cqe, t, sqe, what));
+            return result;
+        }
+        // counted before the caller's future completes, so a caller that joined it sees the command in the meters
+        long start = metrics.submitted(qi);
         q.submit(sqe, data, what).whenComplete((cqe, t) -> {
-            if (t != null) {
-                result.completeExceptionally(Calls.unwrap(t));
-            } else if (!cqe.ok()) {
-                result.completeExceptionally(new NvmeStatusException(
-                        what != null ? what : Sqe.describe(sqe), false, cqe.sct(), cqe.sc(), cqe.dnr(), cqe.dw0()));
-            } else {
-                result.complete(null);
-            }
+            metrics.completed(qi, data.length(), start, t == null && cqe.ok());
+            answer(result, cqe, t, sqe, what);
         });
         return result;
+    }
+
+    private static void answer(CompletableFuture<Void> result, Cqe cqe, Throwable t, byte[] sqe, String what) {
+        if (t != null) {
+            result.completeExceptionally(Calls.unwrap(t));
+        } else if (!cqe.ok()) {
+            result.completeExceptionally(new NvmeStatusException(
+                    what != null ? what : Sqe.describe(sqe), false, cqe.sct(), cqe.sc(), cqe.dnr(), cqe.dw0()));
+        } else {
+            result.complete(null);
+        }
     }
 
     /** Completes when every part has; fails with the first part's failure, unwrapped. */
@@ -444,6 +494,7 @@ public final class Controller implements AutoCloseable {
             return;
         }
         closed = true;
+        metrics.close();
         Session s = session;
         session = null;
         if (s == null) {

@@ -30,6 +30,7 @@ final class Dispatcher {
     private final EngineBackend backend;
     private final LaneRuntime[] lanes;
     private final RegistrationCache registrations;
+    private final EngineMetrics metrics;
     private final ScheduledExecutorService timer;
     private final BooleanSupplier closing;
     private final int maxRetries;
@@ -42,6 +43,7 @@ final class Dispatcher {
             EngineBackend backend,
             LaneRuntime[] lanes,
             RegistrationCache registrations,
+            EngineMetrics metrics,
             ScheduledExecutorService timer,
             EngineConfig config,
             BooleanSupplier closing) {
@@ -49,6 +51,7 @@ final class Dispatcher {
         this.backend = backend;
         this.lanes = lanes;
         this.registrations = registrations;
+        this.metrics = metrics;
         this.timer = timer;
         this.closing = closing;
         this.maxRetries = config.maxRetries();
@@ -85,6 +88,7 @@ final class Dispatcher {
         TransferImpl t = new TransferImpl(
                 active,
                 registrations,
+                metrics,
                 p.link(),
                 p.op(),
                 p.length(),
@@ -235,6 +239,7 @@ final class Dispatcher {
     private void verdictReadFailed(TransferImpl t, LaneRuntime l, String err) {
         t.recordError(err);
         t.retries.incrementAndGet();
+        metrics.retried(EngineMetrics.RETRY_VERDICT);
         Planner.Candidate c = ++t.verdictFailures > maxRetries ? null : pickLane(t, l.lane, t.verdictFailures);
         if (c == null) {
             t.fail(t.laneFailure(
@@ -281,6 +286,7 @@ final class Dispatcher {
             return;
         }
         t.retries.incrementAndGet();
+        metrics.retried(EngineMetrics.RETRY_CHUNK);
         lanes[c.localLane()].owner.submit(new Stripe(
                 t, c.localLane(), c.remoteLane(), t.peer.connection[c.localLane()], offset, length, attempt));
     }
@@ -330,6 +336,7 @@ final class Dispatcher {
         }
         copy.attempts++;
         t.retries.incrementAndGet();
+        metrics.retried(EngineMetrics.RETRY_NOTIFICATION);
         if (copy.attempts > maxRetries) {
             t.fail(t.laneFailure("notification " + t.tag + " after a " + t.total + "-byte write"));
             return;

@@ -1,5 +1,6 @@
 package io.rdma4j.engine.internal;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.rendezvous.Security;
 import java.nio.file.Path;
@@ -27,4 +28,5 @@ public record EngineConfig(
         Duration lease,
         Path topology,
         Map<Integer, Double> laneWeights,
-        UnaryOperator<EngineBackend> backendWrapper) {}
+        UnaryOperator<EngineBackend> backendWrapper,
+        MeterRegistry meterRegistry) {}

@@ -67,6 +67,7 @@ public final class EngineCore implements TransferEngine {
     private final Preparer preparer;
     private final Volumes volumes;
     private final EngineConfig config;
+    private final EngineMetrics metrics;
     private volatile boolean closed;
 
     private EngineCore(EngineConfig config, String name, EngineBackend backend) {
@@ -78,13 +79,15 @@ public final class EngineCore implements TransferEngine {
         this.lanes = lanes(backend, descriptors, config.queueDepth());
         this.levels = TopologyLevels.create(config.topology(), descriptors);
         this.registrations = new RegistrationCache(backend, 1024, Duration.ofSeconds(30));
+        this.metrics = EngineMetrics.create(config.meterRegistry(), name, lanes, registrations);
         this.volumes = new Volumes(name, config.topology(), config.chunkBytes(), registrations);
         WireLanes wire = new WireLanes(backend, descriptors);
         this.publications = new Publications(name, descriptors, registrations);
         this.inbound = new Inbound(name, backend, descriptors, publications, notes, errors);
         this.timer = Executors.newSingleThreadScheduledExecutor(r ->
                 Thread.ofPlatform().daemon(true).name("rdma4j-timer-" + name).unstarted(r));
-        this.dispatcher = new Dispatcher(name, backend, lanes, registrations, timer, config, () -> closed);
+        this.dispatcher = new Dispatcher(name, backend, lanes, registrations, metrics, timer, config, () -> closed);
+        metrics.watch(dispatcher, notes);
         int nThreads = Math.max(1, Math.min(config.progressThreads(), lanes.length));
         this.threads = new ProgressThread[nThreads];
         for (int t = 0; t < nThreads; t++) {
@@ -102,22 +105,34 @@ public final class EngineCore implements TransferEngine {
                     config.chunkBytes(),
                     "rdma4j-progress-" + name + "-" + t);
         }
-        boolean embedded = config.directory() == null;
-        // a generous call deadline: the first call over TCP pays for channel set-up on a loaded machine, and the first
-        // call to the embedded directory for loading gRPC (over 5 s in an emulated guest on a busy host)
-        this.rendezvous = Rendezvous.connect(
-                embedded ? Rendezvous.embeddedTarget() : config.directory(), config.security(), Duration.ofSeconds(15));
-        HandshakeServer.Builder hs = HandshakeServer.builder(
-                        name, generation, new HandshakeService(name, lanes, wire, inbound, publications, () -> closed))
-                .security(config.security());
-        if (embedded || config.directory().startsWith("inproc:")) {
-            hs.inProcess("rdma4j-handshake-" + name + "-" + generation);
+        // the meters are in the caller's registry already: take them out again when the directory cannot be reached
+        try {
+            boolean embedded = config.directory() == null;
+            // a generous call deadline: the first call over TCP pays for channel set-up on a loaded machine, and the
+            // first
+            // call to the embedded directory for loading gRPC (over 5 s in an emulated guest on a busy host)
+            this.rendezvous = Rendezvous.connect(
+                    embedded ? Rendezvous.embeddedTarget() : config.directory(),
+                    config.security(),
+                    Duration.ofSeconds(15));
+            HandshakeServer.Builder hs = HandshakeServer.builder(
+                            name,
+                            generation,
+                            new HandshakeService(name, lanes, wire, inbound, publications, () -> closed))
+                    .security(config.security());
+            if (embedded || config.directory().startsWith("inproc:")) {
+                hs.inProcess("rdma4j-handshake-" + name + "-" + generation);
+            }
+            this.handshakeServer = hs.start();
+            this.membership = new Membership(
+                    name, generation, rendezvous, handshakeServer, wire, lanes.length, inbound, timer, () -> closed);
+            this.connector = new Connector(name, generation, config.security(), lanes, wire);
+            this.preparer =
+                    new Preparer(name, lanes, descriptors, levels, config, registrations, membership, connector);
+        } catch (RuntimeException e) {
+            metrics.close();
+            throw e;
         }
-        this.handshakeServer = hs.start();
-        this.membership = new Membership(
-                name, generation, rendezvous, handshakeServer, wire, lanes.length, inbound, timer, () -> closed);
-        this.connector = new Connector(name, generation, config.security(), lanes, wire);
-        this.preparer = new Preparer(name, lanes, descriptors, levels, config, registrations, membership, connector);
     }
 
     private static LaneRuntime[] lanes(EngineBackend backend, List<LaneDescriptor> descriptors, int depth) {
@@ -461,6 +476,7 @@ public final class EngineCore implements TransferEngine {
                         .toList()),
                 inbound::close,
                 registrations::close,
+                metrics::close,
                 backend::close);
     }
 

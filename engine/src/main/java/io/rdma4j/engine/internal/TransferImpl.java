@@ -23,6 +23,7 @@ final class TransferImpl implements Transfer {
     private final Set<TransferImpl> active;
 
     private final RegistrationCache registrations;
+    private final EngineMetrics metrics;
     final PeerLink peer;
     final byte op;
     final long total;
@@ -71,6 +72,7 @@ final class TransferImpl implements Transfer {
     TransferImpl(
             Set<TransferImpl> active,
             RegistrationCache registrations,
+            EngineMetrics metrics,
             PeerLink peer,
             byte op,
             long total,
@@ -90,6 +92,7 @@ final class TransferImpl implements Transfer {
             BatchImpl batch) {
         this.active = active;
         this.registrations = registrations;
+        this.metrics = metrics;
         this.peer = peer;
         this.op = op;
         this.total = total;
@@ -175,8 +178,10 @@ final class TransferImpl implements Transfer {
             // every byte completed, so no lane reads the batch again: free it before the caller hears of the end
             batch.release();
         }
+        long took = System.nanoTime() - startNanos;
         TransferEvent.emit(this, lanes.toString(), null);
-        future.complete(new TransferResult(total, lanes, System.nanoTime() - startNanos, retries.get()));
+        metrics.completed(op, total, took);
+        future.complete(new TransferResult(total, lanes, took, retries.get()));
         maybeRelease();
     }
 
@@ -189,6 +194,7 @@ final class TransferImpl implements Transfer {
         cancelDeadline();
         finished();
         TransferEvent.emit(this, "", cause);
+        metrics.failed(cause);
         future.completeExceptionally(cause);
         maybeRelease();
         return true;

@@ -7,6 +7,7 @@ import io.grpc.stub.StreamObserver;
 import io.rdma4j.rendezvous.RendezvousException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /** Server-side call plumbing: answers with the body's result or a precise status, never an unhandled exception. */
@@ -16,23 +17,33 @@ final class Calls {
     private Calls() {}
 
     static <R> void unary(StreamObserver<R> out, Supplier<R> body) {
-        R result;
+        unary(out, body, code -> {});
+    }
+
+    /**
+     * Answers {@code out} with {@code body}'s result or error, telling {@code outcome} the status first (so a caller
+     * that has its answer sees the metrics count it).
+     */
+    static <R> void unary(StreamObserver<R> out, Supplier<R> body, Consumer<Status.Code> outcome) {
+        R result = null;
+        StatusRuntimeException error = null;
         try {
             result = body.get();
         } catch (StatusRuntimeException e) {
-            out.onError(e);
-            return;
+            error = e;
         } catch (RendezvousException e) {
-            out.onError(
-                    Status.fromCode(e.code()).withDescription(e.getMessage()).asRuntimeException());
-            return;
+            error = Status.fromCode(e.code()).withDescription(e.getMessage()).asRuntimeException();
         } catch (IllegalArgumentException e) {
-            out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
-            return;
+            error = Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
         } catch (RuntimeException e) {
-            out.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+            error = Status.INTERNAL.withDescription(e.toString()).asRuntimeException();
+        }
+        if (error != null) {
+            outcome.accept(error.getStatus().getCode());
+            out.onError(error);
             return;
         }
+        outcome.accept(Status.Code.OK);
         out.onNext(result);
         out.onCompleted();
     }

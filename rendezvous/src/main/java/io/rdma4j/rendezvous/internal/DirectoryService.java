@@ -85,6 +85,7 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
     private final DirectoryStore store;
     private final List<Watcher> watchers = new CopyOnWriteArrayList<>();
     private final boolean bindNamesToCertificates;
+    private final DirectoryMetrics metrics;
 
     /**
      * @param store where peers and buffers are kept; this service only validates, authorizes and decides, so any number
@@ -93,9 +94,16 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
      *     {@link CertificateNames})
      */
     public DirectoryService(Limits limits, DirectoryStore store, boolean bindNamesToCertificates) {
+        this(limits, store, bindNamesToCertificates, DirectoryMetrics.OFF);
+    }
+
+    /** @param metrics counts resolves and leases ({@link DirectoryMetrics#OFF}: none) */
+    public DirectoryService(
+            Limits limits, DirectoryStore store, boolean bindNamesToCertificates, DirectoryMetrics metrics) {
         this.limits = limits;
         this.store = store;
         this.bindNamesToCertificates = bindNamesToCertificates;
+        this.metrics = metrics;
     }
 
     /**
@@ -127,50 +135,54 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     @Override
     public void announce(AnnounceRequest request, StreamObserver<AnnounceResponse> out) {
-        Calls.unary(out, () -> {
-            if (!request.hasPeer()) {
-                throw Validation.invalid("announce without a peer");
-            }
-            Peer peer = request.getPeer();
-            Validation.peer(peer);
-            if (bindNamesToCertificates) {
-                CertificateNames.require("peer name", peer.getName());
-            }
-            long lease = request.getLeaseMillis() == 0
-                    ? limits.defaultLeaseNanos()
-                    : Math.clamp(
-                            TimeUnit.MILLISECONDS.toNanos(request.getLeaseMillis()),
-                            limits.minLeaseNanos(),
-                            limits.maxLeaseNanos());
-            ByteString token = ByteString.copyFrom(Calls.newToken());
-            Set<Integer> lanes = lanes(peer);
-            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Optional<StoredPeer> old = store.peer(peer.getName());
-                if (old.isEmpty() && store.peerCount() >= limits.maxPeers()) {
-                    throw Status.RESOURCE_EXHAUSTED
-                            .withDescription("the directory holds its limit of " + limits.maxPeers() + " peers")
-                            .asRuntimeException();
-                }
-                List<Buffer> keep = new ArrayList<>();
-                if (old.isPresent() && old.get().peer().getGeneration() == peer.getGeneration()) {
-                    // The same process announcing again keeps its buffers where their lanes still exist.
-                    for (Buffer b : store.buffersOf(old.get())) {
-                        if (b.getLanesList().stream().allMatch(k -> lanes.contains(k.getLane()))) {
-                            keep.add(b);
+        Calls.unary(
+                out,
+                () -> {
+                    if (!request.hasPeer()) {
+                        throw Validation.invalid("announce without a peer");
+                    }
+                    Peer peer = request.getPeer();
+                    Validation.peer(peer);
+                    if (bindNamesToCertificates) {
+                        CertificateNames.require("peer name", peer.getName());
+                    }
+                    long lease = request.getLeaseMillis() == 0
+                            ? limits.defaultLeaseNanos()
+                            : Math.clamp(
+                                    TimeUnit.MILLISECONDS.toNanos(request.getLeaseMillis()),
+                                    limits.minLeaseNanos(),
+                                    limits.maxLeaseNanos());
+                    ByteString token = ByteString.copyFrom(Calls.newToken());
+                    Set<Integer> lanes = lanes(peer);
+                    for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                        Optional<StoredPeer> old = store.peer(peer.getName());
+                        if (old.isEmpty() && store.peerCount() >= limits.maxPeers()) {
+                            throw Status.RESOURCE_EXHAUSTED
+                                    .withDescription("the directory holds its limit of " + limits.maxPeers() + " peers")
+                                    .asRuntimeException();
+                        }
+                        List<Buffer> keep = new ArrayList<>();
+                        if (old.isPresent() && old.get().peer().getGeneration() == peer.getGeneration()) {
+                            // The same process announcing again keeps its buffers where their lanes still exist.
+                            for (Buffer b : store.buffersOf(old.get())) {
+                                if (b.getLanesList().stream().allMatch(k -> lanes.contains(k.getLane()))) {
+                                    keep.add(b);
+                                }
+                            }
+                        }
+                        Optional<StoredPeer> now =
+                                store.announce(old, peer, token, TimeUnit.NANOSECONDS.toMillis(lease), keep);
+                        if (now.isPresent()) {
+                            return AnnounceResponse.newBuilder()
+                                    .setLeaseToken(token)
+                                    .setLeaseMillis((int) now.get().leaseMillis())
+                                    .setRevision(now.get().revision())
+                                    .build();
                         }
                     }
-                }
-                Optional<StoredPeer> now = store.announce(old, peer, token, TimeUnit.NANOSECONDS.toMillis(lease), keep);
-                if (now.isPresent()) {
-                    return AnnounceResponse.newBuilder()
-                            .setLeaseToken(token)
-                            .setLeaseMillis((int) now.get().leaseMillis())
-                            .setRevision(now.get().revision())
-                            .build();
-                }
-            }
-            throw contended("announce of '" + peer.getName() + "'");
-        });
+                    throw contended("announce of '" + peer.getName() + "'");
+                },
+                metrics::announced);
     }
 
     private static Set<Integer> lanes(Peer peer) {
@@ -183,47 +195,58 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     @Override
     public void heartbeat(HeartbeatRequest request, StreamObserver<HeartbeatResponse> out) {
-        Calls.unary(out, () -> {
-            StoredPeer e;
-            try {
-                e = authorize("heartbeat name", request.getName(), request.getLeaseToken());
-            } catch (StatusRuntimeException ex) {
-                if (ex.getStatus().getCode() == Status.Code.NOT_FOUND) {
-                    store.expireLeases(); // an expired entry answers NOT_FOUND; make its departure visible now
-                }
-                throw ex;
-            }
-            if (!store.renew(e)) {
-                store.expireLeases();
-                throw Status.NOT_FOUND
-                        .withDescription("the lease of peer '" + request.getName() + "' ran out: announce again")
-                        .asRuntimeException();
-            }
-            return HeartbeatResponse.newBuilder()
-                    .setLeaseMillis((int) e.leaseMillis())
-                    .build();
-        });
+        Calls.unary(
+                out,
+                () -> {
+                    StoredPeer e;
+                    try {
+                        e = authorize("heartbeat name", request.getName(), request.getLeaseToken());
+                    } catch (StatusRuntimeException ex) {
+                        if (ex.getStatus().getCode() == Status.Code.NOT_FOUND) {
+                            // an expired entry answers NOT_FOUND; make its departure visible now
+                            metrics.expired(store.expireLeases());
+                        }
+                        throw ex;
+                    }
+                    if (!store.renew(e)) {
+                        metrics.expired(store.expireLeases());
+                        throw Status.NOT_FOUND
+                                .withDescription(
+                                        "the lease of peer '" + request.getName() + "' ran out: announce again")
+                                .asRuntimeException();
+                    }
+                    return HeartbeatResponse.newBuilder()
+                            .setLeaseMillis((int) e.leaseMillis())
+                            .build();
+                },
+                metrics::heartbeat);
     }
 
     @Override
     public void withdraw(WithdrawRequest request, StreamObserver<WithdrawResponse> out) {
-        Calls.unary(out, () -> {
-            StoredPeer e = authorize("withdraw name", request.getName(), request.getLeaseToken());
-            store.withdraw(e);
-            return WithdrawResponse.getDefaultInstance();
-        });
+        Calls.unary(
+                out,
+                () -> {
+                    StoredPeer e = authorize("withdraw name", request.getName(), request.getLeaseToken());
+                    store.withdraw(e);
+                    return WithdrawResponse.getDefaultInstance();
+                },
+                metrics::withdrew);
     }
 
     @Override
     public void resolve(ResolveRequest request, StreamObserver<ResolveResponse> out) {
-        Calls.unary(out, () -> {
-            Validation.name("resolve name", request.getName());
-            StoredPeer e = store.peer(request.getName())
-                    .orElseThrow(() -> Status.NOT_FOUND
-                            .withDescription("no peer named '" + request.getName() + "' is announced")
-                            .asRuntimeException());
-            return ResolveResponse.newBuilder().setPeer(e.peer()).build();
-        });
+        Calls.unary(
+                out,
+                () -> {
+                    Validation.name("resolve name", request.getName());
+                    StoredPeer e = store.peer(request.getName())
+                            .orElseThrow(() -> Status.NOT_FOUND
+                                    .withDescription("no peer named '" + request.getName() + "' is announced")
+                                    .asRuntimeException());
+                    return ResolveResponse.newBuilder().setPeer(e.peer()).build();
+                },
+                code -> metrics.resolved("peer", code));
     }
 
     @Override
@@ -345,45 +368,49 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     @Override
     public void lookup(LookupRequest request, StreamObserver<LookupResponse> out) {
-        Calls.unary(out, () -> {
-            Validation.name("lookup name", request.getName());
-            StoredPeer requester = null;
-            if (!request.getRequester().isEmpty()) {
-                try {
-                    requester = authorize("lookup requester", request.getRequester(), request.getLeaseToken());
-                } catch (StatusRuntimeException e) {
-                    if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
-                        throw Status.PERMISSION_DENIED
-                                .withDescription("requester '" + request.getRequester()
-                                        + "' is not announced (lease expired or directory restarted): announce again")
-                                .asRuntimeException();
+        Calls.unary(
+                out,
+                () -> {
+                    Validation.name("lookup name", request.getName());
+                    StoredPeer requester = null;
+                    if (!request.getRequester().isEmpty()) {
+                        try {
+                            requester = authorize("lookup requester", request.getRequester(), request.getLeaseToken());
+                        } catch (StatusRuntimeException e) {
+                            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+                                throw Status.PERMISSION_DENIED
+                                        .withDescription(
+                                                "requester '" + request.getRequester()
+                                                        + "' is not announced (lease expired or directory restarted): announce again")
+                                        .asRuntimeException();
+                            }
+                            throw e;
+                        }
+                    } else if (!request.getLeaseToken().isEmpty()) {
+                        throw Validation.invalid("lookup carries a lease token but no requester");
                     }
-                    throw e;
-                }
-            } else if (!request.getLeaseToken().isEmpty()) {
-                throw Validation.invalid("lookup carries a lease token but no requester");
-            }
-            Buffer b = store.buffer(request.getName())
-                    .map(StoredBuffer::buffer)
-                    .orElseThrow(() -> Status.NOT_FOUND
-                            .withDescription("no buffer named '" + request.getName() + "' is published")
-                            .asRuntimeException());
-            if (b.getAccessCount() > 0) {
-                if (requester == null) {
-                    throw Status.PERMISSION_DENIED
-                            .withDescription("buffer '" + b.getName()
-                                    + "' has an access list; look it up as an announced peer that is on it")
-                            .asRuntimeException();
-                }
-                if (!b.getAccessList().contains(requester.name())) {
-                    throw Status.PERMISSION_DENIED
-                            .withDescription("peer '" + requester.name() + "' is not on the access list of buffer '"
-                                    + b.getName() + "'")
-                            .asRuntimeException();
-                }
-            }
-            return LookupResponse.newBuilder().setBuffer(b).build();
-        });
+                    Buffer b = store.buffer(request.getName())
+                            .map(StoredBuffer::buffer)
+                            .orElseThrow(() -> Status.NOT_FOUND
+                                    .withDescription("no buffer named '" + request.getName() + "' is published")
+                                    .asRuntimeException());
+                    if (b.getAccessCount() > 0) {
+                        if (requester == null) {
+                            throw Status.PERMISSION_DENIED
+                                    .withDescription("buffer '" + b.getName()
+                                            + "' has an access list; look it up as an announced peer that is on it")
+                                    .asRuntimeException();
+                        }
+                        if (!b.getAccessList().contains(requester.name())) {
+                            throw Status.PERMISSION_DENIED
+                                    .withDescription("peer '" + requester.name()
+                                            + "' is not on the access list of buffer '" + b.getName() + "'")
+                                    .asRuntimeException();
+                        }
+                    }
+                    return LookupResponse.newBuilder().setBuffer(b).build();
+                },
+                code -> metrics.resolved("buffer", code));
     }
 
     @Override
@@ -412,7 +439,9 @@ public final class DirectoryService extends DirectoryGrpc.DirectoryImplBase {
 
     /** Removes every peer whose lease has run out, with a LEFT(EXPIRED) event each. @return how many */
     public int expireLeases() {
-        return store.expireLeases();
+        int n = store.expireLeases();
+        metrics.expired(n);
+        return n;
     }
 
     /** @return peers currently held (including expired ones not yet swept) */
