@@ -233,6 +233,7 @@ final class EngineWriteRun implements BenchRun {
                                     .toString()),
                     "--enable-native-access=ALL-UNNAMED",
                     "--sun-misc-unsafe-memory-access=allow",
+                    "-Drdma4j.bench.spin=" + SPIN, // the target's progress thread backs off or spins as ours does
                     "-cp",
                     System.getProperty("java.class.path"),
                     EngineWriteTarget.class.getName(),
