@@ -154,7 +154,8 @@ final class Checkpoints implements Runnable {
         int slot = 1 - latestSlot;
         long id = ledger.begin(Ledger.Kind.CHECKPOINT, DEADLINE);
         RuntimeException failure = null;
-        try (Arena arena = Arena.ofShared()) {
+        Arena arena = Arena.ofShared();
+        try {
             Checkpoint.Blocks blocks = new VolumeBlocks(engine, volume, arena);
             if (kill) {
                 killNext = false;
@@ -166,8 +167,10 @@ final class Checkpoints implements Runnable {
             } catch (RuntimeException e) {
                 ledger.failed(id, e);
                 failure = e;
-                reopen(); // closes the volume, ending what the dead target left in flight, before the arena goes
+                reopen();
             }
+        } finally {
+            release(arena);
         }
         if (kill) {
             killed.incrementAndGet();
@@ -241,6 +244,26 @@ final class Checkpoints implements Runnable {
                 anomalies.add("restoring checkpoint " + v + " from slot " + slot + ": " + e);
             }
             return false;
+        }
+    }
+
+    /**
+     * Closes a checkpoint's arena. After a target died, the surviving target's connection may still be sending from its
+     * memory for a moment (the JDK refuses to close a segment a socket write holds): wait for that, up to 30 s.
+     */
+    private void release(Arena arena) {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            try {
+                arena.close();
+                return;
+            } catch (IllegalStateException e) {
+                if (System.nanoTime() > until) {
+                    anomalies.add("a checkpoint's memory stayed in use 30 s after it failed: " + e.getMessage());
+                    return;
+                }
+                sleep(50);
+            }
         }
     }
 

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -13,9 +15,10 @@ import javax.management.ObjectName;
  * What one process holds: open file descriptors ({@code /proc/self/fd}), live threads, native memory the JVM tracks
  * (Native Memory Tracking's committed total less the Java heap, the code cache and class metadata, which grow with
  * warm-up and heap sizing, not with leaks; -1 without {@code -XX:NativeMemoryTracking=summary}) and resident memory
- * ({@code VmRSS}, shown only: it moves with the heap). A line of four numbers crosses the process boundary.
+ * ({@code VmRSS}, shown only: it moves with the heap), and the threads' names, to name those that grew. One line
+ * crosses the process boundary.
  */
-record Resources(long fds, long threads, long nativeKb, long rssKb) {
+record Resources(long fds, long threads, long nativeKb, long rssKb, List<String> threadNames) {
     private static final Pattern NMT_TOTAL = Pattern.compile("Total: reserved=\\d+KB, committed=(\\d+)KB");
     private static final Pattern NMT_AREA =
             Pattern.compile("-\\s+(Java Heap|Class|Code) \\(reserved=\\d+KB, committed=(\\d+)KB");
@@ -44,7 +47,11 @@ record Resources(long fds, long threads, long nativeKb, long rssKb) {
         } catch (IOException e) {
             rss = -1;
         }
-        return new Resources(fds, ManagementFactory.getThreadMXBean().getThreadCount(), trackedNativeKb(), rss);
+        List<String> names = Thread.getAllStackTraces().keySet().stream()
+                .map(t -> t.getName().replaceAll("\\s", "_"))
+                .sorted()
+                .toList();
+        return new Resources(fds, ManagementFactory.getThreadMXBean().getThreadCount(), trackedNativeKb(), rss, names);
     }
 
     private static long trackedNativeKb() {
@@ -71,12 +78,24 @@ record Resources(long fds, long threads, long nativeKb, long rssKb) {
     }
 
     String line() {
-        return fds + " " + threads + " " + nativeKb + " " + rssKb;
+        return fds + " " + threads + " " + nativeKb + " " + rssKb + " " + String.join(" ", threadNames);
     }
 
     static Resources parse(String line) {
         String[] f = line.trim().split(" ");
-        return new Resources(Long.parseLong(f[0]), Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]));
+        return new Resources(
+                Long.parseLong(f[0]),
+                Long.parseLong(f[1]),
+                Long.parseLong(f[2]),
+                Long.parseLong(f[3]),
+                List.of(f).subList(4, f.length));
+    }
+
+    /** {@return the names of threads here and not at {@code start}, one per extra thread of a name} */
+    List<String> newThreads(Resources start) {
+        List<String> extra = new ArrayList<>(threadNames);
+        start.threadNames.forEach(extra::remove);
+        return extra;
     }
 
     /**
@@ -91,7 +110,7 @@ record Resources(long fds, long threads, long nativeKb, long rssKb) {
             sb.append(" fds +").append(fds - start.fds);
         }
         if (threads - start.threads > THREAD_SLACK) {
-            sb.append(" threads +").append(threads - start.threads);
+            sb.append(" threads +").append(threads - start.threads).append(" ").append(newThreads(start));
         }
         if (nativeKb >= 0 && start.nativeKb >= 0 && nativeKb - start.nativeKb > NATIVE_SLACK_KB) {
             sb.append(" native +").append(nativeKb - start.nativeKb).append(" KiB");
