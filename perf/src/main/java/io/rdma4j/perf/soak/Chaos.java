@@ -40,6 +40,8 @@ final class Chaos implements Runnable {
     private final Map<Fault, AtomicLong> injected = new EnumMap<>(Fault.class);
     private final ConcurrentLinkedQueue<String> errors = new ConcurrentLinkedQueue<>();
     private volatile boolean running = true;
+    private volatile boolean held;
+    private volatile boolean injecting;
     private volatile boolean done;
 
     Chaos(
@@ -82,13 +84,30 @@ final class Chaos implements Runnable {
         return done;
     }
 
+    /** Holds back the next fault, or lets it come; {@link #quiet()} says when the one in progress is over. */
+    void hold(boolean h) {
+        held = h;
+    }
+
+    boolean quiet() {
+        return held && !injecting;
+    }
+
     @Override
     public void run() {
         try {
             while (running) {
                 sleep(1000 + random.nextInt(3000));
+                while (held && running) {
+                    sleep(20);
+                }
                 if (!running) {
                     break;
+                }
+                injecting = true;
+                if (held) { // held after the check above: wait again
+                    injecting = false;
+                    continue;
                 }
                 if (deck.isEmpty()) {
                     Collections.addAll(deck, Fault.values());
@@ -103,6 +122,8 @@ final class Chaos implements Runnable {
                     }
                 } catch (Exception e) {
                     errors.add(f.label + ": " + e);
+                } finally {
+                    injecting = false;
                 }
             }
         } finally {

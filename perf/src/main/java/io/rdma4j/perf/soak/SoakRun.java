@@ -19,10 +19,10 @@ import java.util.function.BooleanSupplier;
 /**
  * One soak: a directory process, two peer processes ({@code steady}, never killed, and {@code victim}), each with an
  * shm and a tcp engine, and in this process an shm and a tcp engine with the fault injector, each sending
- * {@link Traffic} to both peers, plus {@link Checkpoints} to two scripted NVMe/TCP targets. After a fault-free warm-up
- * every process's resources are taken with the traffic paused; then {@link Chaos} runs for the duration (longer if a
- * kind of fault has not come yet); then, after a fault-free settling, the traffic pauses and the resources are taken
- * again.
+ * {@link Traffic} to both peers, plus {@link Checkpoints} to two scripted NVMe/TCP targets. After a warm-up (traffic,
+ * then {@link Chaos} until every kind of fault came once, then fault-free settling) the resources of this process and
+ * the steady peer are taken with the traffic paused; then the faults go on for the duration; then, after settling
+ * again, the resources are taken once more.
  */
 final class SoakRun {
     /** What a soak measured. */
@@ -121,18 +121,25 @@ final class SoakRun {
             }
             threads.add(Thread.ofPlatform().name("soak-checkpoints").start(checkpoints));
 
+            // warm-up: traffic, then one round of every fault, so that what starts on first use (an engine's timer,
+            // a pool's threads) is there before the resources are first taken
             Duration warmUp = clamp(duration.dividedBy(10), Duration.ofSeconds(5), Duration.ofSeconds(30));
             Thread.sleep(warmUp.toMillis());
-            Resources[] start = quiet(traffic, checkpoints, ledger, steady, directory);
-
             chaos = new Chaos(seed, backends, traffic, victim, directory, checkpoints);
             Thread chaosThread = Thread.ofPlatform().name("soak-chaos").start(chaos);
-            long chaosEnd = System.nanoTime() + duration.toNanos();
-            long hardEnd = chaosEnd + Duration.ofMinutes(5).toNanos();
             Checkpoints c = checkpoints;
             Chaos ch = chaos;
             BooleanSupplier complete = () -> ch.everyKindInjected() && c.killed() > 0;
-            while (System.nanoTime() < hardEnd && (System.nanoTime() < chaosEnd || !complete.getAsBoolean())) {
+            long hardEnd =
+                    System.nanoTime() + duration.plus(Duration.ofMinutes(5)).toNanos();
+            while (System.nanoTime() < hardEnd && !complete.getAsBoolean()) {
+                Thread.sleep(200);
+            }
+            settle(chaos);
+            Resources[] start = quiet(traffic, checkpoints, ledger, steady, directory);
+            chaos.hold(false);
+            long chaosEnd = System.nanoTime() + duration.toNanos();
+            while (System.nanoTime() < chaosEnd) {
                 Thread.sleep(200);
             }
             if (!complete.getAsBoolean()) {
@@ -140,9 +147,7 @@ final class SoakRun {
             }
             chaos.stop();
             chaosThread.join();
-            // fault-free: the victim's and the directory's last restart settle, lanes leave their cooldown
-            Thread.sleep(clamp(duration.dividedBy(20), Duration.ofSeconds(5), Duration.ofSeconds(15))
-                    .toMillis());
+            settle(chaos);
             Resources[] end = quiet(traffic, checkpoints, ledger, steady, directory);
             String[] names = {"soak (this process)", "steady peer", "directory"};
             for (int i = 0; i < names.length; i++) {
@@ -192,6 +197,19 @@ final class SoakRun {
                 measured,
                 errors,
                 logs);
+    }
+
+    /**
+     * Holds the faults, then lets the traffic run fault-free for a while: the last restarts settle, lanes leave their
+     * cooldown, and the victim is resolved again.
+     */
+    private void settle(Chaos chaos) throws InterruptedException {
+        chaos.hold(true);
+        while (!chaos.quiet() && !chaos.done()) {
+            Thread.sleep(50);
+        }
+        Thread.sleep(clamp(duration.dividedBy(20), Duration.ofSeconds(5), Duration.ofSeconds(15))
+                .toMillis());
     }
 
     private static int directoryPort(ChildProcess directory) {
