@@ -61,6 +61,9 @@ public final class Main {
         System.out.printf("  %-12s %s%n", "install", "put every module, sources, Javadoc and rdma4j-bom in ~/.m2");
         System.out.printf("  %-12s %s%n", "bench", "run the benchmarks in perf/ (./rdma4j bench help)");
         System.out.printf(
+                "  %-12s %s%n",
+                "soak", "chaos soak: engines in processes under faults; 0 hung, 0 corrupt, no growth (--minutes N)");
+        System.out.printf(
                 "  %-12s %s%n", "example", "run a program from examples/: OneSidedWrite, WeightSync, NvmeCheckpoint");
         for (Command c : commands()) {
             System.out.printf("  %-12s %s%n", c.name(), c.summary());

@@ -71,7 +71,17 @@ public final class ScriptedTarget implements AutoCloseable {
 
     /** @param capacityBytes size of namespace 1, kept in RAM */
     public ScriptedTarget(int capacityBytes) throws IOException {
-        storage = new byte[capacityBytes];
+        this(new byte[capacityBytes]);
+    }
+
+    /**
+     * A target whose namespace 1 is {@code disk}, used as it is: a target restarted on what its predecessor left
+     * ({@code new ScriptedTarget(dead.stored(0, size))} after {@code dead.close()}, as {@code ./rdma4j soak} does).
+     *
+     * @param disk the namespace's bytes, a multiple of 512
+     */
+    public ScriptedTarget(byte[] disk) throws IOException {
+        storage = disk;
         server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         acceptor = Thread.ofPlatform().daemon().name("scripted-target").start(this::acceptLoop);
     }
