@@ -15,9 +15,10 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * {@code --metrics-port P}: the command's meters in Prometheus' text format at {@code http://127.0.0.1:P/metrics}, on
- * loopback only (put a scraper or a proxy on the same host to reach it from elsewhere). Port 0 picks a free one.
+ * loopback only (put a scraper or a proxy on the same host to reach it from elsewhere). Port 0 picks a free one. Public
+ * for {@code ./rdma4j soak} in perf, which serves its meters the same way.
  */
-final class MetricsEndpoint implements AutoCloseable {
+public final class MetricsEndpoint implements AutoCloseable {
     /** The content type of Prometheus' text exposition format. */
     private static final String TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -44,7 +45,7 @@ final class MetricsEndpoint implements AutoCloseable {
      * @param port the TCP port on 127.0.0.1; 0 picks a free one
      * @param who the command, as it prefixes its lines ({@code rdma4j rendezvous})
      */
-    static MetricsEndpoint start(int port, String who, PrintStream out) {
+    public static MetricsEndpoint start(int port, String who, PrintStream out) {
         MetricsEndpoint m = new MetricsEndpoint(port);
         out.println(who + ": metrics at " + m.url());
         out.flush();
@@ -52,7 +53,7 @@ final class MetricsEndpoint implements AutoCloseable {
     }
 
     /** {@return the value of {@code --metrics-port}, checked} */
-    static int port(String value) {
+    public static int port(String value) {
         try {
             int p = Integer.parseInt(value);
             if (p >= 0 && p <= 65535) {
@@ -66,12 +67,12 @@ final class MetricsEndpoint implements AutoCloseable {
     }
 
     /** {@return the registry the command's engine or directory publishes its meters in} */
-    MeterRegistry registry() {
+    public MeterRegistry registry() {
         return registry;
     }
 
     /** {@return where Prometheus scrapes} */
-    String url() {
+    public String url() {
         return "http://127.0.0.1:" + server.getAddress().getPort() + "/metrics";
     }
 

@@ -1,5 +1,6 @@
 package io.rdma4j.perf.soak;
 
+import io.rdma4j.cli.MetricsEndpoint;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,7 +15,7 @@ import java.util.Map;
  * operation. Exits 0 when all three hold, 1 otherwise, 2 on bad arguments.
  */
 public final class Soak {
-    static final String USAGE = "usage: ./rdma4j soak [--minutes N | --seconds N] [--seed N]"
+    static final String USAGE = "usage: ./rdma4j soak [--minutes N | --seconds N] [--seed N] [--metrics-port P]"
             + "  (default 10 minutes; N may have decimals)";
 
     private Soak() {}
@@ -22,12 +23,14 @@ public final class Soak {
     public static void main(String[] args) throws Exception {
         Duration duration = Duration.ofMinutes(10);
         long seed = System.nanoTime();
+        int metricsPort = -1;
         try {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
                     case "--minutes" -> duration = seconds(60 * Double.parseDouble(value(args, i++)));
                     case "--seconds" -> duration = seconds(Double.parseDouble(value(args, i++)));
                     case "--seed" -> seed = Long.parseLong(value(args, i++));
+                    case "--metrics-port" -> metricsPort = MetricsEndpoint.port(value(args, i++));
                     case "-h", "--help" -> {
                         System.out.println(USAGE);
                         return;
@@ -44,8 +47,13 @@ public final class Soak {
                 "soak: %s of faults (seed %d): engines over shm and tcp across processes, NVMe/TCP checkpoints%n",
                 human(duration),
                 seed);
-        SoakRun.Result r = new SoakRun(duration, seed).run();
-        boolean pass = report(r, System.out);
+        boolean pass;
+        // this process's engines publish their meters there for the whole run (the peers' are their own)
+        try (MetricsEndpoint metrics =
+                metricsPort < 0 ? null : MetricsEndpoint.start(metricsPort, "soak", System.out)) {
+            SoakRun.Result r = new SoakRun(duration, seed, metrics == null ? null : metrics.registry()).run();
+            pass = report(r, System.out);
+        }
         System.exit(pass ? 0 : 1);
     }
 

@@ -1,5 +1,6 @@
 package io.rdma4j.perf.soak;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.rendezvous.Security;
 import java.io.IOException;
@@ -44,10 +45,13 @@ final class SoakRun {
 
     private final Duration duration;
     private final long seed;
+    /** Where this process's engines publish their meters ({@code --metrics-port}), or null. */
+    private final MeterRegistry meters;
 
-    SoakRun(Duration duration, long seed) {
+    SoakRun(Duration duration, long seed, MeterRegistry meters) {
         this.duration = duration;
         this.seed = seed;
+        this.meters = meters;
     }
 
     private static int freePort() throws IOException {
@@ -99,6 +103,9 @@ final class SoakRun {
                         .chunkSize(256 << 10) // a 2 MiB write is eight chunks striped over both lanes
                         .lease(LEASE)
                         .backendWrapper(x -> installed[0] = new FaultyBackend(x));
+                if (meters != null) {
+                    b.meterRegistry(meters);
+                }
                 TransferEngine e = (provider.equals("tcp") ? b.nicFilter("lo") : b).build();
                 engines.add(e);
                 backends.add(installed[0]);
@@ -107,12 +114,12 @@ final class SoakRun {
                     traffic.add(new Traffic(e, provider, peer, peerEngine, ledger, arena, seed + traffic.size()));
                 }
             }
-            TransferEngine nvme = TransferEngine.builder()
+            TransferEngine.Builder nb = TransferEngine.builder()
                     .name(id + "-nvme")
                     .backend("libfabric")
                     .provider("tcp")
-                    .nicFilter("lo")
-                    .build();
+                    .nicFilter("lo");
+            TransferEngine nvme = (meters == null ? nb : nb.meterRegistry(meters)).build();
             engines.add(nvme);
             checkpoints = new Checkpoints(nvme, ledger, logs);
             watchdog.scheduleWithFixedDelay(ledger::sweep, 200, 200, TimeUnit.MILLISECONDS);

@@ -20,7 +20,7 @@ class SoakTest {
     @Test
     void everyFaultComesAndNothingHangsOrCorrupts() throws Exception {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
-        SoakRun.Result r = new SoakRun(Duration.ofSeconds(20), 42).run();
+        SoakRun.Result r = new SoakRun(Duration.ofSeconds(20), 42, null).run();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Soak.report(r, new PrintStream(out, true, StandardCharsets.UTF_8));
         String said = out.toString(StandardCharsets.UTF_8);
