@@ -4,6 +4,7 @@ import io.rdma4j.Closeables;
 import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.ForwardingEngineBackend;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -3,6 +3,7 @@ package io.rdma4j.engine;
 import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.ForwardingEngineBackend;
 import io.rdma4j.engine.spi.LaneDescriptor;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,6 +2,7 @@ package io.rdma4j.engine;
 
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.ForwardingEngineBackend;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;

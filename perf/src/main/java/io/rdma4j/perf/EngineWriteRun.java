@@ -13,7 +13,6 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -225,25 +224,18 @@ final class EngineWriteRun implements BenchRun {
                 throws IOException, InterruptedException {
             long pid = ProcessHandle.current().pid();
             String targetName = "bench-target-" + pid;
-            List<String> cmd = List.of(
-                    ProcessHandle.current()
-                            .info()
-                            .command()
-                            .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
-                                    .toString()),
-                    "--enable-native-access=ALL-UNNAMED",
-                    "--sun-misc-unsafe-memory-access=allow",
-                    "-Drdma4j.bench.spin=" + SPIN, // the target's progress thread backs off or spins as ours does
-                    "-cp",
-                    System.getProperty("java.class.path"),
-                    EngineWriteTarget.class.getName(),
-                    directory,
-                    targetName,
-                    provider,
-                    Integer.toString(lanes),
-                    Long.toString(chunk),
-                    Integer.toString(window),
-                    Long.toString(BUFFER));
+            List<String> cmd = ChildJava.command(
+                    // the target's progress thread backs off or spins as ours does
+                    List.of("-Drdma4j.bench.spin=" + SPIN),
+                    EngineWriteTarget.class,
+                    List.of(
+                            directory,
+                            targetName,
+                            provider,
+                            Integer.toString(lanes),
+                            Long.toString(chunk),
+                            Integer.toString(window),
+                            Long.toString(BUFFER)));
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
             pb.environment().put("IPATH_NO_BACKTRACE", "1");
             child = pb.start();

@@ -480,15 +480,7 @@ final class RendezvousFailoverRun implements BenchRun {
         }
 
         static Child start(Path dir, String name, String... args) throws IOException {
-            List<String> cmd = new ArrayList<>(List.of(
-                    ProcessHandle.current().info().command().orElse("java"),
-                    "--enable-native-access=ALL-UNNAMED",
-                    "--sun-misc-unsafe-memory-access=allow",
-                    "-XX:+UseSerialGC",
-                    "-cp",
-                    System.getProperty("java.class.path"),
-                    FailoverChild.class.getName()));
-            cmd.addAll(List.of(args));
+            List<String> cmd = ChildJava.command(List.of("-XX:+UseSerialGC"), FailoverChild.class, List.of(args));
             Process p = new ProcessBuilder(cmd)
                     .redirectError(ProcessBuilder.Redirect.appendTo(
                             dir.resolve(name + ".log").toFile()))

@@ -325,18 +325,7 @@ final class WeightsRun implements BenchRun {
     }
 
     private static Child start(List<String> args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(
-                ProcessHandle.current()
-                        .info()
-                        .command()
-                        .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
-                                .toString()),
-                "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow",
-                "-cp",
-                System.getProperty("java.class.path"),
-                WeightsBenchSubscriber.class.getName()));
-        cmd.addAll(args);
+        List<String> cmd = ChildJava.command(List.of(), WeightsBenchSubscriber.class, args);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("IPATH_NO_BACKTRACE", "1");
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);

@@ -1,12 +1,12 @@
 package io.rdma4j.perf.soak;
 
+import io.rdma4j.perf.ChildJava;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -54,21 +54,8 @@ final class ChildProcess implements AutoCloseable {
 
     /** Starts the process and waits for its {@code READY}. */
     synchronized void start() throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(
-                ProcessHandle.current()
-                        .info()
-                        .command()
-                        .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
-                                .toString()),
-                "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow",
-                "-XX:NativeMemoryTracking=summary",
-                "-XX:+UseSerialGC",
-                "-Xmx" + heap,
-                "-cp",
-                System.getProperty("java.class.path"),
-                SoakPeer.class.getName()));
-        cmd.addAll(args);
+        List<String> cmd = ChildJava.command(
+                List.of("-XX:NativeMemoryTracking=summary", "-XX:+UseSerialGC", "-Xmx" + heap), SoakPeer.class, args);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         pb.environment().put("IPATH_NO_BACKTRACE", "1");
         Process p = pb.start();

@@ -1,12 +1,8 @@
 package io.rdma4j.perf.soak;
 
-import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
-import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
-import io.rdma4j.engine.spi.LaneDescriptor;
-import java.lang.foreign.MemorySegment;
-import java.util.List;
+import io.rdma4j.engine.spi.ForwardingEngineBackend;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -15,17 +11,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * chosen lanes fail their next posts, or report their next successful local completions as errors (the operation may
  * well have landed, as after a lost acknowledgement). Everything else goes to the real backend.
  */
-final class FaultyBackend implements EngineBackend {
+final class FaultyBackend extends ForwardingEngineBackend {
     /** The error code injected completions carry (EIO). */
     static final int INJECTED = 5;
 
-    private final EngineBackend inner;
     private final AtomicIntegerArray failPosts;
     private final AtomicIntegerArray failCompletions;
     private final AtomicLong injected = new AtomicLong();
 
     FaultyBackend(EngineBackend inner) {
-        this.inner = inner;
+        super(inner);
         failPosts = new AtomicIntegerArray(inner.lanes().size());
         failCompletions = new AtomicIntegerArray(inner.lanes().size());
     }
@@ -59,58 +54,8 @@ final class FaultyBackend implements EngineBackend {
     }
 
     @Override
-    public String name() {
-        return inner.name();
-    }
-
-    @Override
     public String description() {
         return inner.description() + " (soak fault injection)";
-    }
-
-    @Override
-    public String provider() {
-        return inner.provider();
-    }
-
-    @Override
-    public List<LaneDescriptor> lanes() {
-        return inner.lanes();
-    }
-
-    @Override
-    public int immediateBytes() {
-        return inner.immediateBytes();
-    }
-
-    @Override
-    public BackendRegistration register(MemorySegment segment) {
-        return inner.register(segment);
-    }
-
-    @Override
-    public BackendRegistration registerDevice(DeviceMemory memory) {
-        return inner.registerDevice(memory);
-    }
-
-    @Override
-    public int prepareConnection(int lane) {
-        return inner.prepareConnection(lane);
-    }
-
-    @Override
-    public byte[] endpointInfo(int lane, int connection) {
-        return inner.endpointInfo(lane, connection);
-    }
-
-    @Override
-    public void connect(int lane, int connection, byte[] remoteEndpointInfo) {
-        inner.connect(lane, connection, remoteEndpointInfo);
-    }
-
-    @Override
-    public void disconnect(int lane, int connection) {
-        inner.disconnect(lane, connection);
     }
 
     @Override
@@ -181,20 +126,5 @@ final class FaultyBackend implements EngineBackend {
             }
         }
         return n;
-    }
-
-    @Override
-    public String laneError(int lane) {
-        return inner.laneError(lane);
-    }
-
-    @Override
-    public boolean recover(int lane) {
-        return inner.recover(lane);
-    }
-
-    @Override
-    public void close() {
-        inner.close();
     }
 }

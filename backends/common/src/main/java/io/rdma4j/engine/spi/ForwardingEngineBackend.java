@@ -1,16 +1,11 @@
-package io.rdma4j.engine;
+package io.rdma4j.engine.spi;
 
-import io.rdma4j.engine.spi.BackendRegistration;
-import io.rdma4j.engine.spi.Completions;
-import io.rdma4j.engine.spi.DeviceMemory;
-import io.rdma4j.engine.spi.EngineBackend;
-import io.rdma4j.engine.spi.LaneDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * A backend that hands every call to a real one. Test wrappers that inject a fault or record an order extend it and
- * override only the calls they change.
+ * A backend that hands every call to a real one. Wrappers given to the engine's {@code backendWrapper} (a fault
+ * injector in a test or a soak, a recorder of call order) extend it and override only the calls they change.
  */
 public abstract class ForwardingEngineBackend implements EngineBackend {
     /** The real backend. */
