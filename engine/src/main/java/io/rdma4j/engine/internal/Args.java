@@ -42,6 +42,16 @@ final class Args {
         }
     }
 
+    /**
+     * As {@link #range(long, long, long, String)} with {@code what} = {@code prefix + buffer}, built only on failure:
+     * the data path checks every transfer and must not build a message for each.
+     */
+    static void range(long size, long offset, long length, String prefix, Object buffer) {
+        if (offset < 0 || length < 0 || offset > size - length) {
+            range(size, offset, length, prefix + buffer);
+        }
+    }
+
     /** Fails unless {@code [offset, offset + length)} lies inside a live {@code segment}. */
     static void range(MemorySegment segment, long offset, long length, String what) {
         alive(segment, what);

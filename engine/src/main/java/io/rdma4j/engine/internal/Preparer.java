@@ -38,6 +38,10 @@ final class Preparer {
             Planner.Assignment assignment,
             BatchImpl batch) {}
 
+    /** Best level first: the worse of each candidate's two sides. */
+    private static final Comparator<Planner.Candidate> BY_LEVEL =
+            Comparator.comparing((Planner.Candidate c) -> Level.worse(c.localLevel(), c.remoteLevel()));
+
     private final String name;
     private final LaneRuntime[] lanes;
     private final List<LaneDescriptor> descriptors;
@@ -48,6 +52,8 @@ final class Preparer {
     private final Membership membership;
     private final Connector connector;
     private final AtomicInteger rotation = new AtomicInteger();
+    /** Per lane: its NIC as plans name it, built once rather than for every transfer. */
+    private final String[] localNics;
 
     Preparer(
             String name,
@@ -67,6 +73,7 @@ final class Preparer {
         this.registrations = registrations;
         this.membership = membership;
         this.connector = connector;
+        this.localNics = descriptors.stream().map(Preparer::nic).toArray(String[]::new);
     }
 
     BufferImpls.Local local(LocalBuffer b, String what) {
@@ -107,8 +114,11 @@ final class Preparer {
         if (length < 0) {
             throw new InvalidArgumentException(dir + " length must be >= 0, got " + length);
         }
-        Args.range(l.segment, localOffset, length, (op == Op.READ ? "read target " : "write source ") + l);
-        Args.range(r.length(), remoteOffset, length, (op == Op.READ ? "read source " : "write target ") + r);
+        if (!l.segment.scope().isAlive()) {
+            Args.alive(l.segment, (op == Op.READ ? "read target " : "write source ") + l);
+        }
+        Args.range(l.segment.byteSize(), localOffset, length, op == Op.READ ? "read target " : "write source ", l);
+        Args.range(r.length(), remoteOffset, length, op == Op.READ ? "read source " : "write target ", r);
         return plan(op, l, localOffset, r, remoteOffset, length, o, null);
     }
 
@@ -195,9 +205,9 @@ final class Preparer {
                 ll = Level.values()[ll.ordinal() + 1];
             }
             out.add(new Planner.Candidate(
-                    i, nic(d), ll, rl, remote == null ? "lane " + rl : remoteNic(remote), rlv, w));
+                    i, localNics[i], ll, rl, remote == null ? "lane " + rl : remoteNic(remote), rlv, w));
         }
-        out.sort(Comparator.comparing((Planner.Candidate c) -> Level.worse(c.localLevel(), c.remoteLevel())));
+        out.sort(BY_LEVEL);
         return out;
     }
 

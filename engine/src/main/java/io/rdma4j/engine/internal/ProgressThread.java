@@ -183,7 +183,10 @@ final class ProgressThread implements Runnable {
                 if (c.abandoned()) {
                     continue;
                 }
-                if (l.failed || dispatcher.hasHealthyAlternative(c.transfer, l.lane)) {
+                // a copy stays on its lane while the lane only cools down: it must travel behind the data that lane
+                // carried (a completed write is sent, not yet placed), and another lane could overtake that data; only
+                // a lane out of service for good gives its copies away
+                if (l.failed) {
                     dispatcher.retryNotification(c, l, "paused after: " + l.lastError);
                     moved++;
                 } else {

@@ -44,13 +44,13 @@ final class TransferEvent extends jdk.jfr.Event {
     @Description("ok, or the failure's exception type and message")
     String result;
 
-    static void emit(TransferImpl t, String lanes, Throwable failure) {
+    static void emit(TransferImpl t, java.util.List<Integer> lanes, Throwable failure) {
         TransferEvent e = new TransferEvent();
-        if (e.shouldCommit()) {
+        if (e.shouldCommit()) { // the lanes' text is built only for a recording that takes the event
             e.operation = t.op == Op.READ ? "read" : "write";
             e.peer = t.peer.name;
             e.bytes = t.total;
-            e.lanes = lanes;
+            e.lanes = lanes == null ? "" : lanes.toString();
             e.retries = t.retries.get();
             e.transferNanos = System.nanoTime() - t.startNanos;
             e.result = failure == null ? "ok" : failure.getClass().getSimpleName() + ": " + failure.getMessage();

@@ -179,7 +179,7 @@ final class TransferImpl implements Transfer {
             batch.release();
         }
         long took = System.nanoTime() - startNanos;
-        TransferEvent.emit(this, lanes.toString(), null);
+        TransferEvent.emit(this, lanes, null);
         metrics.completed(op, total, took);
         future.complete(new TransferResult(total, lanes, took, retries.get()));
         maybeRelease();
@@ -193,7 +193,7 @@ final class TransferImpl implements Transfer {
         terminal = true;
         cancelDeadline();
         finished();
-        TransferEvent.emit(this, "", cause);
+        TransferEvent.emit(this, null, cause);
         metrics.failed(cause);
         future.completeExceptionally(cause);
         maybeRelease();
