@@ -173,6 +173,7 @@ public final class Rendezvous implements AutoCloseable {
         for (int i = 0; i < endpoints.size(); i++) {
             int at = (start + i) % endpoints.size();
             for (int attempt = 0; attempt < 2; attempt++) {
+                long began = System.nanoTime();
                 try {
                     T result = body.apply(endpoints
                             .get(at)
@@ -186,7 +187,7 @@ public final class Rendezvous implements AutoCloseable {
                         throw e;
                     }
                     last = e;
-                    if (!neverStarted(e)) {
+                    if (!neverStarted(e) && !startedLate(e, System.nanoTime() - began)) {
                         break;
                     }
                 }
@@ -205,6 +206,30 @@ public final class Rendezvous implements AutoCloseable {
         return e.getStatus().getCode() == io.grpc.Status.Code.DEADLINE_EXCEEDED
                 && d != null
                 && d.startsWith("ClientCall started after");
+    }
+
+    /** What gRPC says of a call whose deadline ran out while it ran: how long it ran. */
+    private static final java.util.regex.Pattern RAN_FOR =
+            java.util.regex.Pattern.compile("deadline exceeded after (\\d+(?:\\.\\d+)?)s");
+
+    /**
+     * True when a call ran out of time but had less than half of its deadline left when gRPC started it: the rest went
+     * on this side before anything was sent (a cold JVM in an emulated guest loading gRPC has spent 13 of 15 s so). The
+     * directory had no fair chance to answer, so the call is made once more with a fresh deadline. A call that may have
+     * reached the directory is safe to repeat: lookups read, and an announce or publish of this peer's own name
+     * replaces what the first one did.
+     */
+    private boolean startedLate(StatusRuntimeException e, long elapsedNanos) {
+        String d = e.getStatus().getDescription();
+        if (e.getStatus().getCode() != io.grpc.Status.Code.DEADLINE_EXCEEDED || d == null) {
+            return false;
+        }
+        java.util.regex.Matcher m = RAN_FOR.matcher(d);
+        if (!m.find()) {
+            return false;
+        }
+        long ran = (long) (Double.parseDouble(m.group(1)) * 1e9);
+        return elapsedNanos - ran > callTimeout.toNanos() / 2;
     }
 
     ScheduledExecutorService heartbeats() {

@@ -66,6 +66,64 @@ class ColdCallRetryTest {
         }
     }
 
+    /** An in-process directory whose resolve answers NOT_FOUND after {@code delayMs}: a cold or busy server. */
+    private static io.grpc.Server slowDirectory(String name, long delayMs) throws java.io.IOException {
+        return io.grpc.inprocess.InProcessServerBuilder.forName(name)
+                .addService(new io.rdma4j.proto.v1.DirectoryGrpc.DirectoryImplBase() {
+                    @Override
+                    public void resolve(
+                            ResolveRequest request,
+                            io.grpc.stub.StreamObserver<io.rdma4j.proto.v1.ResolveResponse> out) {
+                        sleep(delayMs);
+                        out.onError(Status.NOT_FOUND.asRuntimeException());
+                    }
+                })
+                .build()
+                .start();
+    }
+
+    @Test
+    void callThatStartedWithLittleOfItsDeadlineLeftIsMadeAgain() throws Exception {
+        String name = Fixtures.uniqueName("slow-dir");
+        io.grpc.Server server = slowDirectory(name, 300);
+        try (Rendezvous r = Rendezvous.connect("inproc:" + name, Security.none(), TIMEOUT)) {
+            AtomicInteger attempts = new AtomicInteger();
+            StatusRuntimeException e = assertThrows(
+                    StatusRuntimeException.class,
+                    () -> r.invoke(stub -> {
+                        if (attempts.incrementAndGet() == 1) {
+                            sleep(TIMEOUT.toMillis() - 150); // started with 150 ms left; the server needs 300
+                        }
+                        return stub.resolve(
+                                ResolveRequest.newBuilder().setName("x").build());
+                    }));
+            assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode(), "the directory answered the second try");
+            assertEquals(2, attempts.get(), "one retry, after the call that started late");
+        } finally {
+            server.shutdownNow();
+        }
+    }
+
+    @Test
+    void callThatHadItsWholeDeadlineIsNotMadeAgain() throws Exception {
+        String name = Fixtures.uniqueName("slow-dir");
+        io.grpc.Server server = slowDirectory(name, TIMEOUT.toMillis() + 500);
+        try (Rendezvous r = Rendezvous.connect("inproc:" + name, Security.none(), TIMEOUT)) {
+            AtomicInteger attempts = new AtomicInteger();
+            StatusRuntimeException e = assertThrows(
+                    StatusRuntimeException.class,
+                    () -> r.invoke(stub -> {
+                        attempts.incrementAndGet();
+                        return stub.resolve(
+                                ResolveRequest.newBuilder().setName("x").build());
+                    }));
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode());
+            assertEquals(1, attempts.get(), "the directory had its chance: no second try");
+        } finally {
+            server.shutdownNow();
+        }
+    }
+
     private static void sleep(long ms) {
         try {
             Thread.sleep(ms);
