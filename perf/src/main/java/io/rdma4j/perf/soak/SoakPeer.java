@@ -45,7 +45,7 @@ public final class SoakPeer {
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
             case "directory" -> directory(Integer.parseInt(args[1]));
-            case "peer" -> peer(args[1], args[2], Long.parseLong(args[3]));
+            case "peer" -> peer(args[1], args[2], Long.parseLong(args[3]), List.of(args[4].split(",")));
             default -> throw new IllegalArgumentException("unknown soak child " + args[0]);
         }
     }
@@ -74,10 +74,10 @@ public final class SoakPeer {
     /** One engine of the peer: its buffer, and the verdicts on tagged writes not yet asked for. */
     private record Side(TransferEngine engine, MemorySegment memory, Map<Long, String> verdicts) {}
 
-    private static void peer(String name, String directory, long leaseMs) throws Exception {
+    private static void peer(String name, String directory, long leaseMs, List<String> providers) throws Exception {
         Arena arena = Arena.ofShared();
         Map<String, Side> sides = new LinkedHashMap<>();
-        for (String provider : List.of("shm", "tcp")) {
+        for (String provider : providers) {
             TransferEngine.Builder b = TransferEngine.builder()
                     .name(name + "-" + provider)
                     .directory(directory, Security.none())
