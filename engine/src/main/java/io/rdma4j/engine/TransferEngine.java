@@ -786,8 +786,11 @@ public interface TransferEngine extends AutoCloseable {
         /**
          * Publishes the engine's meters (names {@code rdma4j.*}, tagged {@code engine=NAME}) in {@code registry}:
          * bytes, operations, errors and queue depths per lane, transfer durations by size class, failures by cause,
-         * retries, registrations and registration-cache hits. They are registered when the engine is built and removed
-         * when it closes. Without a registry (the default) the data path does no metrics work at all.
+         * retries, registrations and registration-cache hits; volume write and read durations by size class and their
+         * failures by cause ({@code rdma4j.volume.*}). They are registered when the engine is built and removed when it
+         * closes. Volumes hand the registry to their storage connections, so NVMe-oF queues add their own meters
+         * ({@code rdma4j.nvme.*}, per queue) while the volume is open. Without a registry (the default) the data path
+         * does no metrics work at all.
          *
          * @param registry where the meters go, e.g. a {@code PrometheusMeterRegistry}; null for none
          * @return this builder

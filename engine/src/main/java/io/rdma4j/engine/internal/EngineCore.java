@@ -80,7 +80,8 @@ public final class EngineCore implements TransferEngine {
         this.levels = TopologyLevels.create(config.topology(), descriptors);
         this.registrations = new RegistrationCache(backend, 1024, Duration.ofSeconds(30));
         this.metrics = EngineMetrics.create(config.meterRegistry(), name, lanes, registrations);
-        this.volumes = new Volumes(name, config.topology(), config.chunkBytes(), registrations);
+        this.volumes = new Volumes(
+                name, config.topology(), config.chunkBytes(), registrations, metrics, config.meterRegistry());
         WireLanes wire = new WireLanes(backend, descriptors);
         this.publications = new Publications(name, descriptors, registrations);
         this.inbound = new Inbound(name, backend, descriptors, publications, notes, errors);

@@ -71,6 +71,10 @@ final class EngineMetrics {
 
     private final Counter[] failures;
     private final Counter[] retries;
+    /** Volume transfers: [0: write, 1: read][size class], and failures by cause. */
+    private final Timer[][] volumeDurations;
+
+    private final Counter[] volumeFailures;
 
     private EngineMetrics(MeterRegistry registry, String engine) {
         this.registry = registry;
@@ -79,6 +83,8 @@ final class EngineMetrics {
             durations = null;
             failures = null;
             retries = null;
+            volumeDurations = null;
+            volumeFailures = null;
             return;
         }
         durations = new Timer[2][SIZE_CLASSES.length];
@@ -93,14 +99,21 @@ final class EngineMetrics {
                         .register(registry));
             }
         }
-        failures = new Counter[CAUSES.length];
-        for (int c = 0; c < CAUSES.length; c++) {
-            failures[c] = add(Counter.builder("rdma4j.transfer.failures")
-                    .description("Transfers that failed, by cause")
-                    .tags(tags)
-                    .tag("cause", CAUSES[c])
-                    .register(registry));
+        failures = causeCounters("rdma4j.transfer.failures", "Transfers that failed, by cause");
+        volumeDurations = new Timer[2][SIZE_CLASSES.length];
+        for (int op = 0; op < 2; op++) {
+            for (int c = 0; c < SIZE_CLASSES.length; c++) {
+                volumeDurations[op][c] = add(Timer.builder("rdma4j.volume.duration")
+                        .description("Time from the call to the end of volume writes and reads that succeeded,"
+                                + " by size class")
+                        .tags(tags)
+                        .tag("op", op == 0 ? "write" : "read")
+                        .tag("size", SIZE_CLASSES[c])
+                        .serviceLevelObjectives(BUCKETS)
+                        .register(registry));
+            }
         }
+        volumeFailures = causeCounters("rdma4j.volume.failures", "Volume writes and reads that failed, by cause");
         retries = new Counter[RETRY_KINDS.length];
         for (int k = 0; k < RETRY_KINDS.length; k++) {
             retries[k] = add(Counter.builder("rdma4j.transfer.retries")
@@ -195,6 +208,18 @@ final class EngineMetrics {
                 .register(registry));
     }
 
+    private Counter[] causeCounters(String name, String description) {
+        Counter[] counters = new Counter[CAUSES.length];
+        for (int c = 0; c < CAUSES.length; c++) {
+            counters[c] = add(Counter.builder(name)
+                    .description(description)
+                    .tags(tags)
+                    .tag("cause", CAUSES[c])
+                    .register(registry));
+        }
+        return counters;
+    }
+
     private <M extends Meter> M add(M meter) {
         meters.add(meter);
         return meter;
@@ -214,6 +239,22 @@ final class EngineMetrics {
             return;
         }
         failures[cause(cause)].increment();
+    }
+
+    /** A volume write ({@code write}) or read of {@code bytes} succeeded {@code nanos} after it was started. */
+    void volumeCompleted(boolean write, long bytes, long nanos) {
+        if (registry == null) {
+            return;
+        }
+        volumeDurations[write ? 0 : 1][sizeClass(bytes)].record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** A volume write or read failed with {@code cause}. */
+    void volumeFailed(Throwable cause) {
+        if (registry == null) {
+            return;
+        }
+        volumeFailures[cause(cause)].increment();
     }
 
     /** Something of kind {@link #RETRY_CHUNK}, {@link #RETRY_NOTIFICATION} or {@link #RETRY_VERDICT} is sent again. */

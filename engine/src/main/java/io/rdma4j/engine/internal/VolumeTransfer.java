@@ -187,7 +187,9 @@ final class VolumeTransfer implements Transfer {
                 used.add(m);
             }
         }
-        TransferResult result = new TransferResult(total, used, System.nanoTime() - startNanos, 0);
+        long nanos = System.nanoTime() - startNanos;
+        volume.owner.metrics.volumeCompleted(write, total, nanos);
+        TransferResult result = new TransferResult(total, used, nanos, 0);
         if (landed == null) {
             future.complete(result);
             settle();
@@ -226,6 +228,7 @@ final class VolumeTransfer implements Transfer {
             drained = inFlight == 0;
         }
         finish();
+        volume.owner.metrics.volumeFailed(cause);
         future.completeExceptionally(cause);
         if (drained) {
             settle();

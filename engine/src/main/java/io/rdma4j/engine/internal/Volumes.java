@@ -1,5 +1,6 @@
 package io.rdma4j.engine.internal;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.BackendUnavailableException;
 import io.rdma4j.ClosedException;
 import io.rdma4j.InvalidArgumentException;
@@ -43,6 +44,8 @@ final class Volumes implements AutoCloseable {
     private final Path topologyPath;
     private final long chunkBytes;
     private final RegistrationCache registrations;
+    final EngineMetrics metrics;
+    private final MeterRegistry registry;
     private final Set<VolumeImpl> open = ConcurrentHashMap.newKeySet();
     private volatile ScheduledExecutorService dispatcher;
     private volatile Thread dispatcherThread;
@@ -51,8 +54,20 @@ final class Volumes implements AutoCloseable {
     private boolean topologyLoaded;
     private volatile boolean closed;
 
-    Volumes(String engineName, Path topologyPath, long chunkBytes, RegistrationCache registrations) {
+    /**
+     * @param metrics the engine's meters, where volume transfers are timed and their failures counted
+     * @param registry the engine's registry, handed to the providers for their connections' meters; null for none
+     */
+    Volumes(
+            String engineName,
+            Path topologyPath,
+            long chunkBytes,
+            RegistrationCache registrations,
+            EngineMetrics metrics,
+            MeterRegistry registry) {
         this.registrations = registrations;
+        this.metrics = metrics;
+        this.registry = registry;
         this.engineName = engineName;
         this.topologyPath = topologyPath;
         this.chunkBytes = chunkBytes;
@@ -110,7 +125,7 @@ final class Volumes implements AutoCloseable {
                 NicChooser.Choice nic = choose(spec, target);
                 BlockStore store;
                 try {
-                    store = provider.connect(target, spec.options(), nic.source());
+                    store = provider.connect(target, spec.options(), nic.source(), registry);
                 } catch (IllegalArgumentException ex) {
                     // a provider's option or transport check: an argument of openVolume, reported as the engine's are
                     throw new InvalidArgumentException("opening volume: " + target + ": " + ex.getMessage(), ex);

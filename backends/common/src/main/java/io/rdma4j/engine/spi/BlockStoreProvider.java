@@ -1,5 +1,6 @@
 package io.rdma4j.engine.spi;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetAddress;
 import java.util.Map;
 import java.util.Set;
@@ -34,4 +35,17 @@ public interface BlockStoreProvider {
      * @throws io.rdma4j.Rdma4jException when the target cannot be reached or refuses
      */
     BlockStore connect(BlockTarget target, Map<String, String> options, InetAddress sourceAddress);
+
+    /**
+     * As {@link #connect(BlockTarget, Map, InetAddress)}, publishing the store's meters (for NVMe-oF: per-queue command
+     * latency, whose rate is the queue's IOPS, bytes, errors and commands outstanding) in {@code registry} until the
+     * store closes. The engine calls this with the registry it was built with. A provider without meters keeps this
+     * default, which ignores the registry.
+     *
+     * @param registry where the meters go; null for none
+     */
+    default BlockStore connect(
+            BlockTarget target, Map<String, String> options, InetAddress sourceAddress, MeterRegistry registry) {
+        return connect(target, options, sourceAddress);
+    }
 }

@@ -1,5 +1,6 @@
 package io.rdma4j.nvmeof.engine;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.engine.spi.BlockStore;
 import io.rdma4j.engine.spi.BlockStoreProvider;
 import io.rdma4j.engine.spi.BlockTarget;
@@ -64,6 +65,13 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
 
     @Override
     public BlockStore connect(BlockTarget target, Map<String, String> options, InetAddress sourceAddress) {
+        return connect(target, options, sourceAddress, null);
+    }
+
+    /** Connects as the three-argument form, with the controller's per-queue meters in {@code registry}. */
+    @Override
+    public BlockStore connect(
+            BlockTarget target, Map<String, String> options, InetAddress sourceAddress, MeterRegistry registry) {
         Target t = switch (target.transport()) {
             case "tcp" -> Target.tcp(target.host(), target.port());
             case "rdma" -> Target.rdma(target.host(), target.port());
@@ -72,7 +80,7 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
                         "transport '" + target.transport() + "' of " + target + ": NVMe-oF here speaks tcp and rdma");
         };
         ConnectOptions o = options(options).withSourceAddress(sourceAddress);
-        return new NvmeofBlockStore(Controller.connect(t, target.subsystemNqn(), o), sourceAddress);
+        return new NvmeofBlockStore(Controller.connect(t, target.subsystemNqn(), o, registry), sourceAddress);
     }
 
     /** Parses the engine's string options into connect options; unknown keys and bad values throw, naming the fix. */
