@@ -1,5 +1,6 @@
 package io.rdma4j.perf.soak;
 
+import io.rdma4j.engine.spi.FaultInjectingBackend;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -31,7 +32,7 @@ final class Chaos implements Runnable {
     }
 
     private final Random random;
-    private final List<FaultyBackend> backends;
+    private final List<FaultInjectingBackend> backends;
     private final List<Traffic> traffic;
     private final ChildProcess victim;
     private final ChildProcess directory;
@@ -46,7 +47,7 @@ final class Chaos implements Runnable {
 
     Chaos(
             long seed,
-            List<FaultyBackend> backends,
+            List<FaultInjectingBackend> backends,
             List<Traffic> traffic,
             ChildProcess victim,
             ChildProcess directory,
@@ -134,7 +135,7 @@ final class Chaos implements Runnable {
     private boolean inject(Fault f) throws Exception {
         switch (f) {
             case LANE_FAILURE -> {
-                FaultyBackend b = backends.get(random.nextInt(backends.size()));
+                FaultInjectingBackend b = backends.get(random.nextInt(backends.size()));
                 int lane = random.nextInt(b.lanes().size());
                 int n = 1 + random.nextInt(8);
                 if (random.nextBoolean()) {

@@ -1,6 +1,7 @@
 package io.rdma4j.perf.soak;
 
 import io.rdma4j.cli.MetricsEndpoint;
+import io.rdma4j.engine.spi.FaultInjectingBackend;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -82,7 +83,9 @@ public final class Soak {
         List<String> problems = new ArrayList<>(r.errors());
         out.printf("soak: ran %s; the child processes' stderr is in %s%n", human(r.ran()), r.logs());
         out.println("faults injected:");
-        long laneOps = r.backends().stream().mapToLong(FaultyBackend::injected).sum();
+        long laneOps = r.backends().stream()
+                .mapToLong(FaultInjectingBackend::injectedFailures)
+                .sum();
         for (Chaos.Fault f : Chaos.Fault.values()) {
             String more = switch (f) {
                 case LANE_FAILURE -> " (" + laneOps + " posts and completions failed)";

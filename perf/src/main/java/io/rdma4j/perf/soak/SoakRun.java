@@ -2,6 +2,7 @@ package io.rdma4j.perf.soak;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.engine.TransferEngine;
+import io.rdma4j.engine.spi.FaultInjectingBackend;
 import io.rdma4j.rendezvous.Security;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -32,7 +33,7 @@ final class SoakRun {
             Ledger ledger,
             Chaos chaos,
             Checkpoints checkpoints,
-            List<FaultyBackend> backends,
+            List<FaultInjectingBackend> backends,
             List<Measured> resources,
             List<String> errors,
             Path logs) {}
@@ -70,7 +71,7 @@ final class SoakRun {
         String dir = null;
         List<ChildProcess> children = new ArrayList<>();
         List<TransferEngine> engines = new ArrayList<>();
-        List<FaultyBackend> backends = new ArrayList<>();
+        List<FaultInjectingBackend> backends = new ArrayList<>();
         List<Traffic> traffic = new ArrayList<>();
         List<Thread> threads = new ArrayList<>();
         Checkpoints checkpoints = null;
@@ -96,7 +97,7 @@ final class SoakRun {
             steady.start();
             victim.start();
             for (String provider : List.of("shm", "tcp")) {
-                FaultyBackend[] installed = new FaultyBackend[1];
+                FaultInjectingBackend[] installed = new FaultInjectingBackend[1];
                 TransferEngine.Builder b = TransferEngine.builder()
                         .name(id + "-" + provider)
                         .directory(dir, Security.none())
@@ -105,7 +106,7 @@ final class SoakRun {
                         .lanesPerNic(2)
                         .chunkSize(256 << 10) // a 2 MiB write is eight chunks striped over both lanes
                         .lease(LEASE)
-                        .backendWrapper(x -> installed[0] = new FaultyBackend(x));
+                        .backendWrapper(x -> installed[0] = new FaultInjectingBackend(x));
                 if (meters != null) {
                     b.meterRegistry(meters);
                 }

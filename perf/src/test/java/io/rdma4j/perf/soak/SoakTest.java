@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.rdma4j.engine.spi.FaultInjectingBackend;
 import io.rdma4j.libfabric.Libfabric;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -31,7 +32,12 @@ class SoakTest {
         for (Chaos.Fault f : Chaos.Fault.values()) {
             assertTrue(r.chaos().injected(f) > 0, f.label + " never injected:\n" + said);
         }
-        assertTrue(r.backends().stream().mapToLong(FaultyBackend::injected).sum() > 0, said);
+        assertTrue(
+                r.backends().stream()
+                                .mapToLong(FaultInjectingBackend::injectedFailures)
+                                .sum()
+                        > 0,
+                said);
         assertTrue(r.checkpoints().killed() > 0, said);
         assertEquals(r.checkpoints().killed(), r.checkpoints().manifestsAbsent(), said);
         assertEquals(r.checkpoints().killed(), r.checkpoints().previousIntact(), said);

@@ -1,8 +1,5 @@
-package io.rdma4j.engine;
+package io.rdma4j.engine.spi;
 
-import io.rdma4j.engine.spi.Completions;
-import io.rdma4j.engine.spi.EngineBackend;
-import io.rdma4j.engine.spi.ForwardingEngineBackend;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -11,7 +8,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Wraps a real backend and injects faults on chosen lanes: failed posts, failed completions (the operation may well
  * have succeeded underneath, as after a lost acknowledgement), withheld completions (a stalled lane), and duplicated
- * immediates (as EFA delivers them). Everything else goes to the real backend. A fake only to inject faults.
+ * immediates (as EFA delivers them). Everything else goes to the real backend. A fake only to inject faults: the
+ * engine's fault tests and {@code ./rdma4j soak} install it through {@code TransferEngine.Builder.backendWrapper}. Its
+ * poll copies each batch, so it is not for measured runs.
  */
 public final class FaultInjectingBackend extends ForwardingEngineBackend {
     /** Native-looking error code of injected failures (EIO). */
