@@ -35,35 +35,8 @@ class WeightSyncProcessTest {
                 Arena arena = Arena.ofShared();
                 TransferEngine e0 = SyncFixture.engine("trainer-0", dir.target());
                 TransferEngine e1 = SyncFixture.engine("trainer-1", dir.target())) {
-            List<TransferEngine> engines = List.of(e0, e1);
             List<List<MemorySegment>> parts = new ArrayList<>();
-            List<WeightPublisher> pubs = new ArrayList<>();
-            for (int r = 0; r < 2; r++) {
-                int rank = r;
-                List<Tensor> ts = new ArrayList<>();
-                List<MemorySegment> ms = new ArrayList<>();
-                for (int t = 0; t < SyncFixture.NAMES.length; t++) {
-                    Shard held = Shard.split(0, SyncFixture.SHAPES[t][0], r, 2);
-                    long bytes = Tensor.byteSize(SyncFixture.TYPES[t], held.shape(SyncFixture.SHAPES[t]));
-                    MemorySegment m = arena.allocate(bytes, 4096);
-                    ms.add(m);
-                    ts.add(Tensor.host(
-                            SyncFixture.NAMES[t], SyncFixture.TYPES[t], held.shape(SyncFixture.SHAPES[t]), m));
-                }
-                parts.add(ms);
-                WeightPublisherBuilder b = WeightPublisher.builder(
-                                engines.get(r), new TensorSet(ts, java.util.Map.of()))
-                        .rank(r)
-                        .chunkSize(16 << 10)
-                        .crc32c(r == 0)
-                        .deadline(Duration.ofSeconds(20))
-                        .shards(n -> Shard.split(
-                                0, SyncFixture.SHAPES[List.of(SyncFixture.NAMES).indexOf(n)][0], rank, 2));
-                for (int t = 0; t < SyncFixture.NAMES.length; t++) {
-                    b.fullShape(SyncFixture.NAMES[t], SyncFixture.SHAPES[t]);
-                }
-                pubs.add(b.build());
-            }
+            List<WeightPublisher> pubs = SyncFixture.publishers(List.of(e0, e1), arena, parts);
             String from = "trainer-0,trainer-1";
             children.add(start(dir.target(), "rollout-a", from, "full", versions + 1));
             children.add(start(dir.target(), "rollout-b", from, "full", versions + 1));
@@ -86,23 +59,8 @@ class WeightSyncProcessTest {
                 if (v == versions + 1) {
                     children.get(1).process().destroyForcibly().waitFor();
                 }
-                for (int r = 0; r < 2; r++) {
-                    for (int t = 0; t < SyncFixture.NAMES.length; t++) {
-                        SyncFixture.fill(parts.get(r).get(t), v, t, Shard.split(0, SyncFixture.SHAPES[t][0], r, 2));
-                    }
-                }
-                // each trainer rank publishes on its own thread, as each would in its own process
-                long version = v;
-                List<java.util.concurrent.Future<PublishResult>> running = new ArrayList<>();
-                try (var pool = java.util.concurrent.Executors.newFixedThreadPool(pubs.size())) {
-                    for (WeightPublisher p : pubs) {
-                        running.add(pool.submit(() -> p.publish(version)));
-                    }
-                }
-                List<PublishResult> results = new ArrayList<>();
-                for (var f : running) {
-                    results.add(f.get());
-                }
+                SyncFixture.fillAll(parts, v);
+                List<PublishResult> results = SyncFixture.publishAll(pubs, v);
                 for (PublishResult res : results) {
                     if (v <= versions) {
                         assertEquals(3, res.synced(), res.toString());
