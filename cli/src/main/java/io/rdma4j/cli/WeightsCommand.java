@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.Closeables;
 import io.rdma4j.Rdma4jException;
 import io.rdma4j.engine.TransferEngine;
+import io.rdma4j.engine.TransferTimeoutException;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.rendezvous.DirectoryServer;
 import io.rdma4j.weights.PublishResult;
@@ -40,7 +41,7 @@ final class WeightsCommand implements Command {
                                             [--provider shm] [--metrics-port P]
                    ./rdma4j weights subscribe --from NAME --out FILE.safetensors [--version N]
                                               [--rendezvous HOST:PORT] [--provider shm] [--timeout 60]
-                                              [--metrics-port P]
+                                              [--metrics-port P] [--no-progress] [--progress-every SECONDS]
                    ./rdma4j weights demo [--workers 2] [--versions 4] [--size 64m] [--provider shm]
                                          [--no-progress] [--progress-every SECONDS]
               publish      map FILE and publish its tensors as version 1 from an engine named NAME; serve every
@@ -48,7 +49,8 @@ final class WeightsCommand implements Command {
                            port --port (default 7777; 0 picks a free one) and says where
               subscribe    join the publisher NAME, wait up to --timeout seconds for version N or newer (default 1),
                            write it to FILE (same tensor names, dtypes, shapes and bytes) and exit
-                           (--rendezvous default 127.0.0.1:7777)
+                           (--rendezvous default 127.0.0.1:7777); the bytes of the version landing show on stderr
+                           as the demo's do
               demo         a trainer process (two ranks, TP 2) and N worker processes; even workers need the tensors
                            whole, odd ones split along the other dimension; syncs --versions versions of --size bytes
                            of generated tensors and checks every byte in every worker; its progress (bytes
@@ -88,7 +90,7 @@ final class WeightsCommand implements Command {
         }
         try {
             ProgressOptions progress = ProgressOptions.OFF;
-            if (args[0].equals("demo")) {
+            if (args[0].equals("demo") || args[0].equals("subscribe")) {
                 List<String> rest = new ArrayList<>(List.of(args));
                 try {
                     progress = ProgressOptions.take(rest);
@@ -104,7 +106,7 @@ final class WeightsCommand implements Command {
             }
             return switch (args[0]) {
                 case "publish" -> publish(o, System.out);
-                case "subscribe" -> subscribe(o, System.out);
+                case "subscribe" -> subscribe(o, System.out, progress);
                 case "demo" -> demo(o, System.out, progress);
                 default -> throw new UsageException("unknown subcommand '" + args[0] + "'");
             };
@@ -271,7 +273,8 @@ final class WeightsCommand implements Command {
     }
 
     /** Receives a version and writes it as a safetensors file. */
-    private static int subscribe(Map<String, String> o, PrintStream out) throws Exception {
+    private static int subscribe(Map<String, String> o, PrintStream out, ProgressOptions progressOptions)
+            throws Exception {
         String from = required(o, "--from");
         Path file = Path.of(required(o, "--out"));
         long version = number(o, "--version", 1, 1, (1L << 31) - 1);
@@ -290,7 +293,7 @@ final class WeightsCommand implements Command {
                 WeightSubscriber sub = WeightSubscriber.builder(engine, List.of(from))
                         .joinTimeout(Duration.ofSeconds(timeout))
                         .build();
-                WeightSubscriber.Lease lease = sub.awaitVersion(version, Duration.ofSeconds(timeout))) {
+                WeightSubscriber.Lease lease = await(sub, version, Duration.ofSeconds(timeout), progressOptions)) {
             TensorSet got = lease.tensors();
             Safetensors.write(file, got);
             out.printf(
@@ -298,6 +301,34 @@ final class WeightsCommand implements Command {
                     lease.version(), from, got.size(), DemoCommand.bytes(got.byteSize()), file);
         }
         return 0;
+    }
+
+    /**
+     * Waits for {@code version} or newer, reporting the bytes of the version landing (a first line at 0% when lines are
+     * due at once, so a wait for the publisher shows).
+     */
+    private static WeightSubscriber.Lease await(
+            WeightSubscriber sub, long version, Duration timeout, ProgressOptions options) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (Progress progress = Progress.start("weights subscribe", sub.bytesPerVersion(), options)) {
+            progress.add(0);
+            while (true) {
+                long left = deadline - System.nanoTime();
+                try {
+                    WeightSubscriber.Lease lease =
+                            sub.awaitVersion(version, Duration.ofNanos(Math.max(1, Math.min(left, 200_000_000L))));
+                    progress.set(sub.bytesPerVersion());
+                    return lease;
+                } catch (TransferTimeoutException e) {
+                    if (System.nanoTime() - deadline >= 0) {
+                        throw e;
+                    }
+                }
+                if (sub.versionLanding() >= version) {
+                    progress.set(sub.bytesLanded());
+                }
+            }
+        }
     }
 
     /** A child process of the demo and the lines it says. */

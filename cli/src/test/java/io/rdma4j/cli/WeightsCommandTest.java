@@ -136,10 +136,29 @@ class WeightsCommandTest {
             // two subscribers, one after the other, both joining after version 1 was published: each is served
             for (int i = 0; i < 2; i++) {
                 Path out = dir.resolve("got" + i + ".safetensors");
-                Cli sub = Cli.start(
-                        "weights", "subscribe", "--from", name, "--rendezvous", rendezvous, "--out", out.toString());
+                List<String> args = new ArrayList<>(List.of(
+                        "weights", "subscribe", "--from", name, "--rendezvous", rendezvous, "--out", out.toString()));
+                if (i == 1) {
+                    args.addAll(List.of("--progress-every", "0"));
+                }
+                Cli sub = Cli.start(args.toArray(String[]::new));
                 String said = sub.until("rdma4j weights: version 1 from " + name);
                 assertEquals(0, sub.exit(), said + "; stderr:\n" + sub.stderrText());
+                List<String> progress = sub.stderrText()
+                        .lines()
+                        .filter(l -> l.startsWith("rdma4j weights subscribe: "))
+                        .toList();
+                if (i == 0) {
+                    // lines every 10 s by default: a sync this short prints none
+                    assertEquals(List.of(), progress, sub.stderrText());
+                } else {
+                    // at once: the wait at 0%, and the version's bytes at 100% at the end
+                    assertTrue(progress.size() >= 2, sub.stderrText());
+                    assertTrue(progress.getFirst().matches(".* of \\S+ \\S+ \\(0%\\), .*"), sub.stderrText());
+                    assertTrue(
+                            progress.getLast().matches(".*: (\\S+ \\S+) of \\1 \\(100%\\), .*, in .*"),
+                            sub.stderrText());
+                }
                 assertTrue(pub.until("  version 1 to weights-sub-").contains(": synced in "));
                 assertSameTensors(in, out);
                 try (Safetensors.MappedFile got = Safetensors.open(out)) {

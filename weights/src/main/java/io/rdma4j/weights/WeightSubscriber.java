@@ -49,6 +49,14 @@ public final class WeightSubscriber implements AutoCloseable {
     private final long[] offsets;
     private final int slots;
     private final long slotBytes;
+    /** Bytes of one version this subscriber needs: its parts of every tensor. */
+    private final long neededBytes;
+    /**
+     * The version being assembled, or last completed, and its bytes landed so far: written by the subscriber thread.
+     */
+    private volatile long progressVersion = -1;
+
+    private volatile long progressBytes;
     private final LocalBuffer[] slotBuffers;
     private final LocalBuffer inbox;
     private final LocalBuffer want;
@@ -131,6 +139,7 @@ public final class WeightSubscriber implements AutoCloseable {
             }
             offsets = new long[metas.size()];
             long at = 0;
+            long needed = 0;
             for (int t = 0; t < metas.size(); t++) {
                 TensorMeta tm = metas.get(t);
                 Shard need = b.needs.apply(tm.name());
@@ -139,10 +148,12 @@ public final class WeightSubscriber implements AutoCloseable {
                     need.box(tm.shape());
                     offsets[t] = at;
                     at += (tm.bytes(need) + 63) & ~63L;
+                    needed += tm.bytes(need);
                 }
             }
             ManifestChecks.requireCoverage(manifests, metas, needs);
             slotBytes = Math.max(at, 64);
+            neededBytes = needed;
             slotBuffers = new LocalBuffer[slots];
             for (int s = 0; s < slots; s++) {
                 slotBuffers[s] = engine.register(arena.allocate(slotBytes, 4096));
@@ -365,6 +376,13 @@ public final class WeightSubscriber implements AutoCloseable {
         if (!r.arrived[slot].get(piece)) {
             r.arrived[slot].set(piece);
             r.count[slot]++;
+            if (version > progressVersion) {
+                progressVersion = version;
+                progressBytes = 0;
+            }
+            if (version == progressVersion) {
+                progressBytes += in.length() * in.count();
+            }
         }
         forward(r, in, slot, version, n.checksum() != Notification.Checksum.NOT_REQUESTED, tag);
         for (Rank x : ranks) {
@@ -458,6 +476,27 @@ public final class WeightSubscriber implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** {@return the bytes of one version this subscriber needs: its parts of every tensor} */
+    public long bytesPerVersion() {
+        return neededBytes;
+    }
+
+    /**
+     * {@return the newest version whose bytes have begun to land here, or -1}, for progress reports;
+     * {@link #bytesLanded()} counts its bytes
+     */
+    public long versionLanding() {
+        return progressVersion;
+    }
+
+    /**
+     * {@return bytes of {@link #versionLanding()} landed so far}, up to {@link #bytesPerVersion()} once it is complete;
+     * a sample for progress reports, not a promise that those bytes are readable (only a lease is)
+     */
+    public long bytesLanded() {
+        return progressBytes;
     }
 
     /** {@return the newest complete version, or -1} */
