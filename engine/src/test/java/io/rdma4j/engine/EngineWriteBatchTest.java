@@ -217,4 +217,24 @@ class EngineWriteBatchTest {
         assertTrue(foreign.getMessage().contains("not made by this engine"), foreign.getMessage());
         assertThrows(InvalidArgumentException.class, () -> a.newWriteBatch(s, dst, 0));
     }
+
+    /**
+     * Filling a batch allocates nothing per descriptor: measured on this thread with the JVM's allocation counter,
+     * after a warm-up (a message built for every descriptor, as before, costs over 400 KB for 1,000).
+     */
+    @Test
+    void fillingABatchAllocatesNothingPerDescriptor() {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long[][] d = scattered(71);
+        WriteBatch batch = a.newWriteBatch(s, dst, 1000);
+        long fewest = Long.MAX_VALUE;
+        for (int round = 0; round < 200; round++) {
+            long before = threads.getCurrentThreadAllocatedBytes();
+            batch.clear().add(d[0], d[1], d[2], 1000);
+            fewest = Math.min(fewest, threads.getCurrentThreadAllocatedBytes() - before);
+        }
+        assertEquals(1000, batch.added());
+        assertTrue(fewest < 1000, "clear and 1,000 adds allocated " + fewest + " bytes at best");
+    }
 }

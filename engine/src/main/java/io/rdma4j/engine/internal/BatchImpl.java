@@ -45,8 +45,13 @@ final class BatchImpl implements WriteBatch {
             throw new InvalidArgumentException(
                     "descriptor " + index + " of the batch: length must be >= 0, got " + len);
         }
-        Args.range(source.length(), sourceOff, len, "descriptor " + index + " of the batch, source " + source);
-        Args.range(target.length(), targetOff, len, "descriptor " + index + " of the batch, target " + target);
+        // the message only when a range is bad: adding a descriptor allocates nothing
+        if (sourceOff < 0 || len < 0 || sourceOff > source.length() - len) {
+            Args.range(source.length(), sourceOff, len, "descriptor " + index + " of the batch, source " + source);
+        }
+        if (targetOff < 0 || targetOff > target.length() - len) {
+            Args.range(target.length(), targetOff, len, "descriptor " + index + " of the batch, target " + target);
+        }
         if (len == 0) {
             added++;
             return this;

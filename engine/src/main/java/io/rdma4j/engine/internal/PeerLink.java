@@ -24,6 +24,12 @@ final class PeerLink {
     volatile HandshakeResult session;
     volatile String lostReason;
     final Set<TransferImpl> active = ConcurrentHashMap.newKeySet();
+    /** The peer's lanes by index, and their NIC names for plans, for indexes up to {@link #INDEXED}. */
+    private final LaneInfo[] byIndex;
+
+    private final String[] nicNames;
+    /** Lane indexes beyond this (a peer's claim, untrusted) are looked up by scanning, not indexed. */
+    private static final int INDEXED = 1024;
 
     PeerLink(PeerInfo info, int localLanes) {
         this.name = info.name();
@@ -33,15 +39,42 @@ final class PeerLink {
         this.remoteLane = new int[localLanes];
         Arrays.fill(connection, -1);
         Arrays.fill(remoteLane, -1);
+        int max = -1;
+        for (LaneInfo l : info.lanes()) {
+            if (l.index() >= 0 && l.index() < INDEXED) {
+                max = Math.max(max, l.index());
+            }
+        }
+        byIndex = new LaneInfo[max + 1];
+        nicNames = new String[max + 1];
+        for (LaneInfo l : info.lanes()) {
+            if (l.index() >= 0 && l.index() < INDEXED && byIndex[l.index()] == null) {
+                byIndex[l.index()] = l;
+                nicNames[l.index()] = Preparer.remoteNic(l);
+            }
+        }
     }
 
+    /** {@return the peer's lane {@code lane}, or null} */
     LaneInfo remote(int lane) {
+        if (lane >= 0 && lane < INDEXED) {
+            return lane < byIndex.length ? byIndex[lane] : null;
+        }
         for (LaneInfo l : info.lanes()) {
             if (l.index() == lane) {
                 return l;
             }
         }
         return null;
+    }
+
+    /** {@return the NIC name of the peer's lane {@code lane} for plans (built once per peer), or "lane N"} */
+    String remoteNic(int lane) {
+        if (lane >= 0 && lane < nicNames.length && nicNames[lane] != null) {
+            return nicNames[lane];
+        }
+        LaneInfo l = remote(lane);
+        return l == null ? "lane " + lane : Preparer.remoteNic(l);
     }
 
     boolean lost() {

@@ -62,14 +62,17 @@ public final class Planner {
     }
 
     /** @return the candidates at the best (worse, local, remote) levels, in rail order, or empty */
+    /** Nearest first: by the worse of the two levels, then the local one, then the remote one. */
+    private static final Comparator<Candidate> BEST_FIRST = Comparator.comparing(Candidate::worst)
+            .thenComparing(Candidate::localLevel)
+            .thenComparing(Candidate::remoteLevel);
+
     public static List<Candidate> best(List<Candidate> candidates) {
         if (candidates.isEmpty()) {
             return List.of();
         }
         List<Candidate> sorted = new ArrayList<>(candidates);
-        sorted.sort(Comparator.comparing(Candidate::worst)
-                .thenComparing(Candidate::localLevel)
-                .thenComparing(Candidate::remoteLevel));
+        sorted.sort(BEST_FIRST);
         Candidate top = sorted.getFirst();
         sorted.removeIf(c ->
                 c.worst() != top.worst() || c.localLevel() != top.localLevel() || c.remoteLevel() != top.remoteLevel());

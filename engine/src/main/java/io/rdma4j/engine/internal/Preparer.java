@@ -204,8 +204,7 @@ final class Preparer {
             if (lanes[i].paused(now) && ll != Level.SYS) {
                 ll = Level.values()[ll.ordinal() + 1];
             }
-            out.add(new Planner.Candidate(
-                    i, localNics[i], ll, rl, remote == null ? "lane " + rl : remoteNic(remote), rlv, w));
+            out.add(new Planner.Candidate(i, localNics[i], ll, rl, link.remoteNic(rl), rlv, w));
         }
         out.sort(BY_LEVEL);
         return out;

@@ -166,13 +166,7 @@ final class TransferImpl implements Transfer {
         }
         terminal = true;
         cancelDeadline();
-        List<Integer> lanes = new ArrayList<>();
-        long m = lanesMask.get();
-        for (int i = 0; i < 64; i++) {
-            if ((m & (1L << i)) != 0) {
-                lanes.add(i);
-            }
-        }
+        List<Integer> lanes = lanes(lanesMask.get());
         finished();
         if (batch != null) {
             // every byte completed, so no lane reads the batch again: free it before the caller hears of the end
@@ -183,6 +177,29 @@ final class TransferImpl implements Transfer {
         metrics.completed(op, total, took);
         future.complete(new TransferResult(total, lanes, took, retries.get()));
         maybeRelease();
+    }
+
+    /** Immutable lane lists of the masks below 256, made once each: a small transfer's result allocates none. */
+    @SuppressWarnings("unchecked")
+    private static final List<Integer>[] LANE_LISTS = new List[256];
+
+    /** {@return the lanes set in {@code mask}, ascending, as an immutable list} */
+    static List<Integer> lanes(long mask) {
+        boolean cached = mask >= 0 && mask < LANE_LISTS.length;
+        if (cached && LANE_LISTS[(int) mask] != null) {
+            return LANE_LISTS[(int) mask];
+        }
+        List<Integer> lanes = new ArrayList<>();
+        for (int i = 0; i < 64; i++) {
+            if ((mask & (1L << i)) != 0) {
+                lanes.add(i);
+            }
+        }
+        List<Integer> l = List.copyOf(lanes);
+        if (cached) {
+            LANE_LISTS[(int) mask] = l; // a racing thread builds an equal list: either may stay
+        }
+        return l;
     }
 
     /** Fails the transfer once; later calls return false. */
