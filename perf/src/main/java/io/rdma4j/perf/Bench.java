@@ -18,6 +18,7 @@ public final class Bench {
                 new FabricWriteRun(),
                 new NvmeRun(),
                 new IbverbsWriteRun(),
+                new EngineIbverbsRun(),
                 new EngineWriteRun(),
                 new EngineBatchRun(),
                 new NvmeVolumeRun(),

@@ -197,11 +197,16 @@ final class EngineWriteRun implements BenchRun {
         return Math.max(4L * o.window(), Math.min(100_000, forTime));
     }
 
+    /**
+     * The bench's engine on {@code provider}: a libfabric provider ({@code shm}, {@code tcp}), or
+     * {@code ibverbs:DEVICE} for the ibverbs backend on one device.
+     */
     static TransferEngine.Builder builder(String provider, String name, int lanes, long chunk, int depth) {
+        boolean verbs = provider.startsWith("ibverbs:");
         TransferEngine.Builder b = TransferEngine.builder()
                 .name(name)
-                .backend("libfabric")
-                .provider(provider)
+                .backend(verbs ? "ibverbs" : "libfabric")
+                .provider(verbs ? provider.substring("ibverbs:".length()) : provider)
                 .lanesPerNic(lanes)
                 .chunkSize(chunk)
                 .queueDepth(Math.max(2, depth))

@@ -66,11 +66,16 @@ record ChildProcess(String label, Process process, BlockingQueue<String> lines, 
         return l;
     }
 
-    /** Kills the child and deletes its stderr file, unless the test failed and it is worth keeping. */
+    /**
+     * Ends the child: end of input lets it close its engine (which removes its shm regions), and one that has not
+     * exited after 10 s is killed. Deletes its stderr file.
+     */
     void stop() {
         stdin.close();
-        process.destroyForcibly();
         try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
             process.waitFor(10, TimeUnit.SECONDS);
             Files.deleteIfExists(stderr);
         } catch (IOException | InterruptedException e) {

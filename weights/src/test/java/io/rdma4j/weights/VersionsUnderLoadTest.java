@@ -23,7 +23,7 @@ class VersionsUnderLoadTest {
     @Test
     void noLeaseEverSeesAMixOfVersions() throws Exception {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
-        int versions = 40;
+        int versions = 30;
         // name, part, milliseconds each lease is held
         String[][] ranks = {{"rollout-a", "full", "0"}, {"rollout-b", "full", "25"}, {"rollout-c", "1:1:2", "10"}};
         List<ChildProcess> children = new ArrayList<>();

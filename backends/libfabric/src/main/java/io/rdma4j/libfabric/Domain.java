@@ -117,6 +117,9 @@ public final class Domain extends FabricResource {
         if (cq.domain() != this || av.domain() != this) {
             throw new IllegalArgumentException("the completion queue and address vector must come from this domain");
         }
+        if ("shm".equals(info.provider())) {
+            ShmRegions.sweepOnce(); // before this process's first region: see ShmRegions
+        }
         return new Endpoint(this, cq, av, forceContextPool);
     }
 

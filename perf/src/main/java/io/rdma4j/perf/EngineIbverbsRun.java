@@ -1,0 +1,128 @@
+package io.rdma4j.perf;
+
+import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.ibverbs.Context;
+import io.rdma4j.ibverbs.Verbs;
+import io.rdma4j.rendezvous.DirectoryServer;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * {@code ./rdma4j bench engine-ibverbs [DEVICE] [SIZE] [ITERATIONS]}: the transfer engine on the ibverbs backend across
+ * two processes (the target engine in a child process, as {@code engine-write} runs it), next to perftest's
+ * {@code ib_write_bw} and {@code ib_write_lat} (C) and the raw Java verbs loop of {@link IbverbsWriteRun}, on one
+ * device in the same run. In the test VM ({@code scripts/testvm test perf --select-class
+ * io.rdma4j.perf.EngineIbverbsGuestTest}) the device is Soft-RoCE under emulation: only the ratios mean something.
+ *
+ * <p>Bandwidth: {@code SIZE}-byte writes, 64 in flight, MB/s with MB = 2^20 as perftest prints it; the engine's clock
+ * stops when a final tag has landed in the target process. Latency: perftest's is one way (half a write ping-pong); the
+ * engine's is half the time from {@code write} to its completion, which on RC waits for the target's acknowledgement (a
+ * round trip). Per-operation cost: the engine's microseconds per write beyond perftest's.
+ */
+final class EngineIbverbsRun implements BenchRun {
+    private static final int WINDOW = 64;
+
+    @Override
+    public String name() {
+        return "engine-ibverbs";
+    }
+
+    @Override
+    public String summary() {
+        return "engine over ibverbs across two processes vs ib_write_bw/ib_write_lat and the raw Java verbs loop";
+    }
+
+    @Override
+    public int run(String[] args) throws Exception {
+        String dev = args.length > 0 ? args[0] : "rxe0";
+        int size = args.length > 1 ? Integer.parseInt(args[1]) : 65536;
+        int iters = args.length > 2 ? Integer.parseInt(args[2]) : 1000;
+        int latIters = 1000;
+        if (!Verbs.isAvailable() || !Verbs.deviceNames().contains(dev)) {
+            System.out.println("engine-ibverbs: no device " + dev + " here (found "
+                    + (Verbs.isAvailable() ? Verbs.deviceNames() : "no libibverbs")
+                    + "); run it in the test VM: scripts/testvm test perf");
+            return 2;
+        }
+        int gid;
+        try (Context ctx = Verbs.openDevice(dev)) {
+            gid = ctx.findRoceV2Ipv4GidIndex(1);
+        }
+        double[] perfBw = IbverbsWriteRun.perftest("ib_write_bw", dev, gid, size, iters, 18525, 3);
+        double[] perfLat = IbverbsWriteRun.perftest("ib_write_lat", dev, gid, 8, latIters, 18526, 4);
+        IbverbsWriteRun.javaBandwidth(dev, gid, size, Math.max(16, iters / 4)); // JIT warm-up, not measured
+        double javaBw = IbverbsWriteRun.javaBandwidth(dev, gid, size, iters);
+        double engineBw;
+        double[] engineLat;
+        try (DirectoryServer dir = DirectoryServer.builder()
+                        .bindAddress("127.0.0.1")
+                        .port(0)
+                        .start();
+                EngineWriteRun.RemoteTarget ep =
+                        new EngineWriteRun.RemoteTarget("ibverbs:" + dev, dir.target(), 1, size, WINDOW)) {
+            // seconds for about `iters` writes at perftest's rate, at least 1 s: emulated devices are slow
+            long budget = (long) Math.max(1e9, 1e9 * size * (double) iters / (perfBw[0] * (1 << 20)));
+            ep.measure(size, WINDOW, budget / 4); // warm-up
+            engineBw = 0;
+            for (int round = 0; round < 3; round++) {
+                engineBw = Math.max(engineBw, ep.measure(size, WINDOW, budget) * 1e9 / (1 << 20));
+            }
+            engineLat = latency(ep, latIters);
+        }
+        System.out.printf("%nengine-ibverbs on %s (same device, same run; engine across two processes)%n", dev);
+        System.out.printf(
+                Locale.ROOT, "  %-34s %11s %11s %11s %9s%n", "", "perftest", "Java verbs", "engine", "engine/C");
+        System.out.printf(
+                Locale.ROOT,
+                "  %-34s %11.1f %11.1f %11.1f %8.2fx%n",
+                "write bw " + size + " B, MB/s (2^20)",
+                perfBw[0],
+                javaBw,
+                engineBw,
+                engineBw / perfBw[0]);
+        System.out.printf(
+                Locale.ROOT,
+                "  %-34s %11.2f %11s %11.2f %8.2fx%n",
+                "write lat 8 B typical, us (one-way)",
+                perfLat[0],
+                "-",
+                engineLat[0],
+                engineLat[0] / perfLat[0]);
+        System.out.printf(
+                Locale.ROOT,
+                "  %-34s %11.2f %11s %11.2f %8.2fx%n",
+                "write lat 8 B average, us (one-way)",
+                perfLat[1],
+                "-",
+                engineLat[1],
+                engineLat[1] / perfLat[1]);
+        double perfUsPerOp = size / (perfBw[0] * (1 << 20)) * 1e6;
+        double engUsPerOp = size / (engineBw * (1 << 20)) * 1e6;
+        System.out.printf(
+                Locale.ROOT,
+                "  per write of %d B: perftest %.2f us, engine %.2f us (%.2f us extra)%n",
+                size,
+                perfUsPerOp,
+                engUsPerOp,
+                engUsPerOp - perfUsPerOp);
+        System.out.println("  (bandwidth ratio > 1: engine faster; latency ratio < 1: engine faster)");
+        return 0;
+    }
+
+    /** {typical, average} one-way microseconds: half of each 8-byte write's time to its completion. */
+    private static double[] latency(EngineWriteRun.RemoteTarget ep, int iters) {
+        long[] t = new long[iters];
+        for (int i = -200; i < iters; i++) { // 200 unmeasured: JIT warm-up
+            long t0 = System.nanoTime();
+            ep.initiator
+                    .write(ep.source, 0, ep.sink, 0, 8, TransferOptions.DEFAULT)
+                    .join();
+            if (i >= 0) {
+                t[i] = System.nanoTime() - t0;
+            }
+        }
+        long[] sorted = t.clone();
+        Arrays.sort(sorted);
+        return new double[] {sorted[iters / 2] / 2e3, Arrays.stream(t).average().orElse(0) / 2e3};
+    }
+}
