@@ -1,8 +1,6 @@
 package io.rdma4j.perf;
 
 import io.rdma4j.engine.TransferOptions;
-import io.rdma4j.ibverbs.Context;
-import io.rdma4j.ibverbs.Verbs;
 import io.rdma4j.rendezvous.DirectoryServer;
 import java.util.Arrays;
 import java.util.Locale;
@@ -38,15 +36,9 @@ final class EngineIbverbsRun implements BenchRun {
         int size = args.length > 1 ? Integer.parseInt(args[1]) : 65536;
         int iters = args.length > 2 ? Integer.parseInt(args[2]) : 1000;
         int latIters = 1000;
-        if (!Verbs.isAvailable() || !Verbs.deviceNames().contains(dev)) {
-            System.out.println("engine-ibverbs: no device " + dev + " here (found "
-                    + (Verbs.isAvailable() ? Verbs.deviceNames() : "no libibverbs")
-                    + "); run it in the test VM: scripts/testvm test perf");
+        Integer gid = IbverbsWriteRun.roceGid(name(), dev);
+        if (gid == null) {
             return 2;
-        }
-        int gid;
-        try (Context ctx = Verbs.openDevice(dev)) {
-            gid = ctx.findRoceV2Ipv4GidIndex(1);
         }
         double[] perfBw = IbverbsWriteRun.perftest("ib_write_bw", dev, gid, size, iters, 18525, 3);
         double[] perfLat = IbverbsWriteRun.perftest("ib_write_lat", dev, gid, 8, latIters, 18526, 4);

@@ -220,6 +220,7 @@ final class EngineWriteRun implements BenchRun {
         final Process child;
         final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         final PrintStream toChild;
+        final java.nio.file.Path stderr;
         final TransferEngine initiator;
         final LocalBuffer source;
         final RemoteBuffer sink;
@@ -241,7 +242,10 @@ final class EngineWriteRun implements BenchRun {
                             Long.toString(chunk),
                             Integer.toString(window),
                             Long.toString(BUFFER)));
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+            // its stderr goes to a file, whose tail an error names: a launcher (JUnit's, in the test VM) may not show
+            // an inherited stream
+            stderr = java.nio.file.Files.createTempFile("rdma4j-bench-target-", ".stderr");
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(stderr.toFile());
             pb.environment().put("IPATH_NO_BACKTRACE", "1");
             child = pb.start();
             toChild = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
@@ -276,10 +280,20 @@ final class EngineWriteRun implements BenchRun {
         }
 
         private void expect(String line) throws IOException, InterruptedException {
-            String l = lines.poll(120, TimeUnit.SECONDS);
+            // a JVM under emulation (the test VM) takes minutes to start an engine
+            String l = lines.poll(300, TimeUnit.SECONDS);
             if (!line.equals(l)) {
-                throw new IOException("the target process said " + (l == null ? "nothing for 120 s" : "'" + l + "'")
-                        + " where '" + line + "' was due (its stderr is above)");
+                throw new IOException("the target process said " + (l == null ? "nothing for 300 s" : "'" + l + "'")
+                        + " where '" + line + "' was due; its stderr:\n" + stderrTail());
+            }
+        }
+
+        private String stderrTail() {
+            try {
+                String s = java.nio.file.Files.readString(stderr, StandardCharsets.UTF_8);
+                return s.length() > 6000 ? "..." + s.substring(s.length() - 6000) : s;
+            } catch (IOException e) {
+                return "(unreadable: " + e.getMessage() + ")";
             }
         }
 
@@ -335,6 +349,11 @@ final class EngineWriteRun implements BenchRun {
                 }
             } finally {
                 arena.close();
+                try {
+                    java.nio.file.Files.deleteIfExists(stderr);
+                } catch (IOException e) {
+                    // a temp file left behind
+                }
             }
         }
     }

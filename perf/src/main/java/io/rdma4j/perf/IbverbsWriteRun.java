@@ -57,15 +57,9 @@ final class IbverbsWriteRun implements BenchRun {
         int size = args.length > 1 ? Integer.parseInt(args[1]) : 65536;
         int iters = args.length > 2 ? Integer.parseInt(args[2]) : 1000;
         int latIters = 1000;
-        if (!Verbs.isAvailable() || !Verbs.deviceNames().contains(dev)) {
-            System.out.println("ibverbs-write: no device " + dev + " here (found "
-                    + (Verbs.isAvailable() ? Verbs.deviceNames() : "no libibverbs")
-                    + "); run it in the test VM: scripts/testvm test perf");
+        Integer gid = roceGid(name(), dev);
+        if (gid == null) {
             return 2;
-        }
-        int gid;
-        try (Context ctx = Verbs.openDevice(dev)) {
-            gid = ctx.findRoceV2Ipv4GidIndex(1);
         }
         double[] perfBw = perftest("ib_write_bw", dev, gid, size, iters, 18515, 3);
         double[] perfLat = perftest("ib_write_lat", dev, gid, 8, latIters, 18516, 4);
@@ -85,6 +79,22 @@ final class IbverbsWriteRun implements BenchRun {
                 "write lat 8 B average, us (one-way)", javaLat[1], perfLat[1], javaLat[1] / perfLat[1]);
         System.out.println("  (bandwidth ratio > 1: Java faster; latency ratio < 1: Java faster)");
         return 0;
+    }
+
+    /**
+     * {@return the RoCE v2 IPv4 GID index of {@code dev}'s port 1 (-1 for none), or null, having said why, when there
+     * is no such device here}
+     */
+    static Integer roceGid(String bench, String dev) {
+        if (!Verbs.isAvailable() || !Verbs.deviceNames().contains(dev)) {
+            System.out.println(bench + ": no device " + dev + " here (found "
+                    + (Verbs.isAvailable() ? Verbs.deviceNames() : "no libibverbs")
+                    + "); run it in the test VM: scripts/testvm test perf");
+            return null;
+        }
+        try (Context ctx = Verbs.openDevice(dev)) {
+            return ctx.findRoceV2Ipv4GidIndex(1);
+        }
     }
 
     /**

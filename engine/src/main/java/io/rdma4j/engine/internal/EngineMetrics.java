@@ -87,32 +87,12 @@ final class EngineMetrics {
             volumeFailures = null;
             return;
         }
-        durations = new Timer[2][SIZE_CLASSES.length];
-        for (int op = 0; op < 2; op++) {
-            for (int c = 0; c < SIZE_CLASSES.length; c++) {
-                durations[op][c] = add(Timer.builder("rdma4j.transfer.duration")
-                        .description("Time from the call to the end of transfers that succeeded, by size class")
-                        .tags(tags)
-                        .tag("op", op == 0 ? "write" : "read")
-                        .tag("size", SIZE_CLASSES[c])
-                        .serviceLevelObjectives(BUCKETS)
-                        .register(registry));
-            }
-        }
+        durations = sizeTimers(
+                "rdma4j.transfer.duration", "Time from the call to the end of transfers that succeeded, by size class");
         failures = causeCounters("rdma4j.transfer.failures", "Transfers that failed, by cause");
-        volumeDurations = new Timer[2][SIZE_CLASSES.length];
-        for (int op = 0; op < 2; op++) {
-            for (int c = 0; c < SIZE_CLASSES.length; c++) {
-                volumeDurations[op][c] = add(Timer.builder("rdma4j.volume.duration")
-                        .description("Time from the call to the end of volume writes and reads that succeeded,"
-                                + " by size class")
-                        .tags(tags)
-                        .tag("op", op == 0 ? "write" : "read")
-                        .tag("size", SIZE_CLASSES[c])
-                        .serviceLevelObjectives(BUCKETS)
-                        .register(registry));
-            }
-        }
+        volumeDurations = sizeTimers(
+                "rdma4j.volume.duration",
+                "Time from the call to the end of volume writes and reads that succeeded, by size class");
         volumeFailures = causeCounters("rdma4j.volume.failures", "Volume writes and reads that failed, by cause");
         retries = new Counter[RETRY_KINDS.length];
         for (int k = 0; k < RETRY_KINDS.length; k++) {
@@ -206,6 +186,23 @@ final class EngineMetrics {
                 .description("Notifications from peers not yet taken")
                 .tags(tags)
                 .register(registry));
+    }
+
+    /** {@return timers [0: write, 1: read][size class] named {@code name}} */
+    private Timer[][] sizeTimers(String name, String description) {
+        Timer[][] timers = new Timer[2][SIZE_CLASSES.length];
+        for (int op = 0; op < 2; op++) {
+            for (int c = 0; c < SIZE_CLASSES.length; c++) {
+                timers[op][c] = add(Timer.builder(name)
+                        .description(description)
+                        .tags(tags)
+                        .tag("op", op == 0 ? "write" : "read")
+                        .tag("size", SIZE_CLASSES[c])
+                        .serviceLevelObjectives(BUCKETS)
+                        .register(registry));
+            }
+        }
+        return timers;
     }
 
     private Counter[] causeCounters(String name, String description) {
