@@ -124,6 +124,45 @@ class ColdCallRetryTest {
         }
     }
 
+    /**
+     * A directory address that accepts the connection and never speaks HTTP/2 (a cold server, or one stalled before its
+     * first frame): the call waits for a transport until its deadline and is never sent ({@code was_still_waiting} in
+     * gRPC's message, as a cold guest JVM met it), so it is made once more; it fails again the same way.
+     */
+    @Test
+    void callStillWaitingForItsConnectionIsMadeAgain() throws Exception {
+        try (java.net.ServerSocket silent =
+                        new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+                Rendezvous r = Rendezvous.connect("127.0.0.1:" + silent.getLocalPort(), Security.none(), TIMEOUT)) {
+            java.util.List<java.net.Socket> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+            Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    while (true) {
+                        accepted.add(silent.accept()); // held open, never answered
+                    }
+                } catch (java.io.IOException e) {
+                    // closed at the end of the test
+                }
+            });
+            AtomicInteger attempts = new AtomicInteger();
+            StatusRuntimeException e = assertThrows(
+                    StatusRuntimeException.class,
+                    () -> r.invoke(stub -> {
+                        attempts.incrementAndGet();
+                        return stub.resolve(
+                                ResolveRequest.newBuilder().setName("x").build());
+                    }));
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode(), e.toString());
+            assertTrue(e.getStatus().getDescription().contains("was_still_waiting"), e.toString());
+            assertEquals(2, attempts.get(), "a second try, then the failure");
+            silent.close(); // ends the acceptor; the try closes it again, harmlessly
+            acceptor.join(5000);
+            for (java.net.Socket s : accepted) {
+                s.close();
+            }
+        }
+    }
+
     private static void sleep(long ms) {
         try {
             Thread.sleep(ms);
