@@ -1,16 +1,24 @@
 package io.rdma4j.perf;
 
+import io.rdma4j.Closeables;
+import io.rdma4j.engine.Access;
+import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.rendezvous.DirectoryServer;
+import io.rdma4j.rendezvous.Security;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 
 /**
  * {@code ./rdma4j bench engine-ibverbs [DEVICE] [SIZE] [ITERATIONS]}: the transfer engine on the ibverbs backend across
- * two processes (the target engine in a child process, as {@code engine-write} runs it), next to perftest's
- * {@code ib_write_bw} and {@code ib_write_lat} (C) and the raw Java verbs loop of {@link IbverbsWriteRun}, on one
- * device in the same run. In the test VM ({@code scripts/testvm test perf --select-class
- * io.rdma4j.perf.EngineIbverbsGuestTest}) the device is Soft-RoCE under emulation: only the ratios mean something.
+ * two processes (the target engine in a child process, as {@code engine-write} runs it; in this process with
+ * {@code -Drdma4j.bench.inProcess=true}, as the test VM runs it), next to perftest's {@code ib_write_bw} and
+ * {@code ib_write_lat} (C) and the raw Java verbs loop of {@link IbverbsWriteRun}, on one device in the same run. In
+ * the test VM ({@code scripts/testvm test perf --select-class io.rdma4j.perf.EngineIbverbsGuestTest}) the device is
+ * Soft-RoCE under emulation: only the ratios mean something.
  *
  * <p>Bandwidth: {@code SIZE}-byte writes, 64 in flight, MB/s with MB = 2^20 as perftest prints it; the engine's clock
  * stops when a final tag has landed in the target process. Latency: perftest's is one way (half a write ping-pong); the
@@ -50,8 +58,7 @@ final class EngineIbverbsRun implements BenchRun {
                         .bindAddress("127.0.0.1")
                         .port(0)
                         .start();
-                EngineWriteRun.RemoteTarget ep =
-                        new EngineWriteRun.RemoteTarget("ibverbs:" + dev, dir.target(), 1, size, WINDOW)) {
+                EngineWriteRun.WriteTarget ep = target("ibverbs:" + dev, dir.target(), size)) {
             // seconds for about `iters` writes at perftest's rate, at least 1 s: emulated devices are slow
             long budget = (long) Math.max(1e9, 1e9 * size * (double) iters / (perfBw[0] * (1 << 20)));
             ep.measure(size, WINDOW, budget / 4); // warm-up
@@ -101,8 +108,61 @@ final class EngineIbverbsRun implements BenchRun {
         return 0;
     }
 
+    /**
+     * The target engine: in a child process, as {@code engine-write} runs it, unless
+     * {@code -Drdma4j.bench.inProcess=true} puts it in this one. In the test VM a second JVM under emulation has spent
+     * over 30 s just connecting to the directory, so the guest test runs both engines here; they still meet only
+     * through the directory and the device.
+     */
+    static EngineWriteRun.WriteTarget target(String provider, String directory, long chunk)
+            throws IOException, InterruptedException {
+        if (Boolean.getBoolean("rdma4j.bench.inProcess")) {
+            return new LocalTarget(provider, directory, chunk);
+        }
+        return new EngineWriteRun.RemoteTarget(provider, directory, 1, chunk, WINDOW);
+    }
+
+    /** Initiator and target engines in this process, each its own peer in the directory. */
+    static final class LocalTarget extends EngineWriteRun.WriteTarget {
+        private final Arena arena = Arena.ofShared();
+        private final TransferEngine target;
+
+        LocalTarget(String provider, String directory, long chunk) {
+            long pid = ProcessHandle.current().pid();
+            TransferEngine t = null;
+            try {
+                t = EngineWriteRun.builder(provider, "bench-target-" + pid, 1, chunk, WINDOW)
+                        .directory(directory, Security.none())
+                        .build();
+                t.publish("sink", t.register(arena.allocate(EngineWriteRun.BUFFER, 4096)), Access.anyPeer());
+                initiator = EngineWriteRun.builder(provider, "bench-initiator-" + pid, 1, chunk, WINDOW)
+                        .directory(directory, Security.none())
+                        .build();
+                source = initiator.register(arena.allocate(EngineWriteRun.BUFFER, 4096));
+                sink = initiator.peer(t.name()).buffer("sink");
+            } catch (RuntimeException e) {
+                throw Closeables.closeAllInto(e, initiator, t, arena);
+            }
+            target = t;
+        }
+
+        @Override
+        void fence() throws InterruptedException, IOException {
+            long marker = ++tag;
+            initiator.write(source, 0, sink, 0, 8, TransferOptions.tag(marker)).join();
+            if (target.awaitTag(marker, Duration.ofSeconds(30)) == null) {
+                throw new IOException("tag " + marker + " did not reach the target engine within 30 s");
+            }
+        }
+
+        @Override
+        public void close() {
+            Closeables.closeAll(initiator, target, arena);
+        }
+    }
+
     /** {typical, average} one-way microseconds: half of each 8-byte write's time to its completion. */
-    private static double[] latency(EngineWriteRun.RemoteTarget ep, int iters) {
+    private static double[] latency(EngineWriteRun.WriteTarget ep, int iters) {
         long[] t = new long[iters];
         for (int i = -200; i < iters; i++) { // 200 unmeasured: JIT warm-up
             long t0 = System.nanoTime();

@@ -214,17 +214,59 @@ final class EngineWriteRun implements BenchRun {
         return provider.startsWith("tcp") ? b.nicFilter("lo") : b;
     }
 
+    /**
+     * The initiator's side of a measured stream of writes into a target's {@code sink}: {@link #measure} keeps a window
+     * of writes in flight, and {@link #fence} stops the clock when the bytes are visible at the target.
+     */
+    abstract static class WriteTarget implements AutoCloseable {
+        TransferEngine initiator;
+        LocalBuffer source;
+        RemoteBuffer sink;
+        long tag;
+
+        /**
+         * GB/s of writes of {@code size}, {@code window} in flight, until the budget is spent and a final tag landed at
+         * the target.
+         */
+        double measure(long size, int window, long budgetNanos) throws IOException, InterruptedException {
+            long slots = Math.max(1, Math.min(window, source.length() / size));
+            Transfer[] ring = new Transfer[window];
+            long posted = 0;
+            long t0 = System.nanoTime();
+            long end = t0 + budgetNanos;
+            while (posted < 16 || System.nanoTime() < end) {
+                int k = (int) (posted % window);
+                if (ring[k] != null) {
+                    ring[k].join();
+                }
+                long off = (posted % slots) * size;
+                ring[k] = initiator.write(source, off, sink, off, size, TransferOptions.DEFAULT);
+                posted++;
+            }
+            for (Transfer t : ring) {
+                if (t != null) {
+                    t.join();
+                }
+            }
+            fence();
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            return posted * (double) size / seconds / 1e9;
+        }
+
+        /** A tagged 8-byte write, returning once the target says its notification landed. */
+        abstract void fence() throws IOException, InterruptedException;
+
+        @Override
+        public abstract void close();
+    }
+
     /** This process's initiator engine, and the target engine in a child process ({@link EngineWriteTarget}). */
-    static final class RemoteTarget implements AutoCloseable {
+    static final class RemoteTarget extends WriteTarget {
         final Arena arena = Arena.ofShared();
         final Process child;
         final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         final PrintStream toChild;
         final java.nio.file.Path stderr;
-        final TransferEngine initiator;
-        final LocalBuffer source;
-        final RemoteBuffer sink;
-        long tag;
 
         RemoteTarget(String provider, String directory, int lanes, long chunk, int window)
                 throws IOException, InterruptedException {
@@ -297,36 +339,7 @@ final class EngineWriteRun implements BenchRun {
             }
         }
 
-        /**
-         * GB/s of writes of {@code size}, {@code window} in flight, until the budget is spent and a final tag landed in
-         * the target process.
-         */
-        double measure(long size, int window, long budgetNanos) throws IOException, InterruptedException {
-            long slots = Math.max(1, Math.min(window, source.length() / size));
-            Transfer[] ring = new Transfer[window];
-            long posted = 0;
-            long t0 = System.nanoTime();
-            long end = t0 + budgetNanos;
-            while (posted < 16 || System.nanoTime() < end) {
-                int k = (int) (posted % window);
-                if (ring[k] != null) {
-                    ring[k].join();
-                }
-                long off = (posted % slots) * size;
-                ring[k] = initiator.write(source, off, sink, off, size, TransferOptions.DEFAULT);
-                posted++;
-            }
-            for (Transfer t : ring) {
-                if (t != null) {
-                    t.join();
-                }
-            }
-            fence();
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            return posted * (double) size / seconds / 1e9;
-        }
-
-        /** A tagged 8-byte write, returning once the target process says its notification landed. */
+        @Override
         void fence() throws IOException, InterruptedException {
             long marker = ++tag;
             toChild.println("AWAIT " + marker);
