@@ -68,7 +68,12 @@ final class EngineIbverbsRun implements BenchRun {
             }
             engineLat = latency(ep, latIters);
         }
-        System.out.printf("%nengine-ibverbs on %s (same device, same run; engine across two processes)%n", dev);
+        System.out.printf(
+                "%nengine-ibverbs on %s (same device, same run; engine %s)%n",
+                dev,
+                Boolean.getBoolean("rdma4j.bench.inProcess")
+                        ? "target and initiator in one process"
+                        : "across two processes");
         System.out.printf(
                 Locale.ROOT, "  %-34s %11s %11s %11s %9s%n", "", "perftest", "Java verbs", "engine", "engine/C");
         System.out.printf(
