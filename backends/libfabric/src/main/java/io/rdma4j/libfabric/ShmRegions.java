@@ -18,6 +18,11 @@ import java.util.regex.Pattern;
  * meanwhile. Swept once per process, before its first shm endpoint: regions of this user whose process is gone, and
  * regions bearing this process's id that are older than the process itself (another process's, from before the id was
  * reused). Best effort: a region that cannot be read or removed is left as it is.
+ *
+ * <p>Whether a process is gone is judged in this process's PID namespace, as shm itself judges a region's owner. Where
+ * several PID namespaces share one {@code /dev/shm} (containers of a pod that share IPC but not process ids), a live
+ * process of another namespace looks gone: set {@code RDMA4J_SHM_SWEEP=off} there, and only the regions bearing this
+ * process's id are swept.
  */
 final class ShmRegions {
     private static final Pattern NAME = Pattern.compile("(\\d{1,10}):(\\d{1,10}):\\d{1,10}");
@@ -35,7 +40,8 @@ final class ShmRegions {
             ProcessHandle self = ProcessHandle.current();
             Instant started = self.info().startInstant().orElse(null);
             if (started != null) {
-                sweep(Path.of("/dev/shm"), uid, self.pid(), started);
+                boolean others = !"off".equalsIgnoreCase(System.getenv("RDMA4J_SHM_SWEEP"));
+                sweep(Path.of("/dev/shm"), uid, self.pid(), started, others);
             }
         } catch (IOException | RuntimeException e) {
             // not Linux, or /proc unreadable: nothing to sweep
@@ -48,9 +54,10 @@ final class ShmRegions {
      * @param uid the user whose regions may be removed
      * @param selfPid this process's id
      * @param selfStarted when this process started: a region with its id and an earlier modification time is stale
+     * @param others whether regions of other process ids whose process is gone are removed too
      * @return how many regions were removed
      */
-    static int sweep(Path dir, int uid, long selfPid, Instant selfStarted) {
+    static int sweep(Path dir, int uid, long selfPid, Instant selfStarted, boolean others) {
         int removed = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path f : files) {
@@ -59,6 +66,9 @@ final class ShmRegions {
                     continue;
                 }
                 long pid = Long.parseLong(m.group(1));
+                if (pid != selfPid && !others) {
+                    continue;
+                }
                 try {
                     boolean stale = pid == selfPid
                             ? Files.getLastModifiedTime(f).compareTo(FileTime.from(selfStarted)) < 0

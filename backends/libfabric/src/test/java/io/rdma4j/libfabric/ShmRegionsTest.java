@@ -1,6 +1,7 @@
 package io.rdma4j.libfabric;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,7 +45,10 @@ class ShmRegionsTest {
         Files.setLastModifiedTime(dir.resolve(self + ":" + uid + ":0"), FileTime.from(started.minusSeconds(3600)));
         Files.setLastModifiedTime(dir.resolve(self + ":" + uid + ":1"), FileTime.from(started.plusSeconds(1)));
 
-        assertEquals(3, ShmRegions.sweep(dir, uid, self, started));
+        // RDMA4J_SHM_SWEEP=off: only this id's stale region goes
+        assertEquals(1, ShmRegions.sweep(dir, uid, self, started, false));
+        assertTrue(Files.exists(dir.resolve(dead + ":" + uid + ":0")));
+        assertEquals(2, ShmRegions.sweep(dir, uid, self, started, true));
         TreeSet<String> left = new TreeSet<>();
         try (Stream<Path> files = Files.list(dir)) {
             files.forEach(f -> left.add(f.getFileName().toString()));
@@ -57,6 +61,7 @@ class ShmRegionsTest {
                         "psm3_shm.1234",
                         "12:34")),
                 left);
-        assertEquals(0, ShmRegions.sweep(dir.resolve("absent"), uid, self, started), "no directory: nothing to do");
+        assertEquals(
+                0, ShmRegions.sweep(dir.resolve("absent"), uid, self, started, true), "no directory: nothing to do");
     }
 }
