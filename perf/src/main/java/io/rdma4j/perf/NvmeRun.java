@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -20,12 +21,23 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * {@code ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]}: 4
- * KiB random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB sequential read and write
- * throughput at QD8, through this initiator (each after an uncounted warm-up of {@code --warmup} seconds, default 1);
- * and, with {@code --kernel-dev}, the same workloads in the same run through the kernel's own initiator of the same
- * transport (the block device of {@code nvme connect -t tcp|rdma} to the same subsystem, O_DIRECT, one thread per
- * outstanding I/O) as the baseline. The workloads write: use a scratch namespace.
+ * {@code ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]
+ * [--warmup 1] [--json] [--no-spdk]}, or {@code ./rdma4j bench nvme --spdk-target [--tcp 127.0.0.1:PORT] ...}: 4 KiB
+ * random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB sequential read and write
+ * throughput at QD8, through this initiator (4 I/O queues of depth 64; each workload after an uncounted warm-up), next
+ * to the baselines measured in the same run against the same target for the same workloads:
+ *
+ * <ul>
+ *   <li>SPDK's initiator, {@code spdk_nvme_perf} ({@link SpdkPerf}, NVMe/TCP), where {@code RDMA4J_SPDK} names an SPDK
+ *       build; with {@code --spdk-target} the run also starts that build's {@code nvmf_tgt} ({@link SpdkTarget}: a 512
+ *       MiB malloc bdev at 4 KiB blocks on 127.0.0.1, reactor on core 1 by {@code --target-cores 0x2}) and measures
+ *       against it, SPDK's perf on core 0 by {@code --spdk-cores 0x1}; {@code --no-spdk} leaves this baseline out;
+ *   <li>the kernel's initiator of the same transport, with {@code --kernel-dev}: the block device of {@code nvme
+ *       connect -t tcp|rdma} to the same subsystem, O_DIRECT, one thread per outstanding I/O.
+ * </ul>
+ *
+ * With {@code --json} the last line is one object, a row per workload: IOPS, MB/s, p50 and p99 of each side measured
+ * ({@code null} for a side not run) and rdma4j/SPDK IOPS. The workloads write: use a scratch namespace.
  */
 final class NvmeRun implements BenchRun {
     @Override
@@ -36,22 +48,63 @@ final class NvmeRun implements BenchRun {
     @Override
     public String summary() {
         return "NVMe/TCP or NVMe/RDMA 4 KiB QD1/QD32 IOPS and latency, 128 KiB / 1 MiB throughput"
-                + " vs the kernel initiator";
+                + " vs SPDK's spdk_nvme_perf and the kernel initiator";
     }
 
-    private record Workload(String name, int size, int qd, boolean write, boolean random) {}
+    private record Workload(String name, int size, int qd, boolean write, boolean random) {
+        /** {@return spdk_nvme_perf's -w for this workload} */
+        String spdkPattern() {
+            return (random ? "rand" : "") + (write ? "write" : "read");
+        }
+    }
 
-    private record Result(long ops, double seconds, long[] lat) {
-        String line(int size) {
-            Arrays.sort(lat);
-            double iops = ops / seconds;
+    /** One side's figures for one workload; latencies in microseconds. */
+    private record Figures(double iops, double mbps, double p50Us, double p99Us) {
+        String line() {
+            return String.format(
+                    Locale.ROOT, "%10.0f IOPS %9.1f MB/s  p50 %7.1f us  p99 %8.1f us", iops, mbps, p50Us, p99Us);
+        }
+
+        String json() {
             return String.format(
                     Locale.ROOT,
-                    "%10.0f IOPS %9.1f MB/s  p50 %7.1f us  p99 %8.1f us",
+                    "{\"iops\": %.0f, \"MBps\": %.1f, \"p50Us\": %s, \"p99Us\": %s}",
                     iops,
-                    iops * size / 1e6,
-                    pct(0.5),
-                    pct(0.99));
+                    mbps,
+                    number(p50Us),
+                    number(p99Us));
+        }
+
+        static String json(Figures f) {
+            return f == null ? "null" : f.json();
+        }
+
+        private static String number(double v) {
+            return Double.isNaN(v) ? "null" : String.format(Locale.ROOT, "%.1f", v);
+        }
+    }
+
+    private record Row(Workload w, Figures rdma4j, Figures spdk, Figures kernel) {
+        String json() {
+            return String.format(
+                    Locale.ROOT,
+                    "{\"workload\": \"%s\", \"bytes\": %d, \"qd\": %d, \"rdma4j\": %s, \"spdk\": %s,"
+                            + " \"kernel\": %s, \"rdma4jOverSpdk\": %s}",
+                    w.name(),
+                    w.size(),
+                    w.qd(),
+                    rdma4j.json(),
+                    Figures.json(spdk),
+                    Figures.json(kernel),
+                    spdk == null ? "null" : String.format(Locale.ROOT, "%.3f", rdma4j.iops() / spdk.iops()));
+        }
+    }
+
+    private record Result(long ops, double seconds, long[] lat) {
+        Figures figures(int size) {
+            Arrays.sort(lat);
+            double iops = ops / seconds;
+            return new Figures(iops, iops * size / 1e6, pct(0.5), pct(0.99));
         }
 
         double pct(double p) {
@@ -65,6 +118,10 @@ final class NvmeRun implements BenchRun {
                 throws Exception;
     }
 
+    private static final String USAGE = "usage: ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1]"
+            + " [--kernel-dev /dev/nvmeXnY] [--seconds 3] [--warmup 1] [--json] [--no-spdk], or --spdk-target [--tcp"
+            + " 127.0.0.1:PORT] [--target-cores 0x2] [--spdk-cores 0x1] (SPDK from RDMA4J_SPDK)";
+
     @Override
     public int run(String[] args) throws Exception {
         String nqn = null, dev = null;
@@ -72,28 +129,80 @@ final class NvmeRun implements BenchRun {
         long nsid = 1;
         double seconds = 3;
         double warmup = 1;
-        for (int i = 0; i + 1 < args.length; i += 2) {
+        boolean json = false, spdkTarget = false, noSpdk = false;
+        String targetCores = "0x2", spdkCores = "0x1";
+        for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
-                case "--tcp" -> target = Target.parseTcp(args[i + 1]);
-                case "--rdma" -> target = Target.parseRdma(args[i + 1]);
-                case "--nqn" -> nqn = args[i + 1];
-                case "--nsid" -> nsid = Long.parseLong(args[i + 1]);
-                case "--kernel-dev" -> dev = args[i + 1];
-                case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
-                case "--warmup" -> warmup = Double.parseDouble(args[i + 1]);
+                case "--json" -> json = true;
+                case "--spdk-target" -> spdkTarget = true;
+                case "--no-spdk" -> noSpdk = true;
+                case "--tcp" -> target = Target.parseTcp(value(args, i++));
+                case "--rdma" -> target = Target.parseRdma(value(args, i++));
+                case "--nqn" -> nqn = value(args, i++);
+                case "--nsid" -> nsid = Long.parseLong(value(args, i++));
+                case "--kernel-dev" -> dev = value(args, i++);
+                case "--seconds" -> seconds = Double.parseDouble(value(args, i++));
+                case "--warmup" -> warmup = Double.parseDouble(value(args, i++));
+                case "--target-cores" -> targetCores = value(args, i++);
+                case "--spdk-cores" -> spdkCores = value(args, i++);
                 default -> {
-                    System.err.println(
-                            "unknown option " + args[i]
-                                    + "; options: --tcp HOST:PORT | --rdma HOST:PORT --nqn NQN --nsid N --kernel-dev DEV --seconds S --warmup S");
+                    System.err.println("unknown option " + args[i] + "; " + USAGE);
                     return 2;
                 }
             }
         }
+        Optional<SpdkBuild> spdk = noSpdk ? Optional.empty() : SpdkBuild.fromEnvironment();
+        if (spdkTarget) {
+            if (spdk.isEmpty()) {
+                System.err.println("--spdk-target needs an SPDK build: set RDMA4J_SPDK=DIR (see perf/README.md)");
+                return 2;
+            }
+            target = target == null ? Target.parseTcp("127.0.0.1:4420") : target;
+            nqn = nqn == null ? SpdkTarget.NQN : nqn;
+        }
         if (target == null || nqn == null) {
-            System.err.println(
-                    "usage: ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]");
+            System.err.println(USAGE);
             return 2;
         }
+        if (spdk.isPresent() && target.transport() != Target.Transport.TCP) {
+            System.out.println("(no SPDK baseline over NVMe/RDMA: the SPDK build is measured over NVMe/TCP only)");
+            spdk = Optional.empty();
+        }
+        SpdkTarget started = spdkTarget ? SpdkTarget.start(spdk.get(), target.port(), 512, 4096, targetCores) : null;
+        try {
+            List<Row> rows = measureAll(
+                    target,
+                    nqn,
+                    nsid,
+                    dev,
+                    seconds,
+                    warmup,
+                    spdk.isEmpty() ? null : new SpdkPerf(spdk.get(), spdkCores));
+            if (json) {
+                StringBuilder sb = new StringBuilder("{\"rows\": [");
+                for (int i = 0; i < rows.size(); i++) {
+                    sb.append(i == 0 ? "" : ", ").append(rows.get(i).json());
+                }
+                System.out.println(sb.append("]}"));
+            }
+        } finally {
+            if (started != null) {
+                started.close();
+            }
+        }
+        return 0;
+    }
+
+    private static String value(String[] args, int i) {
+        if (i + 1 >= args.length) {
+            throw new IllegalArgumentException("option " + args[i] + " needs a value; " + USAGE);
+        }
+        return args[i + 1];
+    }
+
+    private static List<Row> measureAll(
+            Target target, String nqn, long nsid, String dev, double seconds, double warmup, SpdkPerf spdk)
+            throws Exception {
         List<Workload> workloads = List.of(
                 new Workload("4KiB randread QD1", 4096, 1, false, true),
                 new Workload("4KiB randread QD32", 4096, 32, false, true),
@@ -103,6 +212,7 @@ final class NvmeRun implements BenchRun {
                 new Workload("128KiB write QD8", 131072, 8, true, false),
                 new Workload("1MiB read QD8", 1 << 20, 8, false, false),
                 new Workload("1MiB write QD8", 1 << 20, 8, true, false));
+        List<Row> rows = new ArrayList<>();
         try (Arena arena = Arena.ofShared();
                 Controller c = Controller.connect(
                         target, nqn, ConnectOptions.defaults().withIoQueues(4).withQueueDepth(64))) {
@@ -130,8 +240,25 @@ final class NvmeRun implements BenchRun {
                     target, nqn, nsid, c.ioQueueCount(), c.queueDepth(), c.maxTransferBytes(), seconds, bytes >> 20);
             for (Workload w : workloads) {
                 measure(w, ours, bytes, warmup, false); // JIT and connection warm-up, not counted
-                Result r = measure(w, ours, bytes, seconds, false);
-                System.out.printf("%-22s rdma4j  %s%n", w.name(), r.line(w.size()));
+                Figures r = measure(w, ours, bytes, seconds, false).figures(w.size());
+                System.out.printf("%-22s rdma4j  %s%n", w.name(), r.line());
+                Figures s = null;
+                if (spdk != null) {
+                    SpdkPerf.Report p = spdk.run(
+                            target,
+                            nqn,
+                            nsid,
+                            w.spdkPattern(),
+                            w.size(),
+                            w.qd(),
+                            (int) Math.max(1, Math.ceil(seconds)),
+                            (int) Math.ceil(warmup));
+                    s = new Figures(p.iops(), p.iops() * w.size() / 1e6, p.p50Us(), p.p99Us());
+                    System.out.printf(
+                            "%-22s SPDK    %s  avg %7.1f us  (rdma4j/SPDK IOPS %.2f)%n",
+                            w.name(), s.line(), p.averageUs(), r.iops() / s.iops());
+                }
+                Figures k = null;
                 if (kernel != null) {
                     Engine k0 = (write, off, size, slot, done) -> {
                         ByteBuffer b = kbufs[slot].duplicate().limit(size);
@@ -144,20 +271,21 @@ final class NvmeRun implements BenchRun {
                         done.accept(null);
                     };
                     measure(w, k0, bytes, warmup, true);
-                    Result k = measure(w, k0, bytes, seconds, true);
+                    k = measure(w, k0, bytes, seconds, true).figures(w.size());
                     System.out.printf(
-                            "%-22s kernel  %s  (rdma4j/kernel IOPS %.2f)%n",
-                            w.name(), k.line(w.size()), (r.ops() / r.seconds()) / (k.ops() / k.seconds()));
+                            "%-22s kernel  %s  (rdma4j/kernel IOPS %.2f)%n", w.name(), k.line(), r.iops() / k.iops());
                 }
+                rows.add(new Row(w, r, s, k));
             }
             if (kernel != null) {
                 kernel.close();
-            } else {
-                System.out.println(
-                        "(no --kernel-dev: connect the kernel initiator with nvme connect -t tcp|rdma ... and pass its block device for the baseline)");
+            } else if (spdk == null) {
+                System.out.println("(no baseline: set RDMA4J_SPDK to an SPDK build for spdk_nvme_perf, or connect the"
+                        + " kernel initiator with nvme connect -t tcp|rdma ... and pass its block device as"
+                        + " --kernel-dev)");
             }
         }
-        return 0;
+        return rows;
     }
 
     /** Keeps w.qd() I/Os outstanding for {@code seconds}; synchronous engines get one thread per slot. */

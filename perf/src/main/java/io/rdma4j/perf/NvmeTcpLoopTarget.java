@@ -17,10 +17,10 @@ import java.util.zip.CRC32C;
  * A minimal NVMe/TCP peer on loopback for {@link NvmeTcpQueueBench} and {@link NvmeControllerBench}: it answers the
  * ICReq, enough of bring-up for {@code Controller.connect} (Connect, properties, Identify, Number of Queues; it holds
  * Asynchronous Event Requests), then every Read with one C2HData carrying the SUCCESS flag, every in-capsule Write with
- * a CapsuleResp, and every other Write with one R2T for the whole transfer and a CapsuleResp once the H2CData arrived.
- * It keeps no data and, once connected, allocates nothing per command (reused direct buffers, one CRC32C per
- * connection), so a {@code -prof gc} run charges the initiator alone. It trusts its peer: it is a benchmark fixture,
- * not a target (the real one is Linux nvmet in the test VM).
+ * a CapsuleResp, and every other Write with one R2T for the whole transfer and a CapsuleResp once all its H2CData
+ * arrived (any number of writes outstanding). It keeps no data and, once connected, allocates nothing per command
+ * (reused direct buffers, one CRC32C per connection), so a {@code -prof gc} run charges the initiator alone. It trusts
+ * its peer: it is a benchmark fixture, not a target (the real one is Linux nvmet in the test VM).
  */
 final class NvmeTcpLoopTarget implements AutoCloseable {
     static final String NQN = "nqn.2026-01.io.rdma4j:loop";
@@ -98,8 +98,7 @@ final class NvmeTcpLoopTarget implements AutoCloseable {
                         .put(11, (byte) dgst)
                         .putInt(12, 131072);
                 writeFully(c, out.limit(128));
-                long expectH2C = 0;
-                int writeCid = -1;
+                long[] expectH2C = new long[1 << 16]; // bytes still due per command identifier
                 while (true) {
                     if (!readFully(c, in.clear().limit(8))) {
                         return;
@@ -126,14 +125,14 @@ final class NvmeTcpLoopTarget implements AutoCloseable {
                         } else if (sglId == SGL_IN_CAPSULE || length == 0) {
                             resp(cid, 0, 0);
                         } else {
-                            writeCid = cid;
-                            expectH2C = length;
+                            expectH2C[cid] = length;
                             r2t(cid, length);
                         }
                     } else if (type == H2C_DATA) {
-                        expectH2C -= in.getInt(16);
-                        if (expectH2C == 0) {
-                            resp(writeCid, 0, 0);
+                        int cid = in.getShort(8) & 0xffff;
+                        expectH2C[cid] -= in.getInt(16);
+                        if (expectH2C[cid] == 0) {
+                            resp(cid, 0, 0);
                         }
                     } else {
                         return; // a TermReq or anything else: the bench is over

@@ -1,0 +1,94 @@
+package io.rdma4j.perf;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code bench nvme} ends, with {@code --json}, on one line with a row per workload: checked for shape and for rates
+ * that were measured (non-zero), never for speed. Against the project's loopback NVMe/TCP peer without a baseline; and,
+ * where {@code RDMA4J_SPDK} names an SPDK build, against SPDK's own target with {@code spdk_nvme_perf} beside it.
+ */
+class NvmeRunTest {
+    private static final String FIGURES =
+            "\\{\"iops\": ([0-9]+), \"MBps\": ([0-9.]+), \"p50Us\": ([0-9.]+), \"p99Us\": ([0-9.]+)}";
+    private static final Pattern ROW = Pattern.compile("\\{\"workload\": \"([^\"]+)\", \"bytes\": (\\d+), \"qd\":"
+            + " (\\d+), \"rdma4j\": " + FIGURES + ", \"spdk\": (null|" + FIGURES + "), \"kernel\": null,"
+            + " \"rdma4jOverSpdk\": (null|[0-9.]+)}");
+
+    private static String bench(String... args) throws Exception {
+        PrintStream saved = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int rc;
+        try (PrintStream p = new PrintStream(out, true, StandardCharsets.UTF_8)) {
+            System.setOut(p);
+            rc = new NvmeRun().run(args);
+        } finally {
+            System.setOut(saved);
+        }
+        String said = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, rc, said);
+        return said;
+    }
+
+    /** {@return the rows of the last line, checked for shape; each side present where expected, rates non-zero} */
+    private static void checkRows(String said, boolean spdk) {
+        String last = said.lines().toList().getLast();
+        assertTrue(last.startsWith("{\"rows\": [") && last.endsWith("]}"), said);
+        Matcher m = ROW.matcher(last);
+        String[] names = {
+            "4KiB randread QD1", "4KiB randread QD32", "4KiB randwrite QD1", "4KiB randwrite QD32",
+            "128KiB read QD8", "128KiB write QD8", "1MiB read QD8", "1MiB write QD8"
+        };
+        for (String name : names) {
+            assertTrue(m.find(), "a row for " + name + " in " + last);
+            assertEquals(name, m.group(1));
+            assertTrue(Long.parseLong(m.group(4)) > 0, "rdma4j measured no I/O in " + m.group());
+            assertEquals(spdk, !m.group(8).equals("null"), m.group());
+            assertEquals(spdk, !m.group(13).equals("null"), m.group());
+            if (spdk) {
+                assertTrue(Long.parseLong(m.group(9)) > 0, "SPDK measured no I/O in " + m.group());
+            }
+        }
+        assertTrue(!m.find(), "8 rows only: " + last);
+    }
+
+    @Test
+    void jsonRowsCarryEveryWorkloadAgainstTheLoopbackPeer() throws Exception {
+        try (NvmeTcpLoopTarget t = new NvmeTcpLoopTarget(1 << 20)) {
+            String said = bench(
+                    "--tcp",
+                    "127.0.0.1:" + t.address().getPort(),
+                    "--nqn",
+                    NvmeTcpLoopTarget.NQN,
+                    "--seconds",
+                    "0.05",
+                    "--warmup",
+                    "0.02",
+                    "--no-spdk",
+                    "--json");
+            assertTrue(said.contains("(no baseline: set RDMA4J_SPDK"), said);
+            checkRows(said, false);
+        }
+    }
+
+    @Test
+    void spdkPerfRunsBesideItAgainstSpdksOwnTarget() throws Exception {
+        assumeTrue(System.getenv("RDMA4J_SPDK") != null, "RDMA4J_SPDK names no SPDK build (perf/README.md)");
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        String said =
+                bench("--spdk-target", "--tcp", "127.0.0.1:" + port, "--seconds", "1", "--warmup", "0.1", "--json");
+        checkRows(said, true);
+    }
+}
