@@ -23,6 +23,8 @@ public final class RecordingDeviceMemory implements DeviceMemory {
     public final List<Event> events = new CopyOnWriteArrayList<>();
     /** When set, copies fail as a device error would (fault injection). */
     public volatile boolean failCopies;
+    /** When 0 or more: that many more copies to host succeed, then the rest fail (fault injection). */
+    public final AtomicLong failAfterCopies = new AtomicLong(-1);
 
     public RecordingDeviceMemory(MemorySegment memory, String pci, AtomicLong sequence) {
         this.memory = memory;
@@ -67,7 +69,7 @@ public final class RecordingDeviceMemory implements DeviceMemory {
 
     @Override
     public void copyToHost(long offset, MemorySegment target) {
-        if (failCopies) {
+        if (failCopies || failAfterCopies.getAndUpdate(n -> n > 0 ? n - 1 : n) == 0) {
             throw new IllegalStateException("injected device copy failure");
         }
         MemorySegment.copy(memory, offset, target, 0, target.byteSize());

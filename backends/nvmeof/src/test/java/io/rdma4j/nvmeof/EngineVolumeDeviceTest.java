@@ -144,10 +144,10 @@ class EngineVolumeDeviceTest {
                 assertTrue(plan.reason().contains("staged through host memory"), plan.reason());
                 assertTrue(
                         plan.reason()
-                                .contains(
-                                        directly
+                                .contains("copies each piece to "
+                                        + (directly
                                                 ? "a host copy of " + len + " bytes made for the transfer"
-                                                : "the registration's staging copy"),
+                                                : "the registration's staging copy")),
                         plan.reason());
 
                 engine.write(buf, 4096, e, 0, len, TransferOptions.DEFAULT)
@@ -158,10 +158,19 @@ class EngineVolumeDeviceTest {
                         "producer synced before the copy: " + device.events);
                 assertTrue(
                         device.first("copyToHost") < first.get(),
-                        "copied to host before the first I/O reached a target: " + device.events);
-                assertEquals(
-                        List.of(new RecordingDeviceMemory.Event("copyToHost", device.first("copyToHost"), 4096, len)),
-                        device.named("copyToHost"));
+                        "the first piece copied to host before the first I/O reached a target: " + device.events);
+                List<RecordingDeviceMemory.Event> copies = device.named("copyToHost").stream()
+                        .sorted(java.util.Comparator.comparingLong(RecordingDeviceMemory.Event::offset))
+                        .toList();
+                long copied = 4096;
+                for (RecordingDeviceMemory.Event c : copies) {
+                    assertEquals(copied, c.offset(), "each byte copied once, in pieces: " + copies);
+                    copied += c.length();
+                }
+                assertEquals(4096 + len, copied, "the whole range copied: " + copies);
+                assertTrue(
+                        copies.stream().anyMatch(c -> c.seq() > first.get()),
+                        "pieces copied while earlier ones were in flight, not all before the first I/O: " + copies);
                 for (long vOff = start; vOff < start + len; vOff += 512) {
                     long u = vOff / UNIT;
                     ScriptedTarget holder = u < 32 ? (u % 2 == 0 ? a : b) : a;
@@ -298,6 +307,53 @@ class EngineVolumeDeviceTest {
                 engine.write(buf, v.extent(0, 64 << 10)).future().get(60, TimeUnit.SECONDS);
                 assertEquals(
                         -1, MemorySegment.mismatch(gpu, 0, 64 << 10, MemorySegment.ofArray(a.storage), 0, 64 << 10));
+            }
+        }
+    }
+
+    /**
+     * A write larger than the pieces a volume keeps in flight goes through a bounce pool of that many piece-sized
+     * slots, not a host copy of the whole range; a device copy that fails midway fails the transfer by name, the pieces
+     * already issued finish, and the next write goes through.
+     */
+    @org.junit.jupiter.api.Test
+    void aLargeWriteGoesThroughABouncePoolAndAFailedCopyMidwayFailsItByName() throws Exception {
+        try (ScriptedTarget a = new ScriptedTarget(8 << 20);
+                Arena arena = Arena.ofShared();
+                StorageVolume v = direct.openVolume(spec(a))) {
+            long len = 6L << 20;
+            MemorySegment gpu = random(arena, len, 51);
+            RecordingDeviceMemory device = new RecordingDeviceMemory(gpu, PCI, SEQ);
+            try (LocalBuffer buf = direct.register(device)) {
+                Plan plan = direct.explain(buf, 0, v.extent(0, len), 0, len);
+                assertTrue(plan.reason().contains("copies each piece to a bounce pool of 2 x 1024 KiB"), plan.reason());
+                direct.write(buf, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
+                assertEquals(-1, MemorySegment.mismatch(gpu, 0, len, MemorySegment.ofArray(a.storage), 0, len));
+                assertEquals(6, device.named("copyToHost").size(), device.events.toString());
+
+                device.failAfterCopies.set(3);
+                java.util.Arrays.fill(a.storage, (byte) 0);
+                Transfer t = direct.write(buf, v.extent(0, len));
+                CompletionException ce =
+                        assertThrows(CompletionException.class, () -> t.future().join());
+                TransferException e = assertInstanceOf(TransferException.class, ce.getCause());
+                assertTrue(
+                        e.getMessage()
+                                        .contains(
+                                                "copying the device memory to host failed (range bytes 3145728..4194304)")
+                                && e.getMessage().contains("pieces already issued were left to finish")
+                                && e.getMessage().contains("injected device copy failure"),
+                        e.getMessage());
+                // the future failed at once; the three pieces issued before the failed copy finish on their own
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (MemorySegment.mismatch(gpu, 0, 3L << 20, MemorySegment.ofArray(a.storage), 0, 3L << 20) != -1) {
+                    assertTrue(System.nanoTime() < deadline, "the pieces issued before the failed copy never landed");
+                    Thread.sleep(10);
+                }
+
+                device.failAfterCopies.set(-1);
+                direct.write(buf, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
+                assertEquals(-1, MemorySegment.mismatch(gpu, 0, len, MemorySegment.ofArray(a.storage), 0, len));
             }
         }
     }

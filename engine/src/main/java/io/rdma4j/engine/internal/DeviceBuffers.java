@@ -119,13 +119,11 @@ final class DeviceBuffers {
     }
 
     /**
-     * Before a volume write from device memory (the block stores move host memory): the producer's work completes, then
-     * the range at {@code offset} is copied into {@code host}, the staging copy's slice or a copy made for the
-     * transfer.
+     * Before a volume write from device memory (the block stores move host memory): the producer's work completes;
+     * {@link DeviceStaging} then copies each piece to host as it is issued.
      */
-    static void toHost(BufferImpls.Local l, long offset, MemorySegment host) {
+    static void beforeVolumeWrite(BufferImpls.Local l) {
         l.device.memory().beforeNicRead();
-        l.device.memory().copyToHost(offset, host);
     }
 
     /**

@@ -19,17 +19,44 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A write to or read from a volume: its pieces, per namespace in ascending order, are issued up to that namespace's
  * window at a time, every namespace at once; a completion frees a slot and the dispatcher issues the next piece (never
- * the completing thread, which is a queue's reader and must not block on a send). Pieces are slices of the caller's
- * segment, or of the host copy that carries device memory (see {@link Volumes#launch}): no copy here. With device
- * memory, {@code landed} copies a read's bytes to the device before the future completes, and {@code settled} frees the
- * host copy once the transfer is over and no piece is in flight any more (a failed transfer's pieces finish on their
- * own).
+ * the completing thread, which is a queue's reader and must not block on a send). Each piece's memory comes from its
+ * {@link PieceMemory} just before it is issued: a slice of the caller's segment or of a host copy, or (a write from
+ * device memory, {@link DeviceStaging}) host memory the piece's bytes were just copied into, so copying overlaps the
+ * I/O of the pieces ahead. With device memory, {@code landed} copies a read's bytes to the device before the future
+ * completes, and {@code settled} frees the host memory once the transfer is over and no piece is in flight any more (a
+ * failed transfer's pieces finish on their own).
  */
 final class VolumeTransfer implements Transfer {
+    /** Where each piece's bytes sit in host memory while it is in flight. */
+    interface PieceMemory {
+        /**
+         * {@return host memory for the range's bytes {@code [rangeOffset, rangeOffset + length)}, holding them when
+         * writing} Called on the thread about to issue the piece.
+         *
+         * @throws RuntimeException when the bytes could not be put there (a device copy failed)
+         */
+        MemorySegment acquire(long rangeOffset, long length);
+
+        /** The piece that was given {@code piece} finished, successfully or not: its memory may be reused. */
+        void release(MemorySegment piece);
+
+        /** {@return slices of {@code memory} from {@code offset}: the caller's memory, or a whole-range host copy} */
+        static PieceMemory slices(MemorySegment memory, long offset) {
+            return new PieceMemory() {
+                @Override
+                public MemorySegment acquire(long rangeOffset, long length) {
+                    return memory.asSlice(offset + rangeOffset, length);
+                }
+
+                @Override
+                public void release(MemorySegment piece) {}
+            };
+        }
+    }
+
     private final VolumeImpl volume;
     private final boolean write;
-    private final MemorySegment memory;
-    private final long memoryOffset;
+    private final PieceMemory pieceMemory;
     private final long volumeOffset;
     private final long total;
     private final StripeMap.Pieces pieces;
@@ -46,6 +73,11 @@ final class VolumeTransfer implements Transfer {
     private final Runnable settled;
     private final AtomicBoolean settledOnce = new AtomicBoolean();
     private int inFlight;
+    /** Pieces handed to a namespace so far (guarded by this). */
+    private int issued;
+    /** In {@link #start}, on the caller's thread. */
+    private boolean starting;
+
     volatile ScheduledFuture<?> deadlineTask;
 
     /**
@@ -56,8 +88,7 @@ final class VolumeTransfer implements Transfer {
     VolumeTransfer(
             VolumeImpl volume,
             boolean write,
-            MemorySegment memory,
-            long memoryOffset,
+            PieceMemory pieceMemory,
             long volumeOffset,
             long length,
             Executor dispatcher,
@@ -67,8 +98,7 @@ final class VolumeTransfer implements Transfer {
         this.settled = settled;
         this.volume = volume;
         this.write = write;
-        this.memory = memory;
-        this.memoryOffset = memoryOffset;
+        this.pieceMemory = pieceMemory;
         this.volumeOffset = volumeOffset;
         this.total = length;
         this.dispatcher = dispatcher;
@@ -93,10 +123,15 @@ final class VolumeTransfer implements Transfer {
      * the dispatcher.
      */
     void start() {
-        for (int m = 0; m < pumps.length; m++) {
-            if (pieces.count(m) > 0) {
-                pump(m);
+        starting = true;
+        try {
+            for (int m = 0; m < pumps.length; m++) {
+                if (pieces.count(m) > 0) {
+                    pump(m);
+                }
             }
+        } finally {
+            starting = false;
         }
     }
 
@@ -128,7 +163,17 @@ final class VolumeTransfer implements Transfer {
 
     private void issue(int m, int i) {
         long len = pieces.length[m][i];
-        MemorySegment slice = memory.asSlice(memoryOffset + pieces.rangeOffset[m][i], len);
+        long r = pieces.rangeOffset[m][i];
+        MemorySegment slice;
+        try {
+            slice = pieceMemory.acquire(r, len);
+        } catch (RuntimeException e) {
+            notStaged(m, r, len, e);
+            return;
+        }
+        synchronized (this) {
+            issued++;
+        }
         CompletableFuture<Void> f;
         try {
             f = write
@@ -137,7 +182,32 @@ final class VolumeTransfer implements Transfer {
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
-        f.whenComplete((v, t) -> done(m, i, t));
+        f.whenComplete((v, t) -> {
+            pieceMemory.release(slice);
+            done(m, i, t);
+        });
+    }
+
+    /**
+     * A piece's bytes could not be put in host memory: it is not issued and the transfer fails. When that was the first
+     * piece, while starting, nothing was issued and the caller's call throws, as for any check.
+     */
+    private void notStaged(int m, long r, long len, RuntimeException e) {
+        boolean first;
+        synchronized (this) {
+            inflight[m]--;
+            inFlight--;
+            first = starting && issued == 0;
+        }
+        TransferException failure = new TransferException(
+                what() + ": copying the device memory to host failed (range bytes " + r + ".." + (r + len) + "), "
+                        + (first ? "nothing was issued" : "pieces already issued were left to finish") + ": "
+                        + e.getMessage(),
+                e);
+        fail(failure);
+        if (first) {
+            throw failure;
+        }
     }
 
     private void done(int m, int i, Throwable t) {

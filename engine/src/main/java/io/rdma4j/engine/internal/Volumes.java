@@ -237,9 +237,10 @@ final class Volumes implements AutoCloseable {
      * Checks everything, then launches; nothing is issued when a check fails. Device memory goes through host memory
      * (the block stores move CPU-addressable memory: NVMe/TCP copies it into sockets, NVMe/RDMA registers host pages
      * itself): the registration's staging copy when the engine staged it, else a host copy of the range made for this
-     * transfer. A write syncs the producer and copies the range to host before its first piece is issued; a read copies
-     * the range to the device after its last piece arrived and before its future completes, and a failed or cancelled
-     * read copies nothing. The registration is held, and the host copy kept, until no piece is in flight.
+     * transfer. A write syncs the producer, then copies each piece to host just before issuing it
+     * ({@link DeviceStaging}: the staging copy, or a bounce pool as large as the pieces in flight); a read copies the
+     * range to the device after its last piece arrived and before its future completes, and a failed or cancelled read
+     * copies nothing. The registration is held, and the host memory kept, until no piece is in flight.
      */
     Transfer launch(
             boolean write,
@@ -260,8 +261,7 @@ final class Volumes implements AutoCloseable {
                 ? new VolumeTransfer(
                         v,
                         write,
-                        local.segment,
-                        memoryOffset,
+                        VolumeTransfer.PieceMemory.slices(local.segment, memoryOffset),
                         extent.byteOffset() + extentOffset,
                         length,
                         d,
@@ -293,36 +293,55 @@ final class Volumes implements AutoCloseable {
             long volumeOffset,
             long length,
             ScheduledExecutorService d) {
-        registrations.retain(local.entry);
-        Arena own = local.device.staged() ? null : Arena.ofShared();
-        try {
-            MemorySegment host = own == null ? local.segment.asSlice(memoryOffset, length) : own.allocate(length, 4096);
-            if (write) {
-                try {
-                    DeviceBuffers.toHost(local, memoryOffset, host);
-                } catch (RuntimeException e) {
-                    throw new TransferException(
-                            "write of " + length + " bytes from " + local + " to volume " + v.name
-                                    + ": copying the device" + " memory to host failed, nothing was issued: "
-                                    + e.getMessage(),
-                            e);
-                }
+        if (write) {
+            try {
+                DeviceBuffers.beforeVolumeWrite(local);
+            } catch (RuntimeException e) {
+                throw new TransferException(
+                        "write of " + length + " bytes from " + local + " to volume " + v.name
+                                + ": syncing the device's producer failed, nothing was issued: " + e.getMessage(),
+                        e);
             }
-            Runnable landed = write ? null : () -> DeviceBuffers.fromHost(local, host, memoryOffset);
-            Runnable settled = () -> {
-                if (own != null) {
-                    own.close();
+        }
+        registrations.retain(local.entry);
+        Runnable free = () -> {};
+        try {
+            VolumeTransfer.PieceMemory pieces;
+            Runnable landed = null;
+            if (write) {
+                DeviceStaging staging = new DeviceStaging(local, memoryOffset, length, inFlight(v), v.maxPiece);
+                free = staging::close;
+                pieces = staging;
+            } else {
+                Arena copy = local.device.staged() ? null : Arena.ofShared();
+                if (copy != null) {
+                    free = copy::close;
                 }
+                MemorySegment host =
+                        copy == null ? local.segment.asSlice(memoryOffset, length) : copy.allocate(length, 4096);
+                pieces = VolumeTransfer.PieceMemory.slices(host, 0);
+                landed = () -> DeviceBuffers.fromHost(local, host, memoryOffset);
+            }
+            Runnable freeHost = free;
+            Runnable settled = () -> {
+                freeHost.run();
                 registrations.release(local.entry);
             };
-            return new VolumeTransfer(v, write, host, 0, volumeOffset, length, d, landed, settled);
+            return new VolumeTransfer(v, write, pieces, volumeOffset, length, d, landed, settled);
         } catch (RuntimeException e) {
-            if (own != null) {
-                own.close();
-            }
+            free.run();
             registrations.release(local.entry);
             throw e;
         }
+    }
+
+    /** {@return the most pieces a transfer on {@code v} has in flight at once} */
+    private static int inFlight(VolumeImpl v) {
+        int n = 0;
+        for (int w : v.window) {
+            n += w;
+        }
+        return n;
     }
 
     private VolumeImpl check(
@@ -393,15 +412,16 @@ final class Volumes implements AutoCloseable {
                     .append(" (open it with VolumeSpec.near(...) to rank for that memory)");
         }
         if (local.device != null) {
-            why.append(
-                            "; device memory staged through host memory (the block stores move CPU-addressable memory: NVMe/TCP copies it into"
-                                    + " sockets, NVMe/RDMA registers host pages itself): a write syncs the producer and copies the range to ")
+            why.append("; device memory staged through host memory (the block stores move CPU-addressable memory:"
+                            + " NVMe/TCP copies it into sockets, NVMe/RDMA registers host pages itself): a write syncs"
+                            + " the producer and copies each piece to ")
+                    .append(DeviceStaging.describe(local, length, inFlight(v), v.maxPiece))
+                    .append(" just before issuing it, so copies overlap the I/O of the pieces ahead; a read lands in ")
                     .append(
                             local.device.staged()
                                     ? "the registration's staging copy"
                                     : "a host copy of " + length + " bytes made for the transfer")
-                    .append(
-                            " before the first piece is issued; a read lands there and is copied to the device before it completes");
+                    .append(" and is copied to the device before it completes");
         }
         for (int m = 0; m < v.namespaces.length; m++) {
             NicChooser.Choice c = v.nics[m];
