@@ -22,10 +22,10 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]
- * [--warmup 1] [--json] [--no-spdk]}, or {@code ./rdma4j bench nvme --spdk-target [--tcp 127.0.0.1:PORT] ...}: 4 KiB
- * random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB sequential read and write
- * throughput at QD8, through this initiator (4 I/O queues of depth 64; each workload after an uncounted warm-up), next
- * to the baselines measured in the same run against the same target for the same workloads:
+ * [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk]}, or {@code ./rdma4j bench nvme --spdk-target [--tcp
+ * 127.0.0.1:PORT] ...}: 4 KiB random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB
+ * sequential read and write throughput at QD8, through this initiator (4 I/O queues of depth 64; each workload after an
+ * uncounted warm-up), next to the baselines measured in the same run against the same target for the same workloads:
  *
  * <ul>
  *   <li>SPDK's initiator, {@code spdk_nvme_perf} ({@link SpdkPerf}, NVMe/TCP), where {@code RDMA4J_SPDK} names an SPDK
@@ -119,7 +119,7 @@ final class NvmeRun implements BenchRun {
     }
 
     private static final String USAGE = "usage: ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1]"
-            + " [--kernel-dev /dev/nvmeXnY] [--seconds 3] [--warmup 1] [--json] [--no-spdk], or --spdk-target [--tcp"
+            + " [--kernel-dev /dev/nvmeXnY] [--seconds 3] [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk], or --spdk-target [--tcp"
             + " 127.0.0.1:PORT] [--target-cores 0x2] [--spdk-cores 0x1] (SPDK from RDMA4J_SPDK)";
 
     @Override
@@ -130,7 +130,7 @@ final class NvmeRun implements BenchRun {
         double seconds = 3;
         double warmup = 1;
         boolean json = false, spdkTarget = false, noSpdk = false;
-        String targetCores = "0x2", spdkCores = "0x1";
+        String targetCores = "0x2", spdkCores = "0x1", only = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--json" -> json = true;
@@ -145,6 +145,7 @@ final class NvmeRun implements BenchRun {
                 case "--warmup" -> warmup = Double.parseDouble(value(args, i++));
                 case "--target-cores" -> targetCores = value(args, i++);
                 case "--spdk-cores" -> spdkCores = value(args, i++);
+                case "--only" -> only = value(args, i++);
                 default -> {
                     System.err.println("unknown option " + args[i] + "; " + USAGE);
                     return 2;
@@ -177,7 +178,8 @@ final class NvmeRun implements BenchRun {
                     dev,
                     seconds,
                     warmup,
-                    spdk.isEmpty() ? null : new SpdkPerf(spdk.get(), spdkCores));
+                    spdk.isEmpty() ? null : new SpdkPerf(spdk.get(), spdkCores),
+                    only);
             if (json) {
                 StringBuilder sb = new StringBuilder("{\"rows\": [");
                 for (int i = 0; i < rows.size(); i++) {
@@ -201,7 +203,7 @@ final class NvmeRun implements BenchRun {
     }
 
     private static List<Row> measureAll(
-            Target target, String nqn, long nsid, String dev, double seconds, double warmup, SpdkPerf spdk)
+            Target target, String nqn, long nsid, String dev, double seconds, double warmup, SpdkPerf spdk, String only)
             throws Exception {
         List<Workload> workloads = List.of(
                 new Workload("4KiB randread QD1", 4096, 1, false, true),
@@ -212,6 +214,14 @@ final class NvmeRun implements BenchRun {
                 new Workload("128KiB write QD8", 131072, 8, true, false),
                 new Workload("1MiB read QD8", 1 << 20, 8, false, false),
                 new Workload("1MiB write QD8", 1 << 20, 8, true, false));
+        if (only != null) {
+            workloads = workloads.stream().filter(w -> w.name().contains(only)).toList();
+            if (workloads.isEmpty()) {
+                throw new IllegalArgumentException("--only " + only + " names no workload; they are: 4KiB randread"
+                        + " QD1, 4KiB randread QD32, 4KiB randwrite QD1, 4KiB randwrite QD32, 128KiB read QD8, 128KiB"
+                        + " write QD8, 1MiB read QD8, 1MiB write QD8 (any part of a name selects)");
+            }
+        }
         List<Row> rows = new ArrayList<>();
         try (Arena arena = Arena.ofShared();
                 Controller c = Controller.connect(
