@@ -49,6 +49,13 @@ final class CommandSlot {
     NvmeException lost;
     /** Bytes the target asked for by R2T so far. */
     long requested;
+    /**
+     * Write calls in progress that carry this command's data (guarded by the {@link Sender}'s monitor): the JDK holds
+     * the memory's arena for the length of the call, so the command completes only once none is left.
+     */
+    int writing;
+    /** The completion that arrived while {@link #writing} was not 0 (guarded by the {@link Sender}'s monitor). */
+    Cqe late;
 
     CommandSlot(int cid, ByteBuffer capsule, ByteBuffer capsuleDigest) {
         this.cid = cid;

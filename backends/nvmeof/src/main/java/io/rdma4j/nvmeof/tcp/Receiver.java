@@ -170,6 +170,9 @@ final class Receiver {
                     throw new NvmeProtocolException("CapsuleResp reports success for " + s.what() + " after "
                             + s.received + " of " + s.length + " bytes of data");
                 }
+                if (s.toController && s.length > 0 && sender.holdCompletion(s, cqe)) {
+                    return; // a write call still holds its bytes: its thread completes it after the call
+                }
                 finish(s, cqe);
             }
             case Pdu.C2H_DATA -> c2hData();
@@ -331,8 +334,24 @@ final class Receiver {
         return s;
     }
 
-    /** Completes the command in {@code s}, frees its slot, and has the sender send a waiting command started there. */
+    /**
+     * Completes a command whose completion waited for the sender's write call carrying its bytes to return, on the
+     * thread that made the call; a failure closes the connection as it would on this thread.
+     */
+    void finishLate(CommandSlot s, Cqe cqe) {
+        try {
+            finish(s, cqe, new CommandSlots.Released());
+        } catch (NvmeException e) {
+            onFailure.accept(e);
+        }
+    }
+
     private void finish(CommandSlot s, Cqe cqe) {
+        finish(s, cqe, released);
+    }
+
+    /** Completes the command in {@code s}, frees its slot, and has the sender send a waiting command started there. */
+    private void finish(CommandSlot s, Cqe cqe, CommandSlots.Released released) {
         NvmeException lost = s.lost;
         slots.release(s, released);
         CompletableFuture<Cqe> f = released.future;

@@ -3,12 +3,14 @@ package io.rdma4j.nvmeof.tcp;
 import io.rdma4j.nvmeof.NvmeConnectionException;
 import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.NvmeProtocolException;
+import io.rdma4j.nvmeof.internal.Cqe;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 
@@ -19,6 +21,12 @@ import java.util.zip.CRC32C;
  * else. Other threads only enqueue: a submitting thread may also write its own capsule inline when the writer is idle
  * (one thread hand-off less per command), under the lock that keeps PDUs from interleaving. The receiver never writes
  * (it must never block on a full socket): it enqueues.
+ *
+ * <p>A write call holds the caller's memory (the JDK keeps its arena acquired for the call), and the target may answer
+ * a command before the call that sent its last bytes has returned. So a command carrying data completes only once no
+ * write call carrying its bytes is in progress: the receiver asks {@link #holdCompletion}, and the thread whose call
+ * held the bytes completes the command after it ({@code completeLate}), so a caller may free the memory the moment the
+ * future completes.
  */
 final class Sender {
     /** R2Ts one command may have waiting for the writer: MAXR2T is 1 (ICReq MAXR2T 0); more is a target's error. */
@@ -41,6 +49,7 @@ final class Sender {
     private final PduCodec.Settings tx;
     private final long maxH2CData;
     private final Consumer<NvmeException> onFailure;
+    private final BiConsumer<CommandSlot, Cqe> completeLate;
     private final Thread thread;
 
     /** Jobs for the writer thread: kind << 16 | cid, a ring guarded by this; an R2T's fields ride beside it. */
@@ -66,6 +75,13 @@ final class Sender {
     private final ByteBuffer[] inlineGather = new ByteBuffer[3]; // guarded by outLock
     // the writer thread's own
     private final ByteBuffer[] gather = new ByteBuffer[48];
+    /** The slots whose bytes the writer's current write carries, and the completions that waited for it. */
+    private final CommandSlot[] marked = new CommandSlot[48];
+
+    private int markedCount;
+    private final CommandSlot[] lateSlots = new CommandSlot[48];
+    private final Cqe[] lateCqes = new Cqe[48];
+    private int lateCount;
     private final ByteBuffer h2c =
             ByteBuffer.allocateDirect(CommandSlot.HEADER_ROOM).order(ByteOrder.LITTLE_ENDIAN);
     private final ByteBuffer h2cDigest = ByteBuffer.allocateDirect(4).order(ByteOrder.LITTLE_ENDIAN);
@@ -77,6 +93,8 @@ final class Sender {
 
     /**
      * @param onFailure how the writer reports that the connection broke (the queue's fail, which calls {@link #stop})
+     * @param completeLate completes a command whose completion waited for a write call here to return (the receiver's
+     *     completion, run on the thread that made the call, with no lock held)
      */
     Sender(
             String name,
@@ -84,13 +102,15 @@ final class Sender {
             CommandSlots slots,
             PduCodec.Settings tx,
             long maxH2CData,
-            Consumer<NvmeException> onFailure) {
+            Consumer<NvmeException> onFailure,
+            BiConsumer<CommandSlot, Cqe> completeLate) {
         this.name = name;
         this.channel = channel;
         this.slots = slots;
         this.tx = tx;
         this.maxH2CData = maxH2CData;
         this.onFailure = onFailure;
+        this.completeLate = completeLate;
         int depth = slots.depth();
         int ring = depth * (R2T_QUEUE + 1) + 4;
         this.jobs = new int[ring];
@@ -130,19 +150,90 @@ final class Sender {
                 return stopped || enqueueCapsule(s.cid);
             }
         }
+        boolean carriesData = s.inCapsule;
+        if (carriesData) {
+            synchronized (this) {
+                s.writing++;
+            }
+        }
         IOException failed = null;
+        Cqe late = null;
         try {
             int n = s.capsuleBuffers(inlineGather, 0, tx.dataDigest());
             writeFully(inlineGather, n);
         } catch (IOException e) {
             failed = e;
         } finally {
+            if (carriesData) {
+                late = written(s);
+            }
             outLock.unlock();
         }
         if (failed != null) {
             onFailure.accept(lost(failed));
         }
+        if (late != null) {
+            completeLate.accept(s, late);
+        }
         return true;
+    }
+
+    /**
+     * Called by the receiver with a completion for a command that carries data.
+     *
+     * @return true when a write call carrying the command's bytes is still in progress: the thread making it completes
+     *     the command once it returns; false: complete it now
+     */
+    synchronized boolean holdCompletion(CommandSlot s, Cqe cqe) {
+        if (s.writing == 0) {
+            return false;
+        }
+        s.late = cqe;
+        return true;
+    }
+
+    // Called with the lock held.
+    private void mark(CommandSlot s) {
+        s.writing++;
+        marked[markedCount++] = s;
+    }
+
+    /**
+     * A write call carrying {@code s}'s bytes returned. @return the completion that waited for it, if this was the last
+     */
+    private synchronized Cqe written(CommandSlot s) {
+        if (--s.writing > 0 || s.late == null) {
+            return null;
+        }
+        Cqe late = s.late;
+        s.late = null;
+        return late;
+    }
+
+    /** The writer's write call returned: the completions that waited for it are kept to run once outLock is free. */
+    private void unmarkAll() {
+        for (int i = 0; i < markedCount; i++) {
+            CommandSlot s = marked[i];
+            marked[i] = null;
+            Cqe late = written(s);
+            if (late != null) {
+                lateSlots[lateCount] = s;
+                lateCqes[lateCount++] = late;
+            }
+        }
+        markedCount = 0;
+    }
+
+    /** Completes what waited for the writer's last call (outLock released). */
+    private void runLate() {
+        for (int i = 0; i < lateCount; i++) {
+            CommandSlot s = lateSlots[i];
+            Cqe cqe = lateCqes[i];
+            lateSlots[i] = null;
+            lateCqes[i] = null;
+            completeLate.accept(s, cqe);
+        }
+        lateCount = 0;
     }
 
     /** Queues a capsule for the writer (a command the receiver started). @return false when the ring is full */
@@ -238,8 +329,10 @@ final class Sender {
                         return;
                     }
                 } finally {
+                    unmarkAll();
                     outLock.unlock();
                 }
+                runLate();
             }
         } catch (IOException e) {
             onFailure.accept(lost(e));
@@ -301,6 +394,9 @@ final class Sender {
         CommandSlot s = slots.slot(cid);
         if (s.busy && capsulePending[cid]) {
             capsulePending[cid] = false;
+            if (s.inCapsule) {
+                mark(s);
+            }
             return s.capsuleBuffers(gather, n, tx.dataDigest());
         }
         return n;
@@ -320,6 +416,9 @@ final class Sender {
         ByteBuffer v = s.view;
         if (!s.busy || s.generation != r2tGeneration || v == null) {
             return; // the command completed or failed meanwhile (a target answering before it had the data)
+        }
+        synchronized (this) {
+            mark(s);
         }
         boolean dd = tx.dataDigest();
         while (off < end) {

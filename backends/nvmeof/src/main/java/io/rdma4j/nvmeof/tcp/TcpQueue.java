@@ -123,7 +123,7 @@ public final class TcpQueue implements FabricQueue {
         this.txSettings = hs.tx();
         this.maxH2CData = hs.maxH2CData();
         this.slots = new CommandSlots(config.depth(), config.ioTimeout().toNanos(), config.inCapsuleLimit(), hs.tx());
-        this.sender = new Sender(name, hs.channel(), slots, hs.tx(), hs.maxH2CData(), this::fail);
+        this.sender = new Sender(name, hs.channel(), slots, hs.tx(), hs.maxH2CData(), this::fail, this::finishLate);
         this.receiver = new Receiver(name, hs.channel(), hs.rx(), config.maxData(), slots, sender, this::fail);
     }
 
@@ -210,6 +210,11 @@ public final class TcpQueue implements FabricQueue {
             failLater(sender.jobsFull());
         }
         return future;
+    }
+
+    /** A completion that waited for a write call carrying the command's bytes to return (see {@code Sender}). */
+    private void finishLate(CommandSlot s, Cqe cqe) {
+        receiver.finishLate(s, cqe);
     }
 
     /** Fails the queue from the timer thread, as a failure found while sending always has been. */
