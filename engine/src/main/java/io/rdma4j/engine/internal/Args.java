@@ -34,9 +34,14 @@ final class Args {
         return segment;
     }
 
+    /** {@return whether {@code [offset, offset + length)} lies inside {@code [0, size)}} Overflow-safe. */
+    static boolean inside(long size, long offset, long length) {
+        return offset >= 0 && length >= 0 && offset <= size - length;
+    }
+
     /** Fails unless {@code [offset, offset + length)} lies inside {@code [0, size)}. */
     static void range(long size, long offset, long length, String what) {
-        if (offset < 0 || length < 0 || offset > size - length) {
+        if (!inside(size, offset, length)) {
             throw new InvalidArgumentException(what + ": range [" + offset + ", " + offset + " + " + length
                     + ") is outside its " + size + " bytes: pass an offset and length inside it");
         }
@@ -47,7 +52,7 @@ final class Args {
      * the data path checks every transfer and must not build a message for each.
      */
     static void range(long size, long offset, long length, String prefix, Object buffer) {
-        if (offset < 0 || length < 0 || offset > size - length) {
+        if (!inside(size, offset, length)) {
             range(size, offset, length, prefix + buffer);
         }
     }

@@ -46,10 +46,10 @@ final class BatchImpl implements WriteBatch {
                     "descriptor " + index + " of the batch: length must be >= 0, got " + len);
         }
         // the message only when a range is bad: adding a descriptor allocates nothing
-        if (sourceOff < 0 || len < 0 || sourceOff > source.length() - len) {
+        if (!Args.inside(source.length(), sourceOff, len)) {
             Args.range(source.length(), sourceOff, len, "descriptor " + index + " of the batch, source " + source);
         }
-        if (targetOff < 0 || targetOff > target.length() - len) {
+        if (!Args.inside(target.length(), targetOff, len)) {
             Args.range(target.length(), targetOff, len, "descriptor " + index + " of the batch, target " + target);
         }
         if (len == 0) {
