@@ -222,6 +222,15 @@ public final class Controller implements AutoCloseable {
         return r == null ? 0 : r.registrations();
     }
 
+    /**
+     * @return how many bounce buffers for heap memory were registered with the RDMA device so far (0 on NVMe/TCP); they
+     *     are pooled, so commands on heap buffers of one size register one between them
+     */
+    public long rdmaBounceRegistrations() {
+        RdmaResources r = live().rdma();
+        return r == null ? 0 : r.bounceRegistrations();
+    }
+
     /** @return the target this controller is connected to */
     public Target target() {
         return target;

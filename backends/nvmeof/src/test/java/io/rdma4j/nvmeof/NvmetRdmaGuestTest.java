@@ -124,6 +124,16 @@ class NvmetRdmaGuestTest {
             c.write(1, lba + 64, MemorySegment.ofArray(heapOut)).get(60, TimeUnit.SECONDS);
             c.read(1, lba + 64, MemorySegment.ofArray(heapIn)).get(60, TimeUnit.SECONDS);
             assertTrue(java.util.Arrays.equals(heapOut, heapIn), "heap buffer read back differently");
+            // the bounce buffer is pooled: more heap I/O of the size registers nothing more
+            long bounces = c.rdmaBounceRegistrations();
+            assertTrue(bounces >= 1, "bounce registrations: " + bounces);
+            for (int i = 0; i < 20; i++) {
+                new SplittableRandom(100 + i).nextBytes(heapOut);
+                c.write(1, lba + 64, MemorySegment.ofArray(heapOut)).get(60, TimeUnit.SECONDS);
+                c.read(1, lba + 64, MemorySegment.ofArray(heapIn)).get(60, TimeUnit.SECONDS);
+                assertTrue(java.util.Arrays.equals(heapOut, heapIn), "heap buffer read back differently, round " + i);
+            }
+            assertEquals(bounces, c.rdmaBounceRegistrations(), "pooled bounce buffers are reused");
             c.flush(1).get(30, TimeUnit.SECONDS);
         }
     }

@@ -520,7 +520,7 @@ public final class RdmaQueue implements FabricQueue {
             post(next);
         }
         r.copyHome();
-        r.unstage();
+        r.release();
         r.future.complete(r.cqe);
     }
 

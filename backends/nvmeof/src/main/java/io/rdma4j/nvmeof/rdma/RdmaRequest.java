@@ -4,15 +4,15 @@ import io.rdma4j.ibverbs.MemoryRegion;
 import io.rdma4j.nvmeof.internal.Cqe;
 import io.rdma4j.nvmeof.internal.FabricQueue.Data;
 import io.rdma4j.nvmeof.internal.Sqe;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * One NVMe/RDMA command from submission to completion, and how its data reaches the target: staged in the capsule,
  * described by a keyed SGL over a registration of the caller's buffer, or copied through a registered bounce buffer
- * (heap memory, which the NIC cannot reach). It owns the bounce buffer and its registration, and releases them; the
- * caller's buffers stay registered in {@link RdmaResources}. Its slot in {@link RdmaSlots} decides when it goes out.
+ * from {@link RdmaResources}' pool (heap memory, which the NIC cannot reach), which it gives back once the command
+ * completed, or drops when it failed; the caller's buffers stay registered in {@link RdmaResources}. Its slot in
+ * {@link RdmaSlots} decides when it goes out.
  */
 final class RdmaRequest {
     final byte[] sqe;
@@ -21,8 +21,8 @@ final class RdmaRequest {
     final boolean timed;
     final CompletableFuture<Cqe> future = new CompletableFuture<>();
     int inCapsule; // bytes of data copied into the capsule slot
-    MemorySegment bounce; // heap data staged in registered memory
-    MemoryRegion bounceMr;
+    RdmaResources.Bounce bounce; // heap data staged in registered memory
+    private RdmaResources resources;
     int cid = -1;
     boolean sent;
     Cqe cqe;
@@ -61,32 +61,35 @@ final class RdmaRequest {
             MemoryRegion mr = resources.region(seg);
             Sqe.keyed(sqe, seg.address() + d.offset(), d.length(), mr.rkey());
         } else {
-            bounce = Arena.ofAuto()
-                    .allocate(d.length(), 4096); // freed by the GC once the request and its registration are gone
+            this.resources = resources;
+            bounce = resources.take(d.length());
             if (d.toController()) {
-                MemorySegment.copy(seg, d.offset(), bounce, 0, d.length());
+                MemorySegment.copy(seg, d.offset(), bounce.segment(), 0, d.length());
             }
-            bounceMr = resources.registerOnce(bounce);
-            Sqe.keyed(sqe, bounce.address(), d.length(), bounceMr.rkey());
+            Sqe.keyed(sqe, bounce.segment().address(), d.length(), bounce.mr().rkey());
         }
     }
 
     /** After a successful read through the bounce buffer: copies the data to the caller's memory. */
     void copyHome() {
         if (bounce != null && cqe.ok() && !data.toController()) {
-            MemorySegment.copy(bounce, 0, data.segment(), data.offset(), data.length());
+            MemorySegment.copy(bounce.segment(), 0, data.segment(), data.offset(), data.length());
         }
     }
 
-    /** Deregisters the bounce buffer, if any. Idempotent. */
+    /** The command completed: its bounce buffer, if any, goes back to the pool. Idempotent. */
+    void release() {
+        if (bounce != null) {
+            resources.give(bounce);
+            bounce = null;
+        }
+    }
+
+    /** The command failed or was never sent: its bounce buffer, if any, is deregistered. Idempotent. */
     void unstage() {
-        if (bounceMr != null) {
-            try {
-                bounceMr.close();
-            } catch (RuntimeException ignored) {
-                // deregistering a bounce buffer of a failed queue: the protection domain goes with the controller
-            }
-            bounceMr = null;
+        if (bounce != null) {
+            resources.drop(bounce);
+            bounce = null;
         }
     }
 }

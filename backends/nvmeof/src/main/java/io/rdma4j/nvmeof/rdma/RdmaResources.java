@@ -8,7 +8,9 @@ import io.rdma4j.ibverbs.Context;
 import io.rdma4j.ibverbs.MemoryRegion;
 import io.rdma4j.ibverbs.ProtectionDomain;
 import io.rdma4j.nvmeof.NvmeConnectionException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,7 +19,9 @@ import java.util.TreeMap;
 /**
  * What the NVMe/RDMA queues of one controller share: the protection domain their queue pairs live in and the
  * registrations of the caller's buffers, made once per buffer and reused by every command and queue that moves its
- * data. A registration whose memory was freed (its arena closed) is dropped and made again for the new memory.
+ * data. A registration whose memory was freed (its arena closed) is dropped and made again for the new memory. Heap
+ * buffers, which the NIC cannot reach, go through registered bounce buffers kept in a pool by power-of-two size and
+ * reused, so a command on heap memory registers nothing once the pool holds a buffer of its size.
  */
 public final class RdmaResources implements AutoCloseable {
     /**
@@ -32,6 +36,19 @@ public final class RdmaResources implements AutoCloseable {
 
     private final List<MemoryRegion> retired = new ArrayList<>();
     private boolean closed;
+
+    /** A registered bounce buffer of {@code 1 << sizeClass} bytes. */
+    record Bounce(MemorySegment segment, MemoryRegion mr, int sizeClass) {}
+
+    /** Bytes of idle bounce buffers the pool keeps registered; more are deregistered when returned. */
+    static final long BOUNCE_POOL_BYTES = 64L << 20;
+
+    /** Idle bounce buffers by size class (log2 of their size, 12 to 31). */
+    @SuppressWarnings("unchecked")
+    private final ArrayDeque<Bounce>[] bounces = new ArrayDeque[32];
+
+    private long bounceBytes;
+    private long bouncesRegistered;
 
     /**
      * The protection domain on {@code ctx}, allocated by the first queue; every queue of a controller uses one device.
@@ -89,12 +106,53 @@ public final class RdmaResources implements AutoCloseable {
         }
     }
 
-    /** A registration of {@code segment} that is not cached (bounce buffers); close it after use. */
-    synchronized MemoryRegion registerOnce(MemorySegment segment) {
+    /**
+     * A registered bounce buffer of at least {@code bytes} (at least 4 KiB, a power of two), from the pool or made now.
+     * Give it back with {@link #give} once the command using it completed, or {@link #drop} it when the command may
+     * still be in the NIC's hands.
+     */
+    synchronized Bounce take(long bytes) {
         if (closed || pd == null) {
             throw new NvmeConnectionException("the controller's RDMA resources were released: reconnect");
         }
-        return pd.register(segment, ACCESS);
+        int c = Math.max(12, 64 - Long.numberOfLeadingZeros(bytes - 1));
+        ArrayDeque<Bounce> idle = bounces[c];
+        Bounce b = idle == null ? null : idle.poll();
+        if (b != null) {
+            bounceBytes -= 1L << c;
+            return b;
+        }
+        // freed by the GC once the bounce buffer is dropped and its registration closed
+        MemorySegment seg = Arena.ofAuto().allocate(1L << c, 4096);
+        bouncesRegistered++;
+        return new Bounce(seg, pd.register(seg, ACCESS), c);
+    }
+
+    /** A bounce buffer whose command completed: kept for the next command of its size, or deregistered. */
+    synchronized void give(Bounce b) {
+        if (closed || bounceBytes + (1L << b.sizeClass()) > BOUNCE_POOL_BYTES) {
+            drop(b);
+            return;
+        }
+        if (bounces[b.sizeClass()] == null) {
+            bounces[b.sizeClass()] = new ArrayDeque<>();
+        }
+        bounces[b.sizeClass()].push(b);
+        bounceBytes += 1L << b.sizeClass();
+    }
+
+    /** Deregisters a bounce buffer (a failed command's: the NIC may not touch it once it is deregistered). */
+    void drop(Bounce b) {
+        try {
+            b.mr().close();
+        } catch (RuntimeException ignored) {
+            // deregistering a bounce buffer of a failed queue: the protection domain goes with the controller
+        }
+    }
+
+    /** @return how many bounce buffers were registered so far (reused ones count once) */
+    public synchronized long bounceRegistrations() {
+        return bouncesRegistered;
     }
 
     /** @return how many of the caller's buffers are registered now */
@@ -111,6 +169,7 @@ public final class RdmaResources implements AutoCloseable {
         closed = true;
         regions.clear();
         retired.clear();
+        java.util.Arrays.fill(bounces, null); // their registrations close with the protection domain
         if (pd != null) {
             pd.close(); // closes the registrations made on it
         }
