@@ -126,9 +126,12 @@ final class BringUp {
                         Math.min(maxTransfer, ADMIN_MAX_DATA),
                         0,
                         null,
+                        0,
+                        new PolledQids(0, 0),
+                        0,
                         0);
             }
-            int want = options.ioQueues();
+            int want = options.ioQueues() + options.polledQueues();
             int granted = call(
                             admin,
                             Sqe.setFeatures(Sqe.FID_NUMBER_OF_QUEUES, (want - 1) | (want - 1) << 16),
@@ -136,11 +139,14 @@ final class BringUp {
                             "Set Features Number of Queues(" + want + ")",
                             false)
                     .dw0();
-            int queues = Math.min(want, Math.min((granted & 0xffff) + 1, (granted >>> 16) + 1));
-            int depth = (int) Math.min(options.queueDepth(), (cap & 0xffff) + 1);
+            int grantedQueues = Math.min((granted & 0xffff) + 1, (granted >>> 16) + 1);
+            int queues = Math.min(options.ioQueues(), grantedQueues);
+            PolledQids polled = new PolledQids(queues + 1, Math.min(options.polledQueues(), grantedQueues - queues));
+            int depthLimit = (int) Math.min(65535, (cap & 0xffff) + 1);
             if (info.maxcmd() > 0) {
-                depth = Math.min(depth, info.maxcmd());
+                depthLimit = Math.min(depthLimit, info.maxcmd());
             }
+            int depth = Math.min(options.queueDepth(), depthLimit);
             int inCapsule = (int) Math.min(info.inCapsuleDataBytes(), maxTransfer);
             for (int q = 1; q <= queues; q++) {
                 FabricQueue queue =
@@ -160,7 +166,21 @@ final class BringUp {
                 ka = KEEP_ALIVE.scheduleAtFixedRate(() -> keepAlive(admin, io), period, period, TimeUnit.MILLISECONDS);
             }
             int aers = events.arm(admin, List.copyOf(io), info);
-            return new Session(admin, List.copyOf(io), rdma, cntlid, cap, version, info, maxTransfer, depth, ka, aers);
+            return new Session(
+                    admin,
+                    List.copyOf(io),
+                    rdma,
+                    cntlid,
+                    cap,
+                    version,
+                    info,
+                    maxTransfer,
+                    depth,
+                    ka,
+                    aers,
+                    polled,
+                    inCapsule,
+                    depthLimit);
         } catch (RuntimeException e) {
             throw Closeables.closeAllInto(e, connections(io, admin, rdma));
         }

@@ -16,6 +16,8 @@ import java.time.Duration;
  * @param ioTimeout a command without a completion after this long resets its connection; zero waits forever
  * @param sourceAddress local address of the NIC to leave by (TCP binds to it, RDMA-CM resolves from it); null lets the
  *     kernel's route choose
+ * @param polledQueues further I/O queues to reserve at bring-up for {@link Controller#openPolledQueue}: each is
+ *     connected only when opened (the number of queues is negotiated once per controller)
  */
 public record ConnectOptions(
         HostIdentity identity,
@@ -26,8 +28,9 @@ public record ConnectOptions(
         boolean dataDigest,
         Duration connectTimeout,
         Duration ioTimeout,
-        InetAddress sourceAddress) {
-    /** Options leaving by the kernel's route. */
+        InetAddress sourceAddress,
+        int polledQueues) {
+    /** Options leaving by the kernel's route, with one polled queue reserved. */
     public ConnectOptions(
             HostIdentity identity,
             int ioQueues,
@@ -40,9 +43,37 @@ public record ConnectOptions(
         this(identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, null);
     }
 
+    /** Options with one polled queue reserved. */
+    public ConnectOptions(
+            HostIdentity identity,
+            int ioQueues,
+            int queueDepth,
+            Duration keepAlive,
+            boolean headerDigest,
+            boolean dataDigest,
+            Duration connectTimeout,
+            Duration ioTimeout,
+            InetAddress sourceAddress) {
+        this(
+                identity,
+                ioQueues,
+                queueDepth,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                ioTimeout,
+                sourceAddress,
+                1);
+    }
+
     public ConnectOptions {
         if (ioQueues < 1 || ioQueues > 65535) {
             throw new IllegalArgumentException("ioQueues " + ioQueues + " is outside 1..65535");
+        }
+        if (polledQueues < 0 || ioQueues + polledQueues > 65535) {
+            throw new IllegalArgumentException(
+                    "polledQueues " + polledQueues + " is negative or takes the queues past 65535");
         }
         if (queueDepth < 2 || queueDepth > 65535) {
             throw new IllegalArgumentException("queueDepth " + queueDepth + " is outside 2..65535");
@@ -69,48 +100,136 @@ public record ConnectOptions(
                 false,
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(30),
-                null);
+                null,
+                1);
     }
 
     public ConnectOptions withIdentity(HostIdentity v) {
         return new ConnectOptions(
-                v, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
+                v,
+                ioQueues,
+                queueDepth,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                ioTimeout,
+                sourceAddress,
+                polledQueues);
     }
 
     public ConnectOptions withIoQueues(int v) {
         return new ConnectOptions(
-                identity, v, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
+                identity,
+                v,
+                queueDepth,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                ioTimeout,
+                sourceAddress,
+                polledQueues);
     }
 
     public ConnectOptions withQueueDepth(int v) {
         return new ConnectOptions(
-                identity, ioQueues, v, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
+                identity,
+                ioQueues,
+                v,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                ioTimeout,
+                sourceAddress,
+                polledQueues);
     }
 
     public ConnectOptions withKeepAlive(Duration v) {
         return new ConnectOptions(
-                identity, ioQueues, queueDepth, v, headerDigest, dataDigest, connectTimeout, ioTimeout, sourceAddress);
+                identity,
+                ioQueues,
+                queueDepth,
+                v,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                ioTimeout,
+                sourceAddress,
+                polledQueues);
     }
 
     public ConnectOptions withDigests(boolean header, boolean data) {
         return new ConnectOptions(
-                identity, ioQueues, queueDepth, keepAlive, header, data, connectTimeout, ioTimeout, sourceAddress);
+                identity,
+                ioQueues,
+                queueDepth,
+                keepAlive,
+                header,
+                data,
+                connectTimeout,
+                ioTimeout,
+                sourceAddress,
+                polledQueues);
     }
 
     public ConnectOptions withConnectTimeout(Duration v) {
         return new ConnectOptions(
-                identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, v, ioTimeout, sourceAddress);
+                identity,
+                ioQueues,
+                queueDepth,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                v,
+                ioTimeout,
+                sourceAddress,
+                polledQueues);
     }
 
     public ConnectOptions withIoTimeout(Duration v) {
         return new ConnectOptions(
-                identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, v, sourceAddress);
+                identity,
+                ioQueues,
+                queueDepth,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                v,
+                sourceAddress,
+                polledQueues);
     }
 
     /** @return these options leaving from {@code v}, a local address of the NIC to use (null: the kernel's route) */
     public ConnectOptions withSourceAddress(InetAddress v) {
         return new ConnectOptions(
-                identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, v);
+                identity,
+                ioQueues,
+                queueDepth,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                ioTimeout,
+                v,
+                polledQueues);
+    }
+
+    /** @return these options reserving {@code v} polled queues (0: {@link Controller#openPolledQueue} refuses) */
+    public ConnectOptions withPolledQueues(int v) {
+        return new ConnectOptions(
+                identity,
+                ioQueues,
+                queueDepth,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                ioTimeout,
+                sourceAddress,
+                v);
     }
 
     /** @return the identity to use: the given one, else the persistent one */

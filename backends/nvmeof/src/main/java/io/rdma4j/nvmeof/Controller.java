@@ -8,6 +8,7 @@ import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Le;
 import io.rdma4j.nvmeof.internal.Sqe;
 import io.rdma4j.nvmeof.rdma.RdmaResources;
+import io.rdma4j.nvmeof.tcp.PolledTcpQueue;
 import io.rdma4j.nvmeof.tcp.TcpQueue;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -387,6 +388,47 @@ public final class Controller implements AutoCloseable {
             parts.add(io(Sqe.readWrite(write, nsid, slba, blocks), new FabricQueue.Data(buffer, off, n, write), null));
         }
         return all(parts);
+    }
+
+    /**
+     * Opens a queue of its own for namespace {@code nsid}, driven from the caller's thread: see {@link PolledQueue}. It
+     * takes one of the queue IDs reserved at connect ({@link ConnectOptions#polledQueues()}) until it closes.
+     *
+     * @param depth commands in flight at most (fewer if the controller allows fewer)
+     * @throws UnsupportedOperationException on NVMe/RDMA, which has no polled queue yet
+     */
+    public PolledQueue openPolledQueue(long nsid, int depth) {
+        if (target.transport() != Target.Transport.TCP) {
+            throw new UnsupportedOperationException("polled queues run over NVMe/TCP; " + target
+                    + " is NVMe/RDMA: use read and write, which keep every queue of the controller busy");
+        }
+        if (depth < 1) {
+            throw new IllegalArgumentException("depth " + depth + " is below 1");
+        }
+        Session s = live();
+        NamespaceInfo ns = namespace(nsid);
+        int qid = s.polled().take();
+        try {
+            int d = Math.min(depth, s.depthLimit());
+            PolledTcpQueue q = PolledTcpQueue.open(
+                    new java.net.InetSocketAddress(target.host(), target.port()),
+                    options.sourceAddress(),
+                    target + " polled qid " + qid,
+                    new TcpQueue.Config(
+                            qid,
+                            d,
+                            options.headerDigest(),
+                            options.dataDigest(),
+                            options.connectTimeout(),
+                            options.ioTimeout(),
+                            (int) s.maxTransfer(),
+                            s.inCapsule()),
+                    Sqe.connectData(identity.idBytes(), s.cntlid(), subsystemNqn, identity.nqn()));
+            return new PolledQueue(q, nsid, ns, () -> s.polled().give(qid));
+        } catch (RuntimeException e) {
+            s.polled().give(qid);
+            throw e;
+        }
     }
 
     /** Flushes the volatile write cache of namespace {@code nsid}. */

@@ -74,6 +74,15 @@ record Handshake(Socket socket, SocketChannel channel, PduCodec.Settings rx, Pdu
                             + " ms of the ICReq: is this an NVMe/TCP target?",
                     e);
         }
+        return accept(p, name, config.headerDigest(), config.dataDigest());
+    }
+
+    /**
+     * Checks the target's answer to the ICReq (null: the connection closed) against what was asked.
+     *
+     * @return the ICResp
+     */
+    static Pdu.IcResp accept(Pdu p, String name, boolean headerDigest, boolean dataDigest) {
         if (p == null) {
             throw new NvmeConnectionException(
                     name + ": the target closed the connection instead of answering the ICReq");
@@ -87,7 +96,7 @@ record Handshake(Socket socket, SocketChannel channel, PduCodec.Settings rx, Pdu
         if (resp.pfv() != 0) {
             throw new NvmeProtocolException(name + ": ICResp has PDU format version " + resp.pfv() + "; only 0 exists");
         }
-        if ((resp.headerDigest() && !config.headerDigest()) || (resp.dataDigest() && !config.dataDigest())) {
+        if ((resp.headerDigest() && !headerDigest) || (resp.dataDigest() && !dataDigest)) {
             throw new NvmeProtocolException(name + ": ICResp enables a digest this host did not ask for");
         }
         if (resp.cpda() > 31) {
