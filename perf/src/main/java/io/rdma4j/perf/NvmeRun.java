@@ -2,6 +2,7 @@ package io.rdma4j.perf;
 
 import io.rdma4j.nvmeof.ConnectOptions;
 import io.rdma4j.nvmeof.Controller;
+import io.rdma4j.nvmeof.PolledQueue;
 import io.rdma4j.nvmeof.Target;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -24,8 +25,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]
  * [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk]}, or {@code ./rdma4j bench nvme --spdk-target [--tcp
  * 127.0.0.1:PORT] ...}: 4 KiB random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB
- * sequential read and write throughput at QD8, through this initiator (4 I/O queues of depth 64; each workload after an
- * uncounted warm-up), next to the baselines measured in the same run against the same target for the same workloads:
+ * sequential read and write throughput at QD8, through this initiator twice: its thread-safe {@code Controller} API (4
+ * I/O queues of depth 64) and a {@code PolledQueue} (NVMe/TCP, depth 64) driven from the measuring thread alone
+ * ({@link NvmePolledLoop}); each workload after an uncounted warm-up, next to the baselines measured in the same run
+ * against the same target for the same workloads:
  *
  * <ul>
  *   <li>SPDK's initiator, {@code spdk_nvme_perf} ({@link SpdkPerf}, NVMe/TCP), where {@code RDMA4J_SPDK} names an SPDK
@@ -84,23 +87,30 @@ final class NvmeRun implements BenchRun {
         }
     }
 
-    private record Row(Workload w, Figures rdma4j, Figures spdk, Figures kernel) {
+    private record Row(Workload w, Figures rdma4j, Figures polled, Figures spdk, Figures kernel) {
         String json() {
             return String.format(
                     Locale.ROOT,
-                    "{\"workload\": \"%s\", \"bytes\": %d, \"qd\": %d, \"rdma4j\": %s, \"spdk\": %s,"
-                            + " \"kernel\": %s, \"rdma4jOverSpdk\": %s}",
+                    "{\"workload\": \"%s\", \"bytes\": %d, \"qd\": %d, \"rdma4j\": %s, \"rdma4jPolled\": %s,"
+                            + " \"spdk\": %s, \"kernel\": %s, \"rdma4jOverSpdk\": %s, \"polledOverSpdk\": %s}",
                     w.name(),
                     w.size(),
                     w.qd(),
                     rdma4j.json(),
+                    Figures.json(polled),
                     Figures.json(spdk),
                     Figures.json(kernel),
-                    spdk == null ? "null" : String.format(Locale.ROOT, "%.3f", rdma4j.iops() / spdk.iops()));
+                    ratio(rdma4j, spdk),
+                    ratio(polled, spdk));
+        }
+
+        private static String ratio(Figures a, Figures b) {
+            return a == null || b == null ? "null" : String.format(Locale.ROOT, "%.3f", a.iops() / b.iops());
         }
     }
 
-    private record Result(long ops, double seconds, long[] lat) {
+    /** What one side did in one workload: operations, seconds, latencies in nanoseconds. */
+    record Result(long ops, double seconds, long[] lat) {
         Figures figures(int size) {
             Arrays.sort(lat);
             double iops = ops / seconds;
@@ -224,8 +234,11 @@ final class NvmeRun implements BenchRun {
         }
         List<Row> rows = new ArrayList<>();
         try (Arena arena = Arena.ofShared();
+                Arena confined = Arena.ofConfined();
                 Controller c = Controller.connect(
-                        target, nqn, ConnectOptions.defaults().withIoQueues(4).withQueueDepth(64))) {
+                        target, nqn, ConnectOptions.defaults().withIoQueues(4).withQueueDepth(64));
+                PolledQueue polled = target.transport() == Target.Transport.TCP ? c.openPolledQueue(nsid, 64) : null) {
+            MemorySegment polledMemory = confined.allocate(32L << 20, 4096);
             long bytes = Math.min(c.namespace(nsid).bytes(), 256L << 20);
             int bs = c.namespace(nsid).blockSize();
             MemorySegment buf = arena.allocate(32L << 20, 4096);
@@ -252,6 +265,14 @@ final class NvmeRun implements BenchRun {
                 measure(w, ours, bytes, warmup, false); // JIT and connection warm-up, not counted
                 Figures r = measure(w, ours, bytes, seconds, false).figures(w.size());
                 System.out.printf("%-22s rdma4j  %s%n", w.name(), r.line());
+                Figures pq = null;
+                if (polled != null) {
+                    NvmePolledLoop loop =
+                            new NvmePolledLoop(polled, polledMemory, w.size(), w.qd(), w.write(), w.random(), bytes);
+                    loop.run(warmup);
+                    pq = loop.run(seconds).figures(w.size());
+                    System.out.printf("%-22s polled  %s%n", w.name(), pq.line());
+                }
                 Figures s = null;
                 if (spdk != null) {
                     SpdkPerf.Report p = spdk.run(
@@ -265,8 +286,12 @@ final class NvmeRun implements BenchRun {
                             (int) Math.ceil(warmup));
                     s = new Figures(p.iops(), p.iops() * w.size() / 1e6, p.p50Us(), p.p99Us());
                     System.out.printf(
-                            "%-22s SPDK    %s  avg %7.1f us  (rdma4j/SPDK IOPS %.2f)%n",
-                            w.name(), s.line(), p.averageUs(), r.iops() / s.iops());
+                            "%-22s SPDK    %s  avg %7.1f us  (rdma4j/SPDK IOPS %.2f, polled/SPDK %s)%n",
+                            w.name(),
+                            s.line(),
+                            p.averageUs(),
+                            r.iops() / s.iops(),
+                            pq == null ? "-" : String.format(Locale.ROOT, "%.2f", pq.iops() / s.iops()));
                 }
                 Figures k = null;
                 if (kernel != null) {
@@ -285,7 +310,7 @@ final class NvmeRun implements BenchRun {
                     System.out.printf(
                             "%-22s kernel  %s  (rdma4j/kernel IOPS %.2f)%n", w.name(), k.line(), r.iops() / k.iops());
                 }
-                rows.add(new Row(w, r, s, k));
+                rows.add(new Row(w, r, pq, s, k));
             }
             if (kernel != null) {
                 kernel.close();

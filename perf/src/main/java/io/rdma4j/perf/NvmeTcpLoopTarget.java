@@ -189,7 +189,7 @@ final class NvmeTcpLoopTarget implements AutoCloseable {
                     }
                     c2h(cid, identify.clear());
                 }
-                case 0x09 -> resp(cid, 3 << 16 | 3, 0); // Number of Queues: 4 and 4
+                case 0x09 -> resp(cid, 7 << 16 | 7, 0); // Number of Queues: 8 and 8
                 case 0x0c -> {
                     // Asynchronous Event Request: held, this peer has no events
                 }

@@ -21,8 +21,8 @@ class NvmeRunTest {
     private static final String FIGURES =
             "\\{\"iops\": ([0-9]+), \"MBps\": ([0-9.]+), \"p50Us\": ([0-9.]+), \"p99Us\": ([0-9.]+)}";
     private static final Pattern ROW = Pattern.compile("\\{\"workload\": \"([^\"]+)\", \"bytes\": (\\d+), \"qd\":"
-            + " (\\d+), \"rdma4j\": " + FIGURES + ", \"spdk\": (null|" + FIGURES + "), \"kernel\": null,"
-            + " \"rdma4jOverSpdk\": (null|[0-9.]+)}");
+            + " (\\d+), \"rdma4j\": " + FIGURES + ", \"rdma4jPolled\": " + FIGURES + ", \"spdk\": (null|" + FIGURES
+            + "), \"kernel\": null, \"rdma4jOverSpdk\": (null|[0-9.]+), \"polledOverSpdk\": (null|[0-9.]+)}");
 
     private static String bench(String... args) throws Exception {
         PrintStream saved = System.out;
@@ -52,10 +52,12 @@ class NvmeRunTest {
             assertTrue(m.find(), "a row for " + name + " in " + last);
             assertEquals(name, m.group(1));
             assertTrue(Long.parseLong(m.group(4)) > 0, "rdma4j measured no I/O in " + m.group());
-            assertEquals(spdk, !m.group(8).equals("null"), m.group());
-            assertEquals(spdk, !m.group(13).equals("null"), m.group());
+            assertTrue(Long.parseLong(m.group(8)) > 0, "the polled queue measured no I/O in " + m.group());
+            assertEquals(spdk, !m.group(12).equals("null"), m.group());
+            assertEquals(spdk, !m.group(17).equals("null"), m.group());
+            assertEquals(spdk, !m.group(18).equals("null"), m.group());
             if (spdk) {
-                assertTrue(Long.parseLong(m.group(9)) > 0, "SPDK measured no I/O in " + m.group());
+                assertTrue(Long.parseLong(m.group(13)) > 0, "SPDK measured no I/O in " + m.group());
             }
         }
         assertTrue(!m.find(), "8 rows only: " + last);
