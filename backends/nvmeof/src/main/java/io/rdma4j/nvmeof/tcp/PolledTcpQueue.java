@@ -238,7 +238,8 @@ public final class PolledTcpQueue implements AutoCloseable {
         MemorySegment data = arena.allocate(connectData.length, 8);
         MemorySegment.copy(connectData, 0, data, B, 0, connectData.length);
         int cid = slots.take();
-        byte[] sqe = Sqe.connect(config.qid(), config.depth() - 1, 0, false);
+        // SQSIZE is 0-based and must be at least 1: a queue of depth 1 still asks for two entries
+        byte[] sqe = Sqe.connect(config.qid(), Math.max(2, config.depth()) - 1, 0, false);
         MemorySegment.copy(sqe, 0, scratchSegment, B, 8, Sqe.SIZE);
         start(cid, data, 0, connectData.length, true, -1L);
         int[] status = {Integer.MIN_VALUE};
