@@ -154,7 +154,10 @@ public final class PolledQueue implements AutoCloseable {
         };
     }
 
-    /** Closes the connection and frees its queue ID. Commands in flight are dropped without a completion. */
+    /**
+     * Closes the connection and frees its queue ID. Commands in flight are dropped without a completion; closed from a
+     * completion handler, they complete with {@link #FAILED} in the poll that called it.
+     */
     @Override
     public void close() {
         if (closed) {
