@@ -6,6 +6,7 @@ import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Sqe;
 import io.rdma4j.nvmeof.rdma.RdmaQueue;
 import io.rdma4j.nvmeof.rdma.RdmaResources;
+import io.rdma4j.nvmeof.tcp.DrivenTcpQueue;
 import io.rdma4j.nvmeof.tcp.TcpQueue;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -149,10 +150,20 @@ final class BringUp {
             int depth = Math.min(options.queueDepth(), depthLimit);
             int inCapsule = (int) Math.min(info.inCapsuleDataBytes(), maxTransfer);
             for (int q = 1; q <= queues; q++) {
+                byte[] d = Sqe.connectData(identity.idBytes(), cntlid, subsystemNqn, identity.nqn());
+                if (options.polledIo() && target.transport() == Target.Transport.TCP) {
+                    // the polled queue sends its own Connect before its thread starts
+                    io.add(DrivenTcpQueue.open(
+                            address(),
+                            options.sourceAddress(),
+                            target + " qid " + q,
+                            tcpConfig(q, depth, options.ioTimeout(), (int) maxTransfer, inCapsule),
+                            d));
+                    continue;
+                }
                 FabricQueue queue =
                         openQueue(rdma, q, depth, cntlid, options.ioTimeout(), (int) maxTransfer, inCapsule);
                 io.add(queue);
-                byte[] d = Sqe.connectData(identity.idBytes(), cntlid, subsystemNqn, identity.nqn());
                 call(
                         queue,
                         Sqe.connect(q, depth - 1, 0, false),
@@ -207,15 +218,7 @@ final class BringUp {
                 TcpQueue.open(
                         address(),
                         name,
-                        new TcpQueue.Config(
-                                qid,
-                                depth,
-                                options.headerDigest(),
-                                options.dataDigest(),
-                                step,
-                                ioTimeout,
-                                maxData,
-                                inCapsule),
+                        tcpConfig(qid, depth, ioTimeout, maxData, inCapsule),
                         connector == TcpQueue.Connector.PLAIN
                                 ? TcpQueue.Connector.leavingFrom(options.sourceAddress())
                                 : connector);
@@ -228,6 +231,18 @@ final class BringUp {
                         new RdmaQueue.Config(qid, depth, cntlid, step, ioTimeout, maxData, qid == 0 ? 0 : inCapsule),
                         rdma);
         };
+    }
+
+    private TcpQueue.Config tcpConfig(int qid, int depth, Duration ioTimeout, int maxData, int inCapsule) {
+        return new TcpQueue.Config(
+                qid,
+                depth,
+                options.headerDigest(),
+                options.dataDigest(),
+                options.connectTimeout(),
+                ioTimeout,
+                maxData,
+                inCapsule);
     }
 
     private void keepAlive(FabricQueue admin, List<FabricQueue> io) {

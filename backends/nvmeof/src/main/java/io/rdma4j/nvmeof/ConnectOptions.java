@@ -18,6 +18,9 @@ import java.time.Duration;
  *     kernel's route choose
  * @param polledQueues further I/O queues to reserve at bring-up for {@link Controller#openPolledQueue}: each is
  *     connected only when opened (the number of queues is negotiated once per controller)
+ * @param polledIo over NVMe/TCP, run each I/O queue on the polled data path with one thread of its own (see
+ *     {@code DrivenTcpQueue}), as by default, instead of a reader and a writer thread ({@code false}); the API and its
+ *     behaviour are the same
  */
 public record ConnectOptions(
         HostIdentity identity,
@@ -29,8 +32,9 @@ public record ConnectOptions(
         Duration connectTimeout,
         Duration ioTimeout,
         InetAddress sourceAddress,
-        int polledQueues) {
-    /** Options leaving by the kernel's route, with one polled queue reserved. */
+        int polledQueues,
+        boolean polledIo) {
+    /** Options leaving by the kernel's route, with one polled queue reserved and the polled data path on. */
     public ConnectOptions(
             HostIdentity identity,
             int ioQueues,
@@ -43,7 +47,7 @@ public record ConnectOptions(
         this(identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, null);
     }
 
-    /** Options with one polled queue reserved. */
+    /** Options with one polled queue reserved and the polled data path on. */
     public ConnectOptions(
             HostIdentity identity,
             int ioQueues,
@@ -64,7 +68,8 @@ public record ConnectOptions(
                 connectTimeout,
                 ioTimeout,
                 sourceAddress,
-                1);
+                1,
+                true);
     }
 
     public ConnectOptions {
@@ -101,7 +106,8 @@ public record ConnectOptions(
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(30),
                 null,
-                1);
+                1,
+                true);
     }
 
     public ConnectOptions withIdentity(HostIdentity v) {
@@ -115,7 +121,8 @@ public record ConnectOptions(
                 connectTimeout,
                 ioTimeout,
                 sourceAddress,
-                polledQueues);
+                polledQueues,
+                polledIo);
     }
 
     public ConnectOptions withIoQueues(int v) {
@@ -129,7 +136,8 @@ public record ConnectOptions(
                 connectTimeout,
                 ioTimeout,
                 sourceAddress,
-                polledQueues);
+                polledQueues,
+                polledIo);
     }
 
     public ConnectOptions withQueueDepth(int v) {
@@ -143,7 +151,8 @@ public record ConnectOptions(
                 connectTimeout,
                 ioTimeout,
                 sourceAddress,
-                polledQueues);
+                polledQueues,
+                polledIo);
     }
 
     public ConnectOptions withKeepAlive(Duration v) {
@@ -157,7 +166,8 @@ public record ConnectOptions(
                 connectTimeout,
                 ioTimeout,
                 sourceAddress,
-                polledQueues);
+                polledQueues,
+                polledIo);
     }
 
     public ConnectOptions withDigests(boolean header, boolean data) {
@@ -171,7 +181,8 @@ public record ConnectOptions(
                 connectTimeout,
                 ioTimeout,
                 sourceAddress,
-                polledQueues);
+                polledQueues,
+                polledIo);
     }
 
     public ConnectOptions withConnectTimeout(Duration v) {
@@ -185,7 +196,8 @@ public record ConnectOptions(
                 v,
                 ioTimeout,
                 sourceAddress,
-                polledQueues);
+                polledQueues,
+                polledIo);
     }
 
     public ConnectOptions withIoTimeout(Duration v) {
@@ -199,7 +211,8 @@ public record ConnectOptions(
                 connectTimeout,
                 v,
                 sourceAddress,
-                polledQueues);
+                polledQueues,
+                polledIo);
     }
 
     /** @return these options leaving from {@code v}, a local address of the NIC to use (null: the kernel's route) */
@@ -214,7 +227,8 @@ public record ConnectOptions(
                 connectTimeout,
                 ioTimeout,
                 v,
-                polledQueues);
+                polledQueues,
+                polledIo);
     }
 
     /** @return these options reserving {@code v} polled queues (0: {@link Controller#openPolledQueue} refuses) */
@@ -229,6 +243,23 @@ public record ConnectOptions(
                 connectTimeout,
                 ioTimeout,
                 sourceAddress,
+                v,
+                polledIo);
+    }
+
+    /** @return these options with the polled data path for NVMe/TCP I/O queues on ({@code true}) or off */
+    public ConnectOptions withPolledIo(boolean v) {
+        return new ConnectOptions(
+                identity,
+                ioQueues,
+                queueDepth,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                ioTimeout,
+                sourceAddress,
+                polledQueues,
                 v);
     }
 

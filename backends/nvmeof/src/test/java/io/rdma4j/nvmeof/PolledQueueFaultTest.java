@@ -96,7 +96,8 @@ class PolledQueueFaultTest {
                 return b;
             };
             List<Integer> s = readAll(q, arena.allocate(4096), 1, 4096);
-            assertFailedWith(q, s, NvmeProtocolException.class, "the connection ended inside a C2HData PDU");
+            assertFailedWith(
+                    q, s, NvmeProtocolException.class, "truncated C2HData: the connection ended inside the PDU");
         }
     }
 

@@ -45,6 +45,16 @@ final class NativeSocket implements AutoCloseable {
     private static final MethodHandle RECV = bind("recv", FunctionDescriptor.of(L, I, L, L, I));
     private static final MethodHandle POLL = bind("poll", FunctionDescriptor.of(I, L, L, I));
     private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(I, I));
+    private static final MethodHandle EVENTFD = bind("eventfd", FunctionDescriptor.of(I, I, I));
+    /**
+     * Without errno capture: a signal's write cannot fail in a way its caller could act on, and any thread calls it.
+     */
+    private static final MethodHandle WRITE = LINKER.downcallHandle(
+            LIBC.find("write").orElseThrow(() -> new UnsatisfiedLinkError("libc has no write")),
+            FunctionDescriptor.of(L, I, L, L));
+
+    private static final MethodHandle READ = bind("read", FunctionDescriptor.of(L, I, L, L));
+    private static final int EFD_NONBLOCK = 0x800, EFD_CLOEXEC = 0x80000;
 
     /**
      * The socket's own native state; freed by the collector, so a late call from the owner never meets freed memory.
@@ -56,7 +66,9 @@ final class NativeSocket implements AutoCloseable {
     private final MemorySegment errno = Errno.newCapture(arena);
 
     private final MemorySegment msghdr = arena.allocate(MSGHDR, 8);
-    private final MemorySegment pollfd = arena.allocate(8, 8);
+    /** Two {@code struct pollfd}: the socket, and a wake-up descriptor when one is given. */
+    private final MemorySegment pollfd = arena.allocate(16, 8);
+
     private volatile boolean closed;
 
     private NativeSocket(int fd) {
@@ -231,11 +243,22 @@ final class NativeSocket implements AutoCloseable {
      * @return false when the time ran out
      */
     boolean await(short events, int timeoutMs) throws IOException {
+        return await(events, timeoutMs, -1);
+    }
+
+    /**
+     * Waits as {@link #await(short, int)} does, and also until {@code wakeFd} (an {@link Wakeup}'s descriptor; -1:
+     * none) is readable.
+     */
+    boolean await(short events, int timeoutMs, int wakeFd) throws IOException {
         pollfd.set(ValueLayout.JAVA_SHORT, 4, events);
         pollfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        pollfd.set(I, 8, wakeFd);
+        pollfd.set(ValueLayout.JAVA_SHORT, 12, POLLIN);
+        pollfd.set(ValueLayout.JAVA_SHORT, 14, (short) 0);
         int rc;
         try {
-            rc = (int) POLL.invokeExact(errno, pollfd.address(), 1L, timeoutMs);
+            rc = (int) POLL.invokeExact(errno, pollfd.address(), wakeFd < 0 ? 1L : 2L, timeoutMs);
         } catch (Throwable t) {
             throw new AssertionError(t);
         }
@@ -262,6 +285,72 @@ final class NativeSocket implements AutoCloseable {
             int ignored = (int) CLOSE.invokeExact(errno, fd);
         } catch (Throwable t) {
             throw new AssertionError(t);
+        }
+    }
+
+    /**
+     * An {@code eventfd}: one thread wakes another that waits in {@link #await(short, int, int)}. Signalling is one
+     * {@code write}; the waiter clears it with one {@code read}.
+     */
+    static final class Wakeup implements AutoCloseable {
+        private final Arena arena = Arena.ofAuto();
+        private final MemorySegment one = arena.allocate(8, 8);
+        private final MemorySegment sink = arena.allocate(8, 8);
+        private final MemorySegment capture = Errno.newCapture(arena);
+        private final int fd;
+        private volatile boolean closed;
+
+        Wakeup() {
+            int f;
+            try {
+                f = (int) EVENTFD.invokeExact(capture, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+            } catch (Throwable t) {
+                throw new AssertionError(t);
+            }
+            if (f < 0) {
+                throw new IllegalStateException("eventfd failed: error " + Errno.read(capture) + " ("
+                        + Libc.strerror(Errno.read(capture)) + "): raise the open-files limit (ulimit -n)");
+            }
+            fd = f;
+            one.set(L, 0, 1L);
+        }
+
+        int fd() {
+            return fd;
+        }
+
+        /** Wakes the waiter (any thread; its own capture is not used, as several threads may call this at once). */
+        synchronized void signal() {
+            if (closed) {
+                return; // its descriptor may belong to another file by now
+            }
+            try {
+                long ignored = (long) WRITE.invokeExact(fd, one.address(), 8L);
+            } catch (Throwable t) {
+                throw new AssertionError(t);
+            }
+        }
+
+        /** Clears a signal (the waiter's thread only). */
+        void clear() {
+            try {
+                long ignored = (long) READ.invokeExact(capture, fd, sink.address(), 8L);
+            } catch (Throwable t) {
+                throw new AssertionError(t);
+            }
+        }
+
+        @Override
+        public synchronized void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                int ignored = (int) CLOSE.invokeExact(capture, fd);
+            } catch (Throwable t) {
+                throw new AssertionError(t);
+            }
         }
     }
 

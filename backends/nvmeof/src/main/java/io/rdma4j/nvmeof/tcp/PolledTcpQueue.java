@@ -100,7 +100,9 @@ public final class PolledTcpQueue implements AutoCloseable {
     private boolean polling;
     private boolean closed;
     private long nextScan;
-    private NvmeException failure;
+    private volatile NvmeException failure;
+    /** DW0 of the completion being reported (0 for a read that C2HData's SUCCESS flag completed). */
+    private int dw0;
 
     private PolledTcpQueue(String name, NativeSocket socket, TcpQueue.Config config, Pdu.IcResp resp) {
         this.name = name;
@@ -310,9 +312,36 @@ public final class PolledTcpQueue implements AutoCloseable {
     }
 
     /**
-     * Queues a command without data whose SQE (opcode, NSID, CDWs) the caller wrote into bytes 8 to 72 of the scratch
-     * header: a Flush.
+     * Queues any command from its 64-byte SQE (CID and SGL1 are filled in here), with {@code length} bytes of native
+     * {@code memory} at {@code offset} as its data.
+     *
+     * @param timed whether the I/O timeout applies (an Asynchronous Event Request may wait for ever)
+     * @return false when every slot is busy
+     * @throws NvmeException when the queue failed
      */
+    public boolean submitCommand(
+            byte[] sqe, MemorySegment memory, long offset, int length, boolean write, boolean timed, long tag) {
+        if (failure != null) {
+            throw new NvmeConnectionException(name + ": this queue failed: " + failure.getMessage(), failure);
+        }
+        int cid = slots.take();
+        if (cid < 0) {
+            return false;
+        }
+        MemorySegment.copy(sqe, 0, scratchSegment, B, 8, Sqe.SIZE);
+        start(cid, length == 0 ? MemorySegment.NULL : memory, offset, length, write, tag);
+        if (!timed) {
+            slots.deadline[cid] = Long.MAX_VALUE;
+        }
+        return true;
+    }
+
+    /** @return DW0 of the completion being reported; call it from inside {@link IoCompletion#complete} */
+    public int completionDw0() {
+        return dw0;
+    }
+
+    /** Queues a Flush of namespace {@code nsid}. */
     public boolean submitFlush(long nsid, long tag) {
         if (failure != null) {
             throw new NvmeConnectionException(name + ": this queue failed: " + failure.getMessage(), failure);
@@ -511,7 +540,10 @@ public final class PolledTcpQueue implements AutoCloseable {
 
     private NvmeProtocolException truncated() {
         return new NvmeProtocolException(
-                "the connection ended inside " + (rxState == Rx.HEADER ? "a PDU header" : "a C2HData PDU"));
+                rxState == Rx.HEADER
+                        ? "truncated PDU: the connection ended inside a PDU header"
+                        : "truncated C2HData: the connection ended inside the PDU, " + dataLeft
+                                + " bytes of its data short");
     }
 
     /** Handles every whole PDU (and the data part of a C2HData) in the buffer. */
@@ -597,6 +629,7 @@ public final class PolledTcpQueue implements AutoCloseable {
             case Pdu.CAPSULE_RESP -> {
                 int cid = inFlight(p.get(S, 8 + 12) & 0xffff, "CapsuleResp");
                 int status = (p.get(S, 8 + 14) & 0xffff) >>> 1;
+                dw0 = p.get(I, 8);
                 if (status == 0 && t.length[cid] > 0 && !t.toController[cid] && t.moved[cid] != t.length[cid]) {
                     throw new NvmeProtocolException("CapsuleResp reports success for " + t.describe(cid) + " after "
                             + t.moved[cid] + " of " + t.length[cid] + " bytes of data");
@@ -655,6 +688,7 @@ public final class PolledTcpQueue implements AutoCloseable {
                     + " of " + t.length[cid] + " bytes");
         }
         if ((dataFlags & Pdu.FLAG_SUCCESS) != 0) {
+            dw0 = 0;
             complete(cid, 0);
         }
     }
@@ -754,8 +788,28 @@ public final class PolledTcpQueue implements AutoCloseable {
         }
     }
 
-    /** Closes the connection; every command in flight completes with {@link #FAILED} on the next poll. */
-    private void fail(NvmeException why) {
+    /**
+     * Waits, without reporting anything, up to {@code timeoutNanos} until the socket has something (data, or room to
+     * send what waits) or {@code wakeFd} is readable; for a thread that drives this queue and takes commands from
+     * others.
+     */
+    public void waitFor(long timeoutNanos, int wakeFd) {
+        if (failure != null) {
+            return;
+        }
+        try {
+            short events = (short) (NativeSocket.POLLIN | (ring.isEmpty() ? 0 : NativeSocket.POLLOUT));
+            socket.await(events, (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000)), wakeFd);
+        } catch (IOException e) {
+            fail(new NvmeConnectionException(name + ": connection lost: " + e.getMessage(), e));
+        }
+    }
+
+    /**
+     * Closes the connection with {@code why}; every command in flight completes with {@link #FAILED} on the next poll.
+     * Idempotent: the first reason stays.
+     */
+    public void fail(NvmeException why) {
         if (failure != null) {
             return;
         }
