@@ -23,12 +23,13 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]
- * [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk]}, or {@code ./rdma4j bench nvme --spdk-target [--tcp
- * 127.0.0.1:PORT] ...}: 4 KiB random read and write at QD1 and QD32 (IOPS, latency percentiles), 128 KiB and 1 MiB
- * sequential read and write throughput at QD8, through this initiator twice: its thread-safe {@code Controller} API (4
- * I/O queues of depth 64) and a {@code PolledQueue} (NVMe/TCP, depth 64) driven from the measuring thread alone
- * ({@link NvmePolledLoop}); each workload after an uncounted warm-up, next to the baselines measured in the same run
- * against the same target for the same workloads:
+ * [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk] [--polled-io on|off]}, or {@code ./rdma4j bench nvme
+ * --spdk-target [--tcp 127.0.0.1:PORT] ...}: 4 KiB random read and write at QD1 and QD32 (IOPS, latency percentiles),
+ * 128 KiB and 1 MiB sequential read and write throughput at QD8, through this initiator twice: its thread-safe
+ * {@code Controller} API (4 I/O queues of depth 64, each run by one thread of its own on the polled data path, or with
+ * {@code --polled-io off} by a reader and a writer thread) and a {@code PolledQueue} (NVMe/TCP, depth 64) driven from
+ * the measuring thread alone ({@link NvmePolledLoop}); each workload after an uncounted warm-up, next to the baselines
+ * measured in the same run against the same target for the same workloads:
  *
  * <ul>
  *   <li>SPDK's initiator, {@code spdk_nvme_perf} ({@link SpdkPerf}, NVMe/TCP), where {@code RDMA4J_SPDK} names an SPDK
@@ -129,7 +130,8 @@ final class NvmeRun implements BenchRun {
     }
 
     private static final String USAGE = "usage: ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1]"
-            + " [--kernel-dev /dev/nvmeXnY] [--seconds 3] [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk], or --spdk-target [--tcp"
+            + " [--kernel-dev /dev/nvmeXnY] [--seconds 3] [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk]"
+            + " [--polled-io on|off], or --spdk-target [--tcp"
             + " 127.0.0.1:PORT] [--target-cores 0x2] [--spdk-cores 0x1] (SPDK from RDMA4J_SPDK)";
 
     @Override
@@ -139,7 +141,7 @@ final class NvmeRun implements BenchRun {
         long nsid = 1;
         double seconds = 3;
         double warmup = 1;
-        boolean json = false, spdkTarget = false, noSpdk = false;
+        boolean json = false, spdkTarget = false, noSpdk = false, polledIo = false;
         String targetCores = "0x2", spdkCores = "0x1", only = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -156,6 +158,12 @@ final class NvmeRun implements BenchRun {
                 case "--target-cores" -> targetCores = value(args, i++);
                 case "--spdk-cores" -> spdkCores = value(args, i++);
                 case "--only" -> only = value(args, i++);
+                case "--polled-io" ->
+                    polledIo = switch (value(args, i++)) {
+                        case "on" -> true;
+                        case "off" -> false;
+                        default -> throw new IllegalArgumentException("--polled-io takes on or off");
+                    };
                 default -> {
                     System.err.println("unknown option " + args[i] + "; " + USAGE);
                     return 2;
@@ -189,7 +197,8 @@ final class NvmeRun implements BenchRun {
                     seconds,
                     warmup,
                     spdk.isEmpty() ? null : new SpdkPerf(spdk.get(), spdkCores),
-                    only);
+                    only,
+                    polledIo);
             if (json) {
                 StringBuilder sb = new StringBuilder("{\"rows\": [");
                 for (int i = 0; i < rows.size(); i++) {
@@ -213,7 +222,15 @@ final class NvmeRun implements BenchRun {
     }
 
     private static List<Row> measureAll(
-            Target target, String nqn, long nsid, String dev, double seconds, double warmup, SpdkPerf spdk, String only)
+            Target target,
+            String nqn,
+            long nsid,
+            String dev,
+            double seconds,
+            double warmup,
+            SpdkPerf spdk,
+            String only,
+            boolean polledIo)
             throws Exception {
         List<Workload> workloads = List.of(
                 new Workload("4KiB randread QD1", 4096, 1, false, true),
@@ -236,7 +253,12 @@ final class NvmeRun implements BenchRun {
         try (Arena arena = Arena.ofShared();
                 Arena confined = Arena.ofConfined();
                 Controller c = Controller.connect(
-                        target, nqn, ConnectOptions.defaults().withIoQueues(4).withQueueDepth(64));
+                        target,
+                        nqn,
+                        ConnectOptions.defaults()
+                                .withIoQueues(4)
+                                .withQueueDepth(64)
+                                .withPolledIo(polledIo));
                 PolledQueue polled = target.transport() == Target.Transport.TCP ? c.openPolledQueue(nsid, 64) : null) {
             MemorySegment polledMemory = confined.allocate(32L << 20, 4096);
             long bytes = Math.min(c.namespace(nsid).bytes(), 256L << 20);

@@ -19,8 +19,8 @@ import java.time.Duration;
  * @param polledQueues further I/O queues to reserve at bring-up for {@link Controller#openPolledQueue}: each is
  *     connected only when opened (the number of queues is negotiated once per controller)
  * @param polledIo over NVMe/TCP, run each I/O queue on the polled data path with one thread of its own (see
- *     {@code DrivenTcpQueue}), as by default, instead of a reader and a writer thread ({@code false}); the API and its
- *     behaviour are the same
+ *     {@code DrivenTcpQueue}) instead of a reader and a writer thread (the default); the API and its behaviour are the
+ *     same. Faster for deep queues and large writes, slower at queue depth 1 on a single core ({@code perf/README.md})
  */
 public record ConnectOptions(
         HostIdentity identity,
@@ -34,7 +34,7 @@ public record ConnectOptions(
         InetAddress sourceAddress,
         int polledQueues,
         boolean polledIo) {
-    /** Options leaving by the kernel's route, with one polled queue reserved and the polled data path on. */
+    /** Options leaving by the kernel's route, with one polled queue reserved. */
     public ConnectOptions(
             HostIdentity identity,
             int ioQueues,
@@ -47,7 +47,7 @@ public record ConnectOptions(
         this(identity, ioQueues, queueDepth, keepAlive, headerDigest, dataDigest, connectTimeout, ioTimeout, null);
     }
 
-    /** Options with one polled queue reserved and the polled data path on. */
+    /** Options with one polled queue reserved. */
     public ConnectOptions(
             HostIdentity identity,
             int ioQueues,
@@ -69,7 +69,7 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 1,
-                true);
+                false);
     }
 
     public ConnectOptions {
@@ -107,7 +107,7 @@ public record ConnectOptions(
                 Duration.ofSeconds(30),
                 null,
                 1,
-                true);
+                false);
     }
 
     public ConnectOptions withIdentity(HostIdentity v) {

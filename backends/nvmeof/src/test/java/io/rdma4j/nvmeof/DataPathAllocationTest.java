@@ -276,9 +276,7 @@ class DataPathAllocationTest {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
                 Arena arena = Arena.ofShared()) {
             t.successFlag = false;
-            // the reader/writer-thread queue this test measures (the polled data path has PolledQueueTest's)
             ConnectOptions o = ConnectOptions.defaults()
-                    .withPolledIo(false)
                     .withIoQueues(1)
                     .withQueueDepth(32)
                     .withDigests(digests, digests)

@@ -109,6 +109,10 @@ class EngineVolumeTest {
                         .get(60, TimeUnit.SECONDS);
                 assertEquals(len, w.bytes());
                 assertEquals(List.of(0, 1), w.lanesUsed());
+                assertTrue(
+                        Thread.getAllStackTraces().keySet().stream()
+                                .anyMatch(th -> th.getName().endsWith(" qid 1-io")),
+                        "a volume's NVMe/TCP queues run on the polled data path, a thread each");
                 // where the stripes landed: volume unit u < 32 alternates a, b; from unit 32 on it is a alone at a's
                 // unit 16 + ...
                 for (long vOff = start; vOff < start + len; vOff += 512) {

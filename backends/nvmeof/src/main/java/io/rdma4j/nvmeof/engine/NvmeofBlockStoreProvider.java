@@ -21,8 +21,9 @@ import java.util.UUID;
 /**
  * The engine's way to NVMe over Fabrics: connects a {@link Controller} per target. Options (all optional, as strings):
  * {@code ioQueues}, {@code queueDepth}, {@code keepAliveMs}, {@code connectTimeoutMs}, {@code ioTimeoutMs},
- * {@code headerDigest}, {@code dataDigest} (true/false), {@code identityDir} (where the host NQN and ID persist;
- * default {@code ~/.config/rdma4j}), {@code hostNqn} and {@code hostId} (override the persisted ones).
+ * {@code headerDigest}, {@code dataDigest}, {@code polledIo} (true/false; over TCP each I/O queue runs on the polled
+ * data path, one thread a queue, unless false), {@code identityDir} (where the host NQN and ID persist; default
+ * {@code ~/.config/rdma4j}), {@code hostNqn} and {@code hostId} (override the persisted ones).
  */
 public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
     static final Set<String> OPTIONS = new TreeSet<>(Set.of(
@@ -35,7 +36,8 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
             "dataDigest",
             "identityDir",
             "hostNqn",
-            "hostId"));
+            "hostId",
+            "polledIo"));
 
     @Override
     public String name() {
@@ -85,7 +87,9 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
 
     /** Parses the engine's string options into connect options; unknown keys and bad values throw, naming the fix. */
     static ConnectOptions options(Map<String, String> options) {
-        ConnectOptions o = ConnectOptions.defaults();
+        // volumes move large pieces from many threads: each TCP I/O queue runs on the polled data path, one thread
+        // a queue, which sends every piece waiting in one call and answers R2Ts without a hand-off
+        ConnectOptions o = ConnectOptions.defaults().withPolledIo(true);
         String hostNqn = null;
         String hostId = null;
         for (Map.Entry<String, String> e : options.entrySet()) {
@@ -99,6 +103,7 @@ public final class NvmeofBlockStoreProvider implements BlockStoreProvider {
                 case "ioTimeoutMs" -> o.withIoTimeout(Duration.ofMillis(integer(k, v)));
                 case "headerDigest" -> o.withDigests(bool(k, v), o.dataDigest());
                 case "dataDigest" -> o.withDigests(o.headerDigest(), bool(k, v));
+                case "polledIo" -> o.withPolledIo(bool(k, v));
                 case "identityDir" -> o.withIdentity(HostIdentity.persistent(Path.of(v)));
                 case "hostNqn" -> {
                     hostNqn = v;

@@ -1,0 +1,133 @@
+package io.rdma4j.nvmeof;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The controller with {@link ConnectOptions#polledIo()} on, so every NVMe/TCP I/O queue is a {@code DrivenTcpQueue}:
+ * the same API as the reader/writer-thread queues, checked against the scripted peer byte for byte (native and heap
+ * memory, transfers split over many commands, many threads submitting at once), and through a dropped connection and a
+ * reconnect. The engine's volumes use this path ({@code EngineVolumeTest}, {@code EngineVolumeGuestTest}).
+ */
+class ControllerPolledIoTest {
+    @TempDir
+    Path home;
+
+    private ConnectOptions options(boolean digests) {
+        return ConnectOptions.defaults()
+                .withPolledIo(true)
+                .withIdentity(HostIdentity.persistent(home))
+                .withIoQueues(2)
+                .withQueueDepth(8)
+                .withDigests(digests, digests)
+                .withConnectTimeout(Duration.ofSeconds(5))
+                .withIoTimeout(Duration.ofSeconds(5))
+                .withKeepAlive(Duration.ZERO);
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void movesNativeAndHeapMemoryByteForByteFromManyThreads(boolean digests) throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(16 << 20);
+                Arena arena = Arena.ofShared()) {
+            t.maxH2CData = 8192;
+            t.c2hPiece = 12288;
+            t.mdts = 3; // 32 KiB: a 200 KiB transfer is 7 commands
+            try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options(digests))) {
+                Random r = new Random(digests ? 1 : 2);
+                byte[] big = new byte[200 * 1024];
+                r.nextBytes(big);
+                MemorySegment nativeBig = arena.allocate(big.length, 4096).copyFrom(MemorySegment.ofArray(big));
+                c.write(1, 0, nativeBig).get(10, TimeUnit.SECONDS);
+                byte[] small = new byte[2048];
+                r.nextBytes(small);
+                c.write(1, 1000, MemorySegment.ofArray(small)).get(10, TimeUnit.SECONDS); // heap, in-capsule
+                assertArrayEquals(big, t.stored(0, big.length));
+                assertArrayEquals(small, t.stored(1000 * 512, small.length));
+                byte[] heapBack = new byte[big.length];
+                c.read(1, 0, MemorySegment.ofArray(heapBack)).get(10, TimeUnit.SECONDS);
+                assertArrayEquals(big, heapBack);
+                MemorySegment nativeBack = arena.allocate(small.length, 4096);
+                c.read(1, 1000, nativeBack).get(10, TimeUnit.SECONDS);
+                assertArrayEquals(small, nativeBack.toArray(ValueLayout.JAVA_BYTE));
+                // four threads, 64 writes each of their own 4 KiB blocks, then all read back
+                byte[] all = new byte[4 * 64 * 4096];
+                r.nextBytes(all);
+                MemorySegment src = arena.allocate(all.length, 4096).copyFrom(MemorySegment.ofArray(all));
+                List<Thread> threads = new ArrayList<>();
+                List<CompletableFuture<Void>> fs = java.util.Collections.synchronizedList(new ArrayList<>());
+                for (int th = 0; th < 4; th++) {
+                    int base = th * 64;
+                    threads.add(Thread.ofPlatform().start(() -> {
+                        for (int i = base; i < base + 64; i++) {
+                            fs.add(c.write(1, 4096 + i * 8L, src.asSlice(i * 4096L, 4096)));
+                        }
+                    }));
+                }
+                for (Thread th : threads) {
+                    th.join();
+                }
+                CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+                MemorySegment back = arena.allocate(all.length, 4096);
+                c.read(1, 4096, back).get(30, TimeUnit.SECONDS);
+                assertArrayEquals(all, back.toArray(ValueLayout.JAVA_BYTE));
+                assertArrayEquals(all, t.stored(4096 * 512, all.length));
+            }
+        }
+    }
+
+    @Test
+    void aDroppedConnectionFailsTheCommandsAndReconnectBringsItBack() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared();
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options(false))) {
+            new Random(9).nextBytes(t.storage);
+            t.answerReads = false;
+            List<CompletableFuture<Void>> fs = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                fs.add(c.read(1, i * 8L, arena.allocate(4096, 4096)));
+            }
+            Thread.sleep(100);
+            t.dropAll();
+            for (CompletableFuture<Void> f : fs) {
+                ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+                assertInstanceOf(
+                        NvmeConnectionException.class,
+                        e.getCause(),
+                        e.getCause().toString());
+            }
+            ExecutionException down = assertThrows(
+                    ExecutionException.class,
+                    () -> c.read(1, 0, arena.allocate(4096, 4096)).get(10, TimeUnit.SECONDS));
+            assertTrue(
+                    down.getCause().getMessage().contains("reconnect()"),
+                    down.getCause().getMessage());
+            t.answerReads = true;
+            c.reconnect();
+            MemorySegment back = arena.allocate(8192, 4096);
+            c.read(1, 0, back).get(10, TimeUnit.SECONDS);
+            assertArrayEquals(Arrays.copyOf(t.storage, 8192), back.toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(2, c.ioQueueCount());
+        }
+    }
+}
