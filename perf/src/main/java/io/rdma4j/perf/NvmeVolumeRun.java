@@ -19,12 +19,12 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code ./rdma4j bench nvme-volume --volume NS[,NS...] [--size BYTES] [--stripe BYTES] [--rounds N]}: a large
- * checkpoint-sized write (and read back) through the engine, striped over every namespace of {@code --volume}
- * ({@code tcp://HOST:PORT/NQN/NSID}), next to two baselines in the same run: the raw {@link Controller} writing the
- * same bytes to the first namespace in one call (split by MDTS, spread over its queues), and the engine on that one
- * namespace alone (the engine's own cost). Rounds alternate the three, and each keeps its best, so background load hits
- * all alike. The runs write: use scratch namespaces.
+ * {@code ./rdma4j bench nvme-volume --volume NS[,NS...] [--size BYTES] [--stripe BYTES] [--rounds N] [--polled-io
+ * on|off]}: a large checkpoint-sized write (and read back) through the engine, striped over every namespace of
+ * {@code --volume} ({@code tcp://HOST:PORT/NQN/NSID}), next to two baselines in the same run: the raw
+ * {@link Controller} writing the same bytes to the first namespace in one call (split by MDTS, spread over its queues),
+ * and the engine on that one namespace alone (the engine's own cost). Rounds alternate the three, and each keeps its
+ * best, so background load hits all alike. The runs write: use scratch namespaces.
  */
 final class NvmeVolumeRun implements BenchRun {
     @Override
@@ -47,7 +47,8 @@ final class NvmeVolumeRun implements BenchRun {
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 == args.length) {
                 throw new IllegalArgumentException(
-                        "expected --volume NS[,NS...] [--size BYTES] [--stripe BYTES] [--rounds N], got " + args[i]);
+                        "expected --volume NS[,NS...] [--size BYTES] [--stripe BYTES] [--rounds N] [--polled-io on|off], got "
+                                + args[i]);
             }
             o.put(args[i].substring(2), args[++i]);
         }
@@ -57,6 +58,11 @@ final class NvmeVolumeRun implements BenchRun {
         long size = Long.parseLong(o.getOrDefault("size", String.valueOf(64L << 20)));
         long stripe = Long.parseLong(o.getOrDefault("stripe", String.valueOf(1L << 20)));
         int rounds = Integer.parseInt(o.getOrDefault("rounds", "3"));
+        String polledIo = switch (o.getOrDefault("polled-io", "on")) {
+            case "on" -> "true";
+            case "off" -> "false";
+            default -> throw new IllegalArgumentException("--polled-io takes on or off");
+        };
         List<VolumeSpec.Namespace> all = new ArrayList<>();
         for (String n : o.get("volume").split(",")) {
             all.add(VolumeSpec.Namespace.parse(n.strip()));
@@ -72,9 +78,10 @@ final class NvmeVolumeRun implements BenchRun {
                         .provider("tcp")
                         .nicFilter("lo")
                         .build();
-                StorageVolume striped = engine.openVolume(VolumeSpec.of(all).withStripeUnit(stripe));
-                StorageVolume single =
-                        engine.openVolume(VolumeSpec.of(List.of(first)).withStripeUnit(stripe));
+                StorageVolume striped = engine.openVolume(
+                        VolumeSpec.of(all).withStripeUnit(stripe).withOption("polledIo", polledIo));
+                StorageVolume single = engine.openVolume(
+                        VolumeSpec.of(List.of(first)).withStripeUnit(stripe).withOption("polledIo", polledIo));
                 Controller raw = Controller.connect(target, first.subsystemNqn(), ConnectOptions.defaults())) {
             if (size % striped.blockSize() != 0 || size > single.capacityBytes()) {
                 throw new IllegalArgumentException("--size " + size + " must be a multiple of " + striped.blockSize()
