@@ -33,29 +33,17 @@ public final class PolledTcpQueue implements AutoCloseable {
     /** Completion statuses below 0. */
     public static final int FAILED = -1, MEMORY_FREED = -2;
 
-    private static final int RX_SIZE = 128 << 10;
-    /** C2HData payload at least this large goes from the socket straight into the caller's (confined) memory. */
-    private static final int DIRECT_MIN = 16 << 10;
     /** Receive calls one poll makes at most, so a stream that never pauses cannot keep the caller in poll. */
     private static final int RECEIVES_PER_POLL = 32;
-    /** Never started: a segment it may not touch is confined to some thread. */
-    private static final Thread NOBODY = Thread.ofPlatform().unstarted(() -> {});
 
     private static final ValueLayout.OfByte B = ValueLayout.JAVA_BYTE;
     private static final ValueLayout.OfShort S = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt I = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong L = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    private enum Rx {
-        HEADER,
-        DATA,
-        DIGEST
-    }
-
     private final String name;
     private final NativeSocket socket;
     private final Arena arena = Arena.ofShared();
-    private final PduCodec.Settings rxSettings;
     private final PduCodec.Settings txSettings;
     private final int maxData;
     private final int inCapsuleLimit;
@@ -72,27 +60,10 @@ public final class PolledTcpQueue implements AutoCloseable {
     private final ByteBuffer scratch;
 
     private final MemorySegment scratchSegment;
-    /** Where an incoming PDU header is checked and read: {@link #headerSegment} as a little-endian buffer. */
-    private final ByteBuffer header;
-
-    private final MemorySegment headerSegment;
-    private final MemorySegment rx;
-    private final ByteBuffer rxView;
-    /** For received digests; sending has its own, as a command may be submitted while a C2HData is half received. */
-    private final CRC32C crc = new CRC32C();
-
+    /** Sending's own: receiving has another, as a command may be submitted while a C2HData is half received. */
     private final CRC32C txCrc = new CRC32C();
-    private final PduCodec.Header h = new PduCodec.Header();
 
-    private int rxPos, rxEnd;
-    private Rx rxState = Rx.HEADER;
-    /** The C2HData being received: its slot, where its data goes within the command, how much is left, its flags. */
-    private int dataCid;
-
-    private long dataAt;
-    private int dataLeft;
-    private int dataFlags;
-    private int dataLength;
+    private final PolledReceiver receiver;
     private IoCompletion handler;
     /** Completions reported by the poll in progress. */
     private int completed;
@@ -107,7 +78,6 @@ public final class PolledTcpQueue implements AutoCloseable {
     private PolledTcpQueue(String name, NativeSocket socket, TcpQueue.Config config, Pdu.IcResp resp) {
         this.name = name;
         this.socket = socket;
-        this.rxSettings = new PduCodec.Settings(resp.headerDigest(), resp.dataDigest(), 0);
         this.txSettings = new PduCodec.Settings(resp.headerDigest(), resp.dataDigest(), resp.cpda());
         this.maxData = config.maxData();
         this.inCapsuleLimit = config.inCapsuleLimit();
@@ -122,10 +92,30 @@ public final class PolledTcpQueue implements AutoCloseable {
         this.ring = new SendRing(arena, depth * (3 + 3 * h2cPerSlot) + 8);
         this.scratchSegment = arena.allocate(PolledSlots.HEADER_ROOM, 8);
         this.scratch = scratchSegment.asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
-        this.headerSegment = arena.allocate(PolledSlots.HEADER_ROOM, 8);
-        this.header = headerSegment.asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
-        this.rx = arena.allocate(RX_SIZE, 64);
-        this.rxView = rx.asByteBuffer();
+        this.receiver = new PolledReceiver(
+                name,
+                socket,
+                arena,
+                new PduCodec.Settings(resp.headerDigest(), resp.dataDigest(), 0),
+                maxData,
+                slots,
+                new PolledReceiver.Events() {
+                    @Override
+                    public void complete(int cid, int status, int dw0) {
+                        PolledTcpQueue.this.dw0 = dw0;
+                        PolledTcpQueue.this.complete(cid, status);
+                    }
+
+                    @Override
+                    public void r2t(int cid, int ttag, int r2to, int r2tl) {
+                        PolledTcpQueue.this.r2t(cid, ttag, r2to, r2tl);
+                    }
+
+                    @Override
+                    public void terminate(int fes) {
+                        PolledTcpQueue.this.terminate(fes);
+                    }
+                });
         this.nextScan = System.nanoTime();
     }
 
@@ -150,7 +140,7 @@ public final class PolledTcpQueue implements AutoCloseable {
         }
         PolledTcpQueue q = null;
         try {
-            Pdu.IcResp resp = icExchange(s, name, config, deadline);
+            Pdu.IcResp resp = NativeHandshake.exchange(s, name, config, deadline);
             q = new PolledTcpQueue(name, s, config, resp);
             q.connect(config, connectData, deadline);
             return q;
@@ -168,70 +158,6 @@ public final class PolledTcpQueue implements AutoCloseable {
                 s.close();
             }
             throw e;
-        }
-    }
-
-    private static Pdu.IcResp icExchange(NativeSocket s, String name, TcpQueue.Config config, long deadline)
-            throws IOException {
-        Pdu.IcReq req = new Pdu.IcReq(0, 0, config.headerDigest(), config.dataDigest(), 0);
-        byte[] out = PduCodec.encode(req, PduCodec.Settings.INITIAL);
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment buf = a.allocate(256, 8);
-            MemorySegment.copy(out, 0, buf, B, 0, out.length);
-            MemorySegment iov = a.allocate(NativeSocket.IOVEC, 8);
-            long sent = 0;
-            while (sent < out.length) {
-                iov.set(ValueLayout.JAVA_LONG, 0, buf.address() + sent);
-                iov.set(ValueLayout.JAVA_LONG, 8, out.length - sent);
-                long n = s.send(iov.address(), 1);
-                sent += n;
-                if (n == 0) {
-                    waitFor(s, NativeSocket.POLLOUT, deadline, name, "ICReq");
-                }
-            }
-            byte[] in = receiveExactly(s, a, buf, PduCodec.COMMON_HEADER, deadline, name);
-            if (in == null) {
-                return Handshake.accept(null, name, config.headerDigest(), config.dataDigest());
-            }
-            PduCodec.Header ch = PduCodec.checkCommonHeader(in, PduCodec.Settings.INITIAL, PduCodec.MAX_TERM_DATA);
-            byte[] rest = receiveExactly(s, a, buf, ch.plen() - PduCodec.COMMON_HEADER, deadline, name);
-            if (rest == null) {
-                throw new NvmeConnectionException(name + ": the target closed the connection inside its ICResp");
-            }
-            byte[] whole = new byte[ch.plen()];
-            System.arraycopy(in, 0, whole, 0, in.length);
-            System.arraycopy(rest, 0, whole, in.length, rest.length);
-            Pdu p = PduCodec.decode(whole, PduCodec.Settings.INITIAL, PduCodec.MAX_TERM_DATA);
-            return Handshake.accept(p, name, config.headerDigest(), config.dataDigest());
-        }
-    }
-
-    /** @return {@code n} bytes (at most 256), or null when the connection ended before the first */
-    private static byte[] receiveExactly(NativeSocket s, Arena a, MemorySegment buf, int n, long deadline, String name)
-            throws IOException {
-        int got = 0;
-        while (got < n) {
-            long r = s.receive(buf.address() + got, n - got);
-            if (r < 0) {
-                if (got == 0) {
-                    return null;
-                }
-                throw new NvmeConnectionException(name + ": the target closed the connection inside its ICResp");
-            }
-            got += (int) r;
-            if (r == 0) {
-                waitFor(s, NativeSocket.POLLIN, deadline, name, "ICResp");
-            }
-        }
-        return buf.asSlice(0, n).toArray(B);
-    }
-
-    private static void waitFor(NativeSocket s, short events, long deadline, String name, String what)
-            throws IOException {
-        long left = deadline - System.nanoTime();
-        if (left <= 0 || !s.await(events, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)))) {
-            throw new NvmeConnectionException(
-                    name + ": no " + what + " within the connect timeout: is this an NVMe/TCP target?");
         }
     }
 
@@ -293,22 +219,33 @@ public final class PolledTcpQueue implements AutoCloseable {
      */
     public boolean submitIo(
             boolean write, long nsid, long slba, int blocks, MemorySegment memory, long offset, int length, long tag) {
-        if (failure != null) {
-            throw new NvmeConnectionException(name + ": this queue failed: " + failure.getMessage(), failure);
-        }
-        int cid = slots.take();
+        int cid = takeSlot();
         if (cid < 0) {
             return false;
         }
+        newSqe(write ? Sqe.OPC_WRITE : Sqe.OPC_READ, nsid);
+        scratchSegment.set(L, 8 + 40, slba);
+        scratchSegment.set(I, 8 + 48, blocks - 1);
+        start(cid, memory, offset, length, write, tag);
+        return true;
+    }
+
+    /** @return a free slot's CID, or -1 when none is free; throws when the queue failed */
+    private int takeSlot() {
+        NvmeException f = failure;
+        if (f != null) {
+            throw new NvmeConnectionException(name + ": this queue failed: " + f.getMessage(), f);
+        }
+        return slots.take();
+    }
+
+    /** Starts an SQE in the scratch header: {@code opcode}, SGLs, {@code nsid}, every other field 0. */
+    private void newSqe(int opcode, long nsid) {
         MemorySegment sqe = scratchSegment;
-        sqe.set(L, 8, (write ? Sqe.OPC_WRITE : Sqe.OPC_READ) | (long) Sqe.FLAGS_SGL << 8 | (nsid & 0xffffffffL) << 32);
+        sqe.set(L, 8, opcode | (long) Sqe.FLAGS_SGL << 8 | (nsid & 0xffffffffL) << 32);
         for (int o = 16; o < 72; o += 8) {
             sqe.set(L, o, 0);
         }
-        sqe.set(L, 8 + 40, slba);
-        sqe.set(I, 8 + 48, blocks - 1);
-        start(cid, memory, offset, length, write, tag);
-        return true;
     }
 
     /**
@@ -321,10 +258,7 @@ public final class PolledTcpQueue implements AutoCloseable {
      */
     public boolean submitCommand(
             byte[] sqe, MemorySegment memory, long offset, int length, boolean write, boolean timed, long tag) {
-        if (failure != null) {
-            throw new NvmeConnectionException(name + ": this queue failed: " + failure.getMessage(), failure);
-        }
-        int cid = slots.take();
+        int cid = takeSlot();
         if (cid < 0) {
             return false;
         }
@@ -343,18 +277,11 @@ public final class PolledTcpQueue implements AutoCloseable {
 
     /** Queues a Flush of namespace {@code nsid}. */
     public boolean submitFlush(long nsid, long tag) {
-        if (failure != null) {
-            throw new NvmeConnectionException(name + ": this queue failed: " + failure.getMessage(), failure);
-        }
-        int cid = slots.take();
+        int cid = takeSlot();
         if (cid < 0) {
             return false;
         }
-        MemorySegment sqe = scratchSegment;
-        sqe.set(L, 8, Sqe.OPC_FLUSH | (long) Sqe.FLAGS_SGL << 8 | (nsid & 0xffffffffL) << 32);
-        for (int o = 16; o < 72; o += 8) {
-            sqe.set(L, o, 0);
-        }
+        newSqe(Sqe.OPC_FLUSH, nsid);
         start(cid, MemorySegment.NULL, 0, 0, false, tag);
         return true;
     }
@@ -454,7 +381,7 @@ public final class PolledTcpQueue implements AutoCloseable {
         try {
             ring.flush(socket);
             for (int i = 0; i < RECEIVES_PER_POLL; i++) {
-                if (!receive()) {
+                if (!receiver.receive()) {
                     break;
                 }
             }
@@ -474,7 +401,7 @@ public final class PolledTcpQueue implements AutoCloseable {
             }
         } catch (IOException e) {
             fail(new NvmeConnectionException(name + ": connection lost: " + e.getMessage(), e));
-        } catch (TerminatedByTarget | NvmeConnectionException e) {
+        } catch (PolledReceiver.TerminatedByTarget | NvmeConnectionException e) {
             fail(e);
         } catch (NvmeProtocolException e) {
             terminate(e.getMessage().contains("header digest") ? 3 : 1);
@@ -482,221 +409,9 @@ public final class PolledTcpQueue implements AutoCloseable {
         }
     }
 
-    /**
-     * One receive into the buffer (or into the caller's memory), then every PDU it completed.
-     *
-     * @return false when the socket had nothing more
-     */
-    private boolean receive() throws IOException {
-        if (rxState == Rx.DATA && rxPos == rxEnd && dataLeft >= DIRECT_MIN && direct(dataCid)) {
-            PolledSlots t = slots;
-            long n = socket.receive(t.memory[dataCid].address() + t.offset[dataCid] + dataAt, dataLeft);
-            if (n < 0) {
-                throw truncated();
-            }
-            if (n == 0) {
-                return false;
-            }
-            if (h.dataDigest()) {
-                crc.update(
-                        t.memory[dataCid].asSlice(t.offset[dataCid] + dataAt, n).asByteBuffer());
-            }
-            dataAt += n;
-            dataLeft -= (int) n;
-            parse();
-            return true;
-        }
-        if (rxPos == rxEnd) {
-            rxPos = 0;
-            rxEnd = 0;
-        } else if (RX_SIZE - rxEnd < PolledSlots.HEADER_ROOM) {
-            MemorySegment.copy(rx, rxPos, rx, 0, rxEnd - rxPos);
-            rxEnd -= rxPos;
-            rxPos = 0;
-        }
-        long n = socket.receive(rx.address() + rxEnd, RX_SIZE - rxEnd);
-        if (n < 0) {
-            if (rxState == Rx.HEADER && rxPos == rxEnd) {
-                throw new NvmeConnectionException(name + ": the target closed the connection");
-            }
-            throw truncated();
-        }
-        if (n == 0) {
-            return false;
-        }
-        rxEnd += (int) n;
-        parse();
-        return true;
-    }
-
-    /** @return whether C2HData for {@code cid} may be received straight into its memory: open and confined here */
-    private boolean direct(int cid) {
-        MemorySegment m = slots.memory[cid];
-        return !slots.lost[cid]
-                && m.scope().isAlive()
-                && m.isAccessibleBy(Thread.currentThread())
-                && !m.isAccessibleBy(NOBODY);
-    }
-
-    private NvmeProtocolException truncated() {
-        return new NvmeProtocolException(
-                rxState == Rx.HEADER
-                        ? "truncated PDU: the connection ended inside a PDU header"
-                        : "truncated C2HData: the connection ended inside the PDU, " + dataLeft
-                                + " bytes of its data short");
-    }
-
-    /** Handles every whole PDU (and the data part of a C2HData) in the buffer. */
-    private void parse() {
-        while (true) {
-            int have = rxEnd - rxPos;
-            switch (rxState) {
-                case HEADER -> {
-                    if (have < PduCodec.COMMON_HEADER) {
-                        return;
-                    }
-                    MemorySegment.copy(rx, rxPos, headerSegment, 0, PduCodec.COMMON_HEADER);
-                    header.limit(PolledSlots.HEADER_ROOM).position(0);
-                    PduCodec.checkCommonHeader(header, rxSettings, maxData, h);
-                    int end = h.headerEnd();
-                    if (end > PolledSlots.HEADER_ROOM) {
-                        throw new NvmeProtocolException(Pdu.typeName(h.type()) + " has a header of " + end
-                                + " bytes; at most " + PolledSlots.HEADER_ROOM + " are possible");
-                    }
-                    if (have < end) {
-                        return;
-                    }
-                    MemorySegment.copy(rx, rxPos, headerSegment, 0, end);
-                    header.limit(end).position(0);
-                    PduCodec.checkHeaderDigest(header, h, crc);
-                    rxPos += end;
-                    handle();
-                }
-                case DATA -> {
-                    if (dataLeft > 0) {
-                        if (have == 0) {
-                            return;
-                        }
-                        int take = Math.min(have, dataLeft);
-                        copyData(take);
-                        rxPos += take;
-                        dataAt += take;
-                        dataLeft -= take;
-                        if (dataLeft > 0) {
-                            return;
-                        }
-                    }
-                    rxState = h.dataDigest() ? Rx.DIGEST : Rx.HEADER;
-                    if (rxState == Rx.HEADER) {
-                        dataDone();
-                    }
-                }
-                case DIGEST -> {
-                    if (have < 4) {
-                        return;
-                    }
-                    int got = rx.get(I, rxPos);
-                    rxPos += 4;
-                    rxState = Rx.HEADER;
-                    PduCodec.checkDataDigest(h, got, (int) crc.getValue());
-                    dataDone();
-                }
-            }
-        }
-    }
-
-    /** Moves {@code n} bytes of C2HData from the buffer to the read's memory, or drops them if it was freed. */
-    private void copyData(int n) {
-        PolledSlots t = slots;
-        int cid = dataCid;
-        if (h.dataDigest()) {
-            rxView.limit(rxPos + n).position(rxPos);
-            crc.update(rxView);
-        }
-        if (!t.lost[cid]) {
-            try {
-                MemorySegment.copy(rx, rxPos, t.memory[cid], t.offset[cid] + dataAt, n);
-            } catch (IllegalStateException e) {
-                t.lost[cid] = true; // its arena closed: the rest is drained, the command fails
-            }
-        }
-    }
-
-    private void handle() {
-        PolledSlots t = slots;
-        MemorySegment p = headerSegment;
-        switch (h.type()) {
-            case Pdu.CAPSULE_RESP -> {
-                int cid = inFlight(p.get(S, 8 + 12) & 0xffff, "CapsuleResp");
-                int status = (p.get(S, 8 + 14) & 0xffff) >>> 1;
-                dw0 = p.get(I, 8);
-                if (status == 0 && t.length[cid] > 0 && !t.toController[cid] && t.moved[cid] != t.length[cid]) {
-                    throw new NvmeProtocolException("CapsuleResp reports success for " + t.describe(cid) + " after "
-                            + t.moved[cid] + " of " + t.length[cid] + " bytes of data");
-                }
-                complete(cid, status);
-            }
-            case Pdu.C2H_DATA -> {
-                int cid = inFlight(p.get(S, 8) & 0xffff, "C2HData");
-                long datao = p.get(I, 12) & 0xffffffffL;
-                long datal = p.get(I, 16) & 0xffffffffL;
-                int len = h.dataLength();
-                if (datal != len) {
-                    throw new NvmeProtocolException(
-                            "C2HData has DATAL " + datal + " but carries " + len + " bytes of data");
-                }
-                if (t.toController[cid] || t.length[cid] == 0) {
-                    throw new NvmeProtocolException("C2HData for " + t.describe(cid) + ", which reads no data");
-                }
-                if (datao != t.moved[cid] || datao + len > t.length[cid]) {
-                    throw new NvmeProtocolException("C2HData for " + t.describe(cid) + " carries bytes [" + datao
-                            + ", " + (datao + len) + "); expected data from offset " + t.moved[cid] + " within "
-                            + t.length[cid] + " bytes");
-                }
-                if (!t.lost[cid] && !t.memory[cid].scope().isAlive()) {
-                    t.lost[cid] = true;
-                }
-                dataCid = cid;
-                dataAt = datao;
-                dataLeft = len;
-                dataLength = len;
-                dataFlags = h.flags();
-                crc.reset();
-                rxState = Rx.DATA;
-            }
-            case Pdu.R2T -> r2t(p.get(S, 8) & 0xffff, p.get(S, 10) & 0xffff, p.get(I, 12), p.get(I, 16));
-            case Pdu.C2H_TERM_REQ -> {
-                Pdu.TermReq tr = new Pdu.TermReq(true, p.get(S, 8) & 0xffff, p.get(I, 10) & 0xffffffffL, new byte[0]);
-                throw new TerminatedByTarget(name + ": the target terminated the connection: " + tr.fesName() + " (FES "
-                        + tr.fes() + ", FEI " + tr.fei() + ")");
-            }
-            default -> {
-                terminate(2);
-                throw new TerminatedByTarget(name + ": unexpected " + Pdu.typeName(h.type())
-                        + " from the target; the connection was closed");
-            }
-        }
-    }
-
-    /** The C2HData whose data just arrived in full is done: its progress counts, and SUCCESS completes it. */
-    private void dataDone() {
-        PolledSlots t = slots;
-        int cid = dataCid;
-        t.moved[cid] += dataLength;
-        if ((dataFlags & Pdu.FLAG_LAST_PDU) != 0 && t.moved[cid] != t.length[cid]) {
-            throw new NvmeProtocolException("C2HData for " + t.describe(cid) + " is marked last after " + t.moved[cid]
-                    + " of " + t.length[cid] + " bytes");
-        }
-        if ((dataFlags & Pdu.FLAG_SUCCESS) != 0) {
-            dw0 = 0;
-            complete(cid, 0);
-        }
-    }
-
     /** Answers an R2T with H2CData PDUs of at most MAXH2CDATA bytes each, queued for the next send. */
-    private void r2t(int cidField, int ttag, int r2toField, int r2tlField) {
+    private void r2t(int cid, int ttag, int r2toField, int r2tlField) {
         PolledSlots t = slots;
-        int cid = inFlight(cidField, "R2T");
         long r2to = r2toField & 0xffffffffL;
         long r2tl = r2tlField & 0xffffffffL;
         if (r2tl == 0) {
@@ -740,15 +455,6 @@ public final class PolledTcpQueue implements AutoCloseable {
             k++;
         }
         t.moved[cid] = end;
-    }
-
-    private int inFlight(int cid, String pdu) {
-        int s = slots.inFlight(cid);
-        if (s < 0) {
-            throw new NvmeProtocolException(
-                    pdu + " names command identifier " + cid + ", which has no command in flight");
-        }
-        return s;
     }
 
     /** Frees {@code cid}'s slot and tells the caller. */
@@ -831,13 +537,6 @@ public final class PolledTcpQueue implements AutoCloseable {
         fail(new NvmeConnectionException(name + ": closed by this host"));
         if (!polling) {
             arena.close(); // else when the poll calling the handler that closed it returns
-        }
-    }
-
-    /** A failure that the target announced with a TermReq, or one this host already answered with one. */
-    private static final class TerminatedByTarget extends NvmeProtocolException {
-        TerminatedByTarget(String m) {
-            super(m);
         }
     }
 }
