@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Against the Linux kernel target (nvmet-tcp) in the test VM: {@code scripts/testvm test nvmeof}. The VM exports
  * RDMA4J_NVMET_TCP (address:port) and RDMA4J_NVMET_NQN; namespace 1 is a 1 GiB memory-backed null_blk, namespace 2 a
- * 256 MiB file, both with 512-byte blocks.
+ * 256 MiB file (512-byte blocks for namespace 1; the file-backed namespace 2 reports 4 KiB blocks).
  */
 @Tag("testvm")
 class NvmetGuestTest {
