@@ -14,11 +14,6 @@ final class PolledQids {
         this.used = new boolean[Math.max(0, count)];
     }
 
-    /** @return how many were reserved */
-    int count() {
-        return used.length;
-    }
-
     /**
      * @return a free queue ID, now taken
      * @throws IllegalStateException when all are taken, saying how to get more

@@ -353,9 +353,4 @@ final class NativeSocket implements AutoCloseable {
             }
         }
     }
-
-    /** @return whether {@link #close} ran */
-    boolean closed() {
-        return closed;
-    }
 }

@@ -50,11 +50,6 @@ final class SendRing {
         tail++;
     }
 
-    /** @return how many more entries fit */
-    int room() {
-        return capacity - (tail - head);
-    }
-
     private void compact() {
         if (head == 0) {
             throw new IllegalStateException("send ring of " + capacity + " entries overflowed");
