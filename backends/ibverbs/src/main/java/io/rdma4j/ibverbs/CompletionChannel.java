@@ -23,6 +23,10 @@ public final class CompletionChannel extends NativeObject {
 
     private final MemorySegment eventBuf = eventArena.allocate(16, 8);
     private final MemorySegment eventCapture = Errno.newCapture(eventArena);
+    private final MemorySegment eventContext = eventBuf.asSlice(8);
+    private final Poll.Waiter eventWait = new Poll.Waiter();
+    /** The CQ the last event named: found again without a map lookup (which would box its address). */
+    private volatile CompletionQueue lastCq;
 
     CompletionChannel(Context context, MemorySegment channel) {
         super("CompletionChannel(" + context.deviceName() + ")", channel, context);
@@ -48,6 +52,9 @@ public final class CompletionChannel extends NativeObject {
 
     void unregister(CompletionQueue cq) {
         cqs.remove(cq.handle.address());
+        if (lastCq == cq) {
+            lastCq = null;
+        }
     }
 
     /**
@@ -81,22 +88,24 @@ public final class CompletionChannel extends NativeObject {
      * Takes one completion event ({@code ibv_get_cq_event}) without acknowledging it, waiting up to {@code timeoutMs}
      * (0: only one already pending). The event counts against its CQ until {@link CompletionQueue#ackEvents()}: an
      * event loop acknowledges in batches, since {@code ibv_ack_cq_events} takes a lock, and closing the CQ acknowledges
-     * the rest ({@code ibv_destroy_cq} would wait for them forever). Allocates nothing; one thread at a time takes
-     * events. The standard loop: poll the CQ empty, {@link CompletionQueue#requestNotify}, poll again (a completion may
-     * have landed before the arming), then wait here.
+     * the rest ({@code ibv_destroy_cq} would wait for them forever). With {@code timeoutMs} 0 it allocates nothing; one
+     * thread at a time takes events. The standard loop: poll the CQ empty, {@link CompletionQueue#requestNotify}, poll
+     * again (a completion may have landed before the arming), then wait here.
      *
      * @return the CQ that has completions, or null on timeout
      */
     public CompletionQueue getEvent(long timeoutMs) {
         ensureOpen();
-        if (!Poll.readable(fd, timeoutMs)) {
+        if (timeoutMs != 0 && !Poll.readable(fd, timeoutMs)) {
             return null;
         }
         synchronized (eventBuf) {
+            if (timeoutMs == 0 && eventWait.readable(fd, -1, 0) == 0) {
+                return null;
+            }
             try {
-                int rc = (int) LibIbverbs.ibv_get_cq_event
-                        .handle()
-                        .invokeExact(eventCapture, handle, eventBuf, eventBuf.asSlice(8));
+                int rc = (int)
+                        LibIbverbs.ibv_get_cq_event.handle().invokeExact(eventCapture, handle, eventBuf, eventContext);
                 if (rc != 0) {
                     throw new VerbsException("ibv_get_cq_event", "", Errno.read(eventCapture));
                 }
@@ -104,7 +113,9 @@ public final class CompletionChannel extends NativeObject {
                 throw Native.rethrow(t);
             }
             long cqAddress = eventBuf.get(ValueLayout.JAVA_LONG, 0);
-            CompletionQueue cq = cqs.get(cqAddress);
+            CompletionQueue last = lastCq;
+            CompletionQueue cq =
+                    last != null && !last.isClosed() && last.handle.address() == cqAddress ? last : cqs.get(cqAddress);
             if (cq == null) {
                 // a CQ this binding did not create on this channel: acknowledge at once, nobody else can
                 try {
@@ -114,6 +125,7 @@ public final class CompletionChannel extends NativeObject {
                 }
                 return null;
             }
+            lastCq = cq;
             cq.eventTaken();
             return cq;
         }
@@ -121,6 +133,10 @@ public final class CompletionChannel extends NativeObject {
 
     @Override
     void destroy() {
+        lastCq = null;
+        synchronized (eventBuf) {
+            eventWait.close();
+        }
         eventArena.close();
         try {
             int rc = (int) LibIbverbs.ibv_destroy_comp_channel.handle().invokeExact(handle);

@@ -102,4 +102,48 @@ public final class Poll {
             throw new AssertionError(t);
         }
     }
+
+    /**
+     * A reusable {@code poll(2)} on up to two descriptors that allocates nothing per call, for a loop that waits often
+     * (a polled queue waiting for its completion and RDMA-CM channels). One thread at a time uses it.
+     */
+    public static final class Waiter implements AutoCloseable {
+        private final Arena arena = Arena.ofShared();
+        private final MemorySegment pfd = arena.allocate(16, 4);
+        private final MemorySegment cap = Errno.newCapture(arena);
+
+        /**
+         * Waits until {@code fd0} or {@code fd1} (negative: none) is readable (or has hung up or failed) or
+         * {@code timeoutMs} passes (0: just look; negative: forever). An interrupted wait returns 0, as a timeout.
+         *
+         * @return bit 0 set when {@code fd0} is ready, bit 1 when {@code fd1} is; 0 on timeout
+         */
+        public int readable(int fd0, int fd1, int timeoutMs) {
+            pfd.set(ValueLayout.JAVA_INT, 0, fd0);
+            pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
+            pfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+            pfd.set(ValueLayout.JAVA_INT, 8, fd1);
+            pfd.set(ValueLayout.JAVA_SHORT, 12, POLLIN);
+            pfd.set(ValueLayout.JAVA_SHORT, 14, (short) 0);
+            int rc;
+            try {
+                rc = (int) POLL.invokeExact(cap, pfd, 2L, timeoutMs);
+            } catch (Throwable t) {
+                throw new AssertionError(t);
+            }
+            if (rc > 0) {
+                return (pfd.get(ValueLayout.JAVA_SHORT, 6) != 0 ? 1 : 0)
+                        | (pfd.get(ValueLayout.JAVA_SHORT, 14) != 0 ? 2 : 0);
+            }
+            if (rc < 0 && Errno.read(cap) != EINTR) {
+                throw new IllegalStateException("poll(fds=" + fd0 + "," + fd1 + ") failed: errno " + Errno.read(cap));
+            }
+            return 0;
+        }
+
+        @Override
+        public void close() {
+            arena.close();
+        }
+    }
 }
