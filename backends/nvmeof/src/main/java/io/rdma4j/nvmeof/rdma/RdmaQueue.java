@@ -1,33 +1,18 @@
 package io.rdma4j.nvmeof.rdma;
 
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ADDR_RESOLVED;
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_DEVICE_REMOVAL;
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_DISCONNECTED;
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ESTABLISHED;
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_REJECTED;
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_CM_EVENT_ROUTE_RESOLVED;
-import static io.rdma4j.ibverbs.ffi.RdmaCmaH.RDMA_PS_TCP;
-import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_LOCAL_WRITE;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_RECV;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_SEND;
 
 import io.rdma4j.Closeables;
-import io.rdma4j.Rdma4jException;
 import io.rdma4j.ibverbs.CompletionChannel;
 import io.rdma4j.ibverbs.CompletionQueue;
-import io.rdma4j.ibverbs.Context;
 import io.rdma4j.ibverbs.MemoryRegion;
-import io.rdma4j.ibverbs.ProtectionDomain;
-import io.rdma4j.ibverbs.QpInitAttr;
 import io.rdma4j.ibverbs.QueuePair;
-import io.rdma4j.ibverbs.RecvWr;
 import io.rdma4j.ibverbs.SendWr;
 import io.rdma4j.ibverbs.VerbsException;
 import io.rdma4j.ibverbs.WorkCompletions;
-import io.rdma4j.ibverbs.cm.CmEvent;
 import io.rdma4j.ibverbs.cm.CmId;
-import io.rdma4j.ibverbs.cm.ConnParam;
 import io.rdma4j.ibverbs.cm.EventChannel;
 import io.rdma4j.ibverbs.ffi.Poll;
 import io.rdma4j.nvmeof.NvmeConnectionException;
@@ -37,13 +22,10 @@ import io.rdma4j.nvmeof.internal.CommandTimeoutEvent;
 import io.rdma4j.nvmeof.internal.Cqe;
 import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Sqe;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -97,9 +79,8 @@ public final class RdmaQueue implements FabricQueue {
         t.setDaemon(true);
         return t;
     });
-    private static final int CQE_SIZE = 16;
-    /** Receive work request ids carry this bit; send ids are the command identifier alone. */
-    private static final long RECV_TAG = 1L << 32;
+    private static final int CQE_SIZE = RdmaConnection.CQE_SIZE;
+    private static final long RECV_TAG = RdmaConnection.RECV_TAG;
     /**
      * How long the poller keeps polling an empty CQ before it arms it and sleeps: a reply this soon skips the wake-up.
      */
@@ -117,12 +98,11 @@ public final class RdmaQueue implements FabricQueue {
     private final CompletionChannel events;
     private final CompletionQueue cq;
     private final QueuePair qp;
-    private final Arena arena;
+    private final RdmaConnection conn;
     private final MemoryRegion capsules;
     private final MemoryRegion responses;
     private final int capsuleSize;
     private final SendWr swr = new SendWr(1);
-    private final RecvWr rwr = new RecvWr(1);
     private final WorkCompletions wcs;
     private final RdmaSlots slots;
     /** Reused by the poller for every completion: what releasing a slot handed back. */
@@ -134,31 +114,19 @@ public final class RdmaQueue implements FabricQueue {
     private int unacked; // completion events taken and not yet acknowledged; poller thread only
     private volatile boolean stopping;
 
-    private RdmaQueue(
-            String name,
-            Config config,
-            RdmaResources resources,
-            EventChannel channel,
-            CmId id,
-            CompletionChannel events,
-            CompletionQueue cq,
-            QueuePair qp,
-            Arena arena,
-            MemoryRegion capsules,
-            MemoryRegion responses,
-            int capsuleSize) {
+    private RdmaQueue(String name, Config config, RdmaResources resources, RdmaConnection conn) {
         this.name = name;
         this.config = config;
         this.resources = resources;
-        this.channel = channel;
-        this.id = id;
-        this.events = events;
-        this.cq = cq;
-        this.qp = qp;
-        this.arena = arena;
-        this.capsules = capsules;
-        this.responses = responses;
-        this.capsuleSize = capsuleSize;
+        this.conn = conn;
+        this.channel = conn.channel;
+        this.id = conn.id;
+        this.events = conn.events;
+        this.cq = conn.cq;
+        this.qp = conn.qp;
+        this.capsules = conn.capsules;
+        this.responses = conn.responses;
+        this.capsuleSize = conn.capsuleSize;
         this.wcs = new WorkCompletions(32);
         this.ioTimeoutNanos = config.ioTimeout().toNanos();
         this.slots = new RdmaSlots(config.depth(), ioTimeoutNanos);
@@ -185,106 +153,20 @@ public final class RdmaQueue implements FabricQueue {
      */
     public static RdmaQueue open(
             String host, int port, InetAddress source, String name, Config config, RdmaResources resources) {
-        requireRdma(host + ":" + port);
-        InetSocketAddress address = CmSetup.resolve(host, port);
-        long step = Math.max(1000, config.connectTimeout().toMillis());
-        int cmTimeout = (int) Math.min(Integer.MAX_VALUE, step);
-        EventChannel ch = EventChannel.create();
-        List<AutoCloseable> undo = new ArrayList<>();
-        undo.add(ch);
+        RdmaConnection c = RdmaConnection.open(host, port, source, name, config, resources);
+        RdmaQueue q;
         try {
-            CmId id = CmId.create(ch, RDMA_PS_TCP);
-            id.resolveAddr(source == null ? null : new InetSocketAddress(source, 0), address, cmTimeout);
-            CmSetup.expect(
-                    ch,
-                    RDMA_CM_EVENT_ADDR_RESOLVED,
-                    step,
-                    name,
-                    "resolving " + address
-                            + " to a local RDMA device (is the target on a network an RDMA interface here reaches?)");
-            id.resolveRoute(cmTimeout);
-            CmSetup.expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, step, name, "resolving the route to " + address);
-            Context ctx = id.context();
-            ProtectionDomain pd = resources.pd(ctx);
-            int depth = config.depth();
-            CompletionChannel events = ctx.createCompletionChannel();
-            undo.add(0, events);
-            CompletionQueue cq = ctx.createCq(2 * depth + 2, events, 0);
-            undo.add(0, cq);
-            QueuePair qp = id.createQp(
-                    pd,
-                    QpInitAttr.rc(cq)
-                            .maxSendWr(depth + 1)
-                            .maxRecvWr(depth + 1)
-                            .maxSendSge(1)
-                            .maxRecvSge(1));
-            Arena arena = Arena.ofShared();
-            undo.add(arena);
-            int capsuleSize = (Sqe.SIZE + config.inCapsuleLimit() + 63) / 64 * 64;
-            MemoryRegion capsules =
-                    pd.register(arena.allocate((long) capsuleSize * depth, 4096), IBV_ACCESS_LOCAL_WRITE);
-            undo.add(0, capsules);
-            MemoryRegion responses = pd.register(arena.allocate((long) CQE_SIZE * depth, 4096), IBV_ACCESS_LOCAL_WRITE);
-            undo.add(0, responses);
-            RdmaQueue q = new RdmaQueue(
-                    name, config, resources, ch, id, events, cq, qp, arena, capsules, responses, capsuleSize);
-            undo.add(0, q.wcs);
-            undo.add(0, q.swr);
-            undo.add(0, q.rwr);
-            for (int i = 0; i < depth; i++) {
-                q.postRecv(i);
-            }
-            int rd = Math.clamp(ctx.deviceAttr().maxQpRdAtom(), 1, 255);
-            // the host keeps at most depth commands in flight (HSQSIZE, 0's based) and takes depth completions
-            // (HRQSIZE)
-            id.connect(
-                    new ConnParam(RdmaCm.connectRequest(config.qid(), depth, depth - 1, config.cntlid()), rd, 1, 7, 7));
-            CmEvent e = ch.poll(step);
-            if (e == null) {
-                throw new NvmeConnectionException(name + ": no answer to the RDMA-CM connect within " + step
-                        + " ms (is nvmet-rdma listening at " + address + "?)");
-            }
-            if (e.type() == RDMA_CM_EVENT_REJECTED) {
-                int sts = RdmaCm.rejectStatus(e.privateData());
-                throw new NvmeConnectionException(name + ": the target rejected the RDMA-CM connect"
-                        + (sts >= 0
-                                ? " with " + RdmaCm.rejectStatusName(sts)
-                                : " (status " + e.status() + "; is an NVMe/RDMA port listening at " + address + "?)"));
-            }
-            if (e.type() != RDMA_CM_EVENT_ESTABLISHED) {
-                throw new NvmeConnectionException(name + ": RDMA-CM connect to " + address + " ended in " + e.name()
-                        + " (status " + e.status() + ") instead of ESTABLISHED: is an NVMe/RDMA port listening there?");
-            }
-            int crqsize = RdmaCm.acceptedQueueSize(e.privateData());
-            if (crqsize >= 0 && crqsize < depth) {
-                throw new NvmeProtocolException(name + ": the target accepted with a receive queue of " + crqsize
-                        + " capsules, fewer than the " + depth + " this host asked to keep in flight");
-            }
-            q.poller.start();
-            if (q.ioTimeoutNanos > 0) {
-                long period = Math.max(10, config.ioTimeout().toMillis() / 8);
-                q.timeoutScan = TIMERS.scheduleAtFixedRate(q::scanTimeouts, period, period, TimeUnit.MILLISECONDS);
-            }
-            return q;
-        } catch (Rdma4jException e) {
-            Closeables.closeAllInto(e, undo);
-            if (e instanceof NvmeException n) {
-                throw n;
-            }
-            throw new NvmeConnectionException(
-                    name + ": cannot connect over NVMe/RDMA to " + address + ": " + e.getMessage(), e);
+            q = new RdmaQueue(name, config, resources, c);
         } catch (RuntimeException | Error e) {
-            Closeables.closeAllInto(e, undo);
+            c.close();
             throw e;
         }
-    }
-
-    // Only the poller thread (and open, before the poller starts) posts receives.
-    private void postRecv(int index) {
-        int rc = qp.postRecv(rwr.wrId(RECV_TAG | index).sge(responses, (long) index * CQE_SIZE, CQE_SIZE));
-        if (rc != 0) {
-            throw new NvmeConnectionException(name + ": ibv_post_recv failed with errno " + rc);
+        q.poller.start();
+        if (q.ioTimeoutNanos > 0) {
+            long period = Math.max(10, config.ioTimeout().toMillis() / 8);
+            q.timeoutScan = TIMERS.scheduleAtFixedRate(q::scanTimeouts, period, period, TimeUnit.MILLISECONDS);
         }
+        return q;
     }
 
     @Override
@@ -474,16 +356,13 @@ public final class RdmaQueue implements FabricQueue {
 
     /** @return true when the connection went away (the queue has failed) */
     private boolean watchCm() {
-        CmEvent e = channel.poll(0);
-        if (e == null) {
+        String gone = conn.lost();
+        if (gone == null) {
             return false;
         }
-        if (e.type() == RDMA_CM_EVENT_DISCONNECTED || e.type() == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-            fail(new NvmeConnectionException(
-                    name + ": the target disconnected (" + e.name() + "); call Controller.reconnect()"));
-            return true;
-        }
-        return false;
+        fail(new NvmeConnectionException(
+                name + ": the target disconnected (" + gone + "); call Controller.reconnect()"));
+        return true;
     }
 
     private void received(int index, int length) {
@@ -495,7 +374,7 @@ public final class RdmaQueue implements FabricQueue {
                     + "-byte message; NVMe/RDMA responses are 16-byte completion entries");
         }
         Cqe cqe = Cqe.parse(responses.segment(), (long) index * CQE_SIZE);
-        postRecv(index);
+        conn.postRecv(index);
         RdmaRequest r = slots.received(cqe);
         if (r != null) {
             finish(r);
@@ -530,11 +409,7 @@ public final class RdmaQueue implements FabricQueue {
         if (victims == null) {
             return;
         }
-        try {
-            id.disconnect(); // the QP goes to error; the target tears its side down
-        } catch (RuntimeException ignored) {
-            // already disconnected by the target or the device is gone
-        }
+        conn.disconnect();
         if (timeoutScan != null) {
             timeoutScan.cancel(false);
         }
@@ -559,23 +434,12 @@ public final class RdmaQueue implements FabricQueue {
         if (poller.isAlive()) {
             return; // a poller stuck in a native call keeps the resources; the controller's PD release frees them
         }
-        List<AutoCloseable> undo = new ArrayList<>();
         slots.unstageWaiting();
-        undo.add(id);
-        undo.add(cq); // acknowledges the completion events still unacknowledged
-        undo.add(events);
-        undo.add(capsules);
-        undo.add(responses);
-        undo.add(channel);
-        undo.add(swr);
-        undo.add(rwr);
-        undo.add(wcs);
-        undo.add(arena);
+        conn.close();
         try {
-            Closeables.closeAll(undo);
+            Closeables.closeAll(List.of(swr, wcs));
         } catch (RuntimeException ignored) {
-            // closing stays quiet, as it always was: after fail() the target may have torn its side down already, and
-            // the controller's PD release frees what is left
+            // closing stays quiet, as it always was
         }
     }
 
