@@ -6,7 +6,10 @@ import io.rdma4j.ffi.Segments;
 import io.rdma4j.nvmeof.internal.Cqe;
 import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Le;
+import io.rdma4j.nvmeof.internal.PolledIo;
 import io.rdma4j.nvmeof.internal.Sqe;
+import io.rdma4j.nvmeof.rdma.PolledRdmaQueue;
+import io.rdma4j.nvmeof.rdma.RdmaQueue;
 import io.rdma4j.nvmeof.rdma.RdmaResources;
 import io.rdma4j.nvmeof.tcp.PolledTcpQueue;
 import io.rdma4j.nvmeof.tcp.TcpQueue;
@@ -394,14 +397,10 @@ public final class Controller implements AutoCloseable {
      * Opens a queue of its own for namespace {@code nsid}, driven from the caller's thread: see {@link PolledQueue}. It
      * takes one of the queue IDs reserved at connect ({@link ConnectOptions#polledQueues()}) until it closes.
      *
-     * @param depth commands in flight at most (fewer if the controller allows fewer)
-     * @throws UnsupportedOperationException on NVMe/RDMA, which has no polled queue yet
+     * @param depth commands in flight at most (fewer if the controller allows fewer; an NVMe/RDMA queue holds at least
+     *     two)
      */
     public PolledQueue openPolledQueue(long nsid, int depth) {
-        if (target.transport() != Target.Transport.TCP) {
-            throw new UnsupportedOperationException("polled queues run over NVMe/TCP; " + target
-                    + " is NVMe/RDMA: use read and write, which keep every queue of the controller busy");
-        }
         if (depth < 1) {
             throw new IllegalArgumentException("depth " + depth + " is below 1");
         }
@@ -410,20 +409,41 @@ public final class Controller implements AutoCloseable {
         int qid = s.polled().take();
         try {
             int d = Math.min(depth, s.depthLimit());
-            PolledTcpQueue q = PolledTcpQueue.open(
-                    new java.net.InetSocketAddress(target.host(), target.port()),
-                    options.sourceAddress(),
-                    target + " polled qid " + qid,
-                    new TcpQueue.Config(
-                            qid,
-                            d,
-                            options.headerDigest(),
-                            options.dataDigest(),
-                            options.connectTimeout(),
-                            options.ioTimeout(),
-                            (int) s.maxTransfer(),
-                            s.inCapsule()),
-                    Sqe.connectData(identity.idBytes(), s.cntlid(), subsystemNqn, identity.nqn()));
+            byte[] connectData = Sqe.connectData(identity.idBytes(), s.cntlid(), subsystemNqn, identity.nqn());
+            String name = target + " polled qid " + qid;
+            PolledIo q = switch (target.transport()) {
+                case TCP ->
+                    PolledTcpQueue.open(
+                            new java.net.InetSocketAddress(target.host(), target.port()),
+                            options.sourceAddress(),
+                            name,
+                            new TcpQueue.Config(
+                                    qid,
+                                    d,
+                                    options.headerDigest(),
+                                    options.dataDigest(),
+                                    options.connectTimeout(),
+                                    options.ioTimeout(),
+                                    (int) s.maxTransfer(),
+                                    s.inCapsule()),
+                            connectData);
+                case RDMA ->
+                    PolledRdmaQueue.open(
+                            target.host(),
+                            target.port(),
+                            options.sourceAddress(),
+                            name,
+                            new RdmaQueue.Config(
+                                    qid,
+                                    Math.max(2, d),
+                                    s.cntlid(),
+                                    options.connectTimeout(),
+                                    options.ioTimeout(),
+                                    (int) Math.min(s.maxTransfer(), 0xffffff),
+                                    s.inCapsule()),
+                            s.rdma(),
+                            connectData);
+            };
             return new PolledQueue(q, nsid, ns, () -> s.polled().give(qid));
         } catch (RuntimeException e) {
             s.polled().give(qid);

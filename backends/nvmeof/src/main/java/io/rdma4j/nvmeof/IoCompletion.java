@@ -2,7 +2,8 @@ package io.rdma4j.nvmeof;
 
 /**
  * Receives the completions a {@link PolledQueue} reaps, on the thread that polls, with no object made for any of them.
- * It may submit more commands to the queue (that is how a caller keeps it full), but must not poll it.
+ * It may submit more commands to the queue (that is how a caller keeps it full), but must not poll it. An exception it
+ * throws does not lose the other completions: the poll reports all it reaped, then throws the first exception.
  */
 @FunctionalInterface
 public interface IoCompletion {

@@ -1,16 +1,17 @@
 package io.rdma4j.nvmeof;
 
-import io.rdma4j.nvmeof.tcp.PolledTcpQueue;
+import io.rdma4j.nvmeof.internal.PolledIo;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 
 /**
- * An NVMe/TCP I/O queue of its own, driven from one thread: submit many reads and writes, then poll for their
+ * An NVMe-oF I/O queue of its own, driven from one thread: submit many reads and writes, then poll for their
  * completions. Nothing runs behind the caller's back (no thread, no lock, no future): a submit writes the command in
- * place, {@link #poll} sends every command queued since the last poll in one system call, receives in another, and
- * reports each finished command to an {@link IoCompletion} with the caller's tag. With digests off, none of this
- * allocates. It is the interface for callers that keep a queue full themselves, such as checkpoint writers and KV-cache
- * tiers; {@link Controller#read}/{@link Controller#write} stay the simple, thread-safe way.
+ * place, {@link #poll} sends every command queued since the last poll in one call (one {@code sendmsg} over NVMe/TCP,
+ * one chain of SENDs in one {@code ibv_post_send} over NVMe/RDMA), reaps what arrived, and reports each finished
+ * command to an {@link IoCompletion} with the caller's tag. With NVMe/TCP digests off, none of this allocates. It is
+ * the interface for callers that keep a queue full themselves, such as checkpoint writers and KV-cache tiers;
+ * {@link Controller#read}/{@link Controller#write} stay the simple, thread-safe way.
  *
  * <pre>{@code
  * try (PolledQueue q = controller.openPolledQueue(1, 64)) {
@@ -26,19 +27,22 @@ import java.time.Duration;
  * }</pre>
  *
  * <p>Data lives in native memory (any arena) that must stay open until its command completes: a write's bytes are sent
- * from it by address when the queue next polls, and a read's land in it. Reads into memory confined to the polling
- * thread are received straight into it; other memory gets the data through the queue's receive buffer. The queue has a
- * queue ID of its own, reserved at connect time ({@link ConnectOptions#polledQueues()}).
+ * from it by address when the queue next polls, and a read's land in it. Over NVMe/TCP, reads into memory confined to
+ * the polling thread are received straight into it, and other memory gets the data through the queue's receive buffer.
+ * Over NVMe/RDMA the target moves the data itself, by RDMA READ and WRITE on the caller's memory, which is registered
+ * with the NIC at its first command and stays registered with the controller; writes within the controller's in-capsule
+ * size travel in the command capsule. The queue has a queue ID of its own, reserved at connect time
+ * ({@link ConnectOptions#polledQueues()}).
  */
 public final class PolledQueue implements AutoCloseable {
     /** The command succeeded. */
     public static final int OK = 0;
     /** The queue failed (connection lost, I/O timeout, protocol error, closed): {@link #failure()} says why. */
-    public static final int FAILED = PolledTcpQueue.FAILED;
+    public static final int FAILED = PolledIo.FAILED;
     /** A read's memory was freed (its arena closed) before its data arrived; the data was dropped. */
-    public static final int MEMORY_FREED = PolledTcpQueue.MEMORY_FREED;
+    public static final int MEMORY_FREED = PolledIo.MEMORY_FREED;
 
-    private final PolledTcpQueue queue;
+    private final PolledIo queue;
     private final long nsid;
     private final int blockSize;
     private final long blocks;
@@ -46,7 +50,7 @@ public final class PolledQueue implements AutoCloseable {
     private final Runnable onClose;
     private boolean closed;
 
-    PolledQueue(PolledTcpQueue queue, long nsid, NamespaceInfo ns, Runnable onClose) {
+    PolledQueue(PolledIo queue, long nsid, NamespaceInfo ns, Runnable onClose) {
         this.queue = queue;
         this.nsid = nsid;
         this.blockSize = ns.blockSize();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -163,6 +164,46 @@ class PolledQueueTest {
                 drain(q, (tag, status) -> q.poll((a, b) -> {}));
             });
             assertTrue(e.getMessage().contains("inside a completion handler"), e.getMessage());
+        }
+    }
+
+    @Test
+    void anExceptionFromTheHandlerLosesNoCompletion() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(4 << 20);
+                Arena arena = Arena.ofConfined();
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options());
+                PolledQueue q = c.openPolledQueue(1, 8)) {
+            MemorySegment buf = arena.allocate(4096L * 8, 4096);
+            for (int i = 0; i < 8; i++) {
+                assertTrue(q.read(i * 8L, buf, i * 4096L, 4096, i));
+            }
+            List<Long> seen = new ArrayList<>();
+            IoCompletion throwing = (tag, status) -> {
+                seen.add(tag);
+                if (tag % 2 == 0) {
+                    throw new IllegalStateException("handler failed on " + tag);
+                }
+            };
+            int thrown = 0;
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (q.inFlight() > 0 && System.nanoTime() < deadline) {
+                try {
+                    q.poll(throwing, Duration.ofMillis(100));
+                } catch (IllegalStateException e) {
+                    assertTrue(e.getMessage().startsWith("handler failed on "), e.getMessage());
+                    thrown++;
+                }
+            }
+            assertEquals(8, seen.size(), "every completion reached the handler: " + seen);
+            assertEquals(
+                    List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L),
+                    seen.stream().sorted().toList());
+            assertTrue(thrown >= 1 && thrown <= 4, "polls that threw: " + thrown);
+            assertNull(q.failure(), "a handler's exception does not fail the queue");
+            assertTrue(q.read(0, buf, 0, 4096, 42));
+            List<Long> after = new ArrayList<>();
+            drain(q, (tag, status) -> after.add(tag));
+            assertEquals(List.of(42L), after);
         }
     }
 

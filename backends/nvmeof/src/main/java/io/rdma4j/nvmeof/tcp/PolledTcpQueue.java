@@ -6,6 +6,7 @@ import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.NvmeProtocolException;
 import io.rdma4j.nvmeof.NvmeStatusException;
 import io.rdma4j.nvmeof.internal.CommandTimeoutEvent;
+import io.rdma4j.nvmeof.internal.PolledIo;
 import io.rdma4j.nvmeof.internal.Sqe;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -29,9 +30,7 @@ import java.util.zip.CRC32C;
  * <p>The caller's memory must stay open until its command completes: a write's bytes go out from it by address, when
  * the queue next polls. The queue is driven by one thread at a time.
  */
-public final class PolledTcpQueue implements AutoCloseable {
-    /** Completion statuses below 0. */
-    public static final int FAILED = -1, MEMORY_FREED = -2;
+public final class PolledTcpQueue implements PolledIo {
 
     /** Receive calls one poll makes at most, so a stream that never pauses cannot keep the caller in poll. */
     private static final int RECEIVES_PER_POLL = 32;
@@ -67,6 +66,9 @@ public final class PolledTcpQueue implements AutoCloseable {
     private IoCompletion handler;
     /** Completions reported by the poll in progress. */
     private int completed;
+
+    /** The first exception a completion handler threw in the poll in progress. */
+    private Throwable handlerError;
 
     private boolean polling;
     private boolean closed;
@@ -191,21 +193,25 @@ public final class PolledTcpQueue implements AutoCloseable {
     }
 
     /** @return how many commands fit at once */
+    @Override
     public int depth() {
         return slots.depth;
     }
 
     /** @return commands submitted and not yet completed */
+    @Override
     public int inFlight() {
         return slots.inFlight();
     }
 
     /** @return null while the connection works, else why it does not */
+    @Override
     public NvmeException failure() {
         return failure;
     }
 
     /** @return the largest data one command moves */
+    @Override
     public int maxData() {
         return maxData;
     }
@@ -217,6 +223,7 @@ public final class PolledTcpQueue implements AutoCloseable {
      * @return false when every slot is busy (poll, then submit again)
      * @throws NvmeException when the queue failed
      */
+    @Override
     public boolean submitIo(
             boolean write, long nsid, long slba, int blocks, MemorySegment memory, long offset, int length, long tag) {
         int cid = takeSlot();
@@ -276,6 +283,7 @@ public final class PolledTcpQueue implements AutoCloseable {
     }
 
     /** Queues a Flush of namespace {@code nsid}. */
+    @Override
     public boolean submitFlush(long nsid, long tag) {
         int cid = takeSlot();
         if (cid < 0) {
@@ -332,6 +340,7 @@ public final class PolledTcpQueue implements AutoCloseable {
      *
      * @return commands completed
      */
+    @Override
     public int poll(IoCompletion handler) {
         if (polling) {
             throw new IllegalStateException(
@@ -346,6 +355,14 @@ public final class PolledTcpQueue implements AutoCloseable {
             }
             if (failure != null) {
                 failOutstanding();
+            }
+            Throwable thrown = handlerError;
+            if (thrown != null) {
+                handlerError = null;
+                if (thrown instanceof Error e) {
+                    throw e;
+                }
+                throw (RuntimeException) thrown;
             }
             return completed;
         } finally {
@@ -363,6 +380,7 @@ public final class PolledTcpQueue implements AutoCloseable {
      *
      * @return commands completed
      */
+    @Override
     public int await(IoCompletion handler, long timeoutNanos) {
         int n = poll(handler);
         if (n > 0 || failure != null || (slots.inFlight() == 0 && ring.isEmpty())) {
@@ -464,7 +482,23 @@ public final class PolledTcpQueue implements AutoCloseable {
         boolean lost = t.lost[cid];
         t.release(cid);
         completed++;
-        handler.complete(tag, lost && status == 0 ? MEMORY_FREED : status);
+        report(tag, lost && status == 0 ? MEMORY_FREED : status);
+    }
+
+    /**
+     * Tells the caller's handler; what it throws is kept and thrown when the poll has reported everything it reaped, so
+     * no completion is lost to it.
+     */
+    private void report(long tag, int status) {
+        try {
+            handler.complete(tag, status);
+        } catch (RuntimeException | Error e) {
+            if (handlerError == null) {
+                handlerError = e;
+            } else if (handlerError != e) {
+                handlerError.addSuppressed(e);
+            }
+        }
     }
 
     /** Completes every command in flight with {@link #FAILED}. */
@@ -475,7 +509,7 @@ public final class PolledTcpQueue implements AutoCloseable {
                 long tag = t.tag[cid];
                 t.release(cid);
                 completed++;
-                handler.complete(tag, FAILED);
+                report(tag, FAILED);
             }
         }
     }
