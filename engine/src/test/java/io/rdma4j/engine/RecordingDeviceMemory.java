@@ -25,6 +25,8 @@ public final class RecordingDeviceMemory implements DeviceMemory {
     public volatile boolean failCopies;
     /** When 0 or more: that many more copies to host succeed, then the rest fail (fault injection). */
     public final AtomicLong failAfterCopies = new AtomicLong(-1);
+    /** When 0 or more: that many more copies to the device succeed, then the rest fail (fault injection). */
+    public final AtomicLong failAfterCopiesToDevice = new AtomicLong(-1);
 
     public RecordingDeviceMemory(MemorySegment memory, String pci, AtomicLong sequence) {
         this.memory = memory;
@@ -78,6 +80,9 @@ public final class RecordingDeviceMemory implements DeviceMemory {
 
     @Override
     public void copyFromHost(MemorySegment source, long offset) {
+        if (failAfterCopiesToDevice.getAndUpdate(n -> n > 0 ? n - 1 : n) == 0) {
+            throw new IllegalStateException("injected device copy failure");
+        }
         MemorySegment.copy(source, 0, memory, offset, source.byteSize());
         events.add(new Event("copyFromHost", sequence.incrementAndGet(), offset, source.byteSize()));
     }

@@ -41,8 +41,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * over host memory, registered either staged (the libfabric backend cannot take CUDA memory here) or directly (a
  * backend standing in for GPUDirect). Volumes are two uneven scripted NVMe/TCP targets. Checked: the bytes land where
  * the stripe map says, the producer is synced and the range copied to host before the first I/O reaches a target, a
- * read's copy to the device comes after the last I/O and before the future completes, and a failed or cancelled read
- * copies nothing to the device.
+ * read's pieces are copied to the device as they arrive, overlapping the I/O still moving, all before the future
+ * completes, and a failed or cancelled read puts on the device only bytes that arrived.
  */
 class EngineVolumeDeviceTest {
     private static final String PCI = "0000:3b:00.0";
@@ -104,6 +104,29 @@ class EngineVolumeDeviceTest {
             s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, r.nextLong());
         }
         return s;
+    }
+
+    /** Checks that {@code copies} cover {@code [from, from + length)} of the device, each byte once. */
+    private static void assertCoveredOnce(List<RecordingDeviceMemory.Event> copies, long from, long length) {
+        List<RecordingDeviceMemory.Event> sorted = copies.stream()
+                .sorted(java.util.Comparator.comparingLong(RecordingDeviceMemory.Event::offset))
+                .toList();
+        long at = from;
+        for (RecordingDeviceMemory.Event c : sorted) {
+            assertEquals(at, c.offset(), "each byte copied once, in pieces: " + sorted);
+            at += c.length();
+        }
+        assertEquals(from + length, at, "the whole range copied: " + sorted);
+    }
+
+    /** Every byte of {@code device} is either {@code untouched} or the byte {@code stored} holds there. */
+    private static void assertOnlyWholeBytesLanded(MemorySegment device, MemorySegment stored, byte untouched) {
+        for (long i = 0; i < device.byteSize(); i++) {
+            byte d = device.get(ValueLayout.JAVA_BYTE, i);
+            if (d != untouched && d != stored.get(ValueLayout.JAVA_BYTE, i)) {
+                throw new AssertionError("device byte " + i + " is " + d + ", neither untouched nor what was read");
+            }
+        }
     }
 
     /** Records, on the device's sequence, the first and the last PDU a target sends on an I/O queue. */
@@ -199,11 +222,12 @@ class EngineVolumeDeviceTest {
                         MemorySegment.mismatch(original, 4096, 4096 + len, gpu, 4096, 4096 + len),
                         "read back differently");
                 List<RecordingDeviceMemory.Event> in = device.named("copyFromHost");
-                assertEquals(1, in.size(), device.events.toString());
-                assertEquals(4096, in.getFirst().offset());
-                assertEquals(len, in.getFirst().length());
+                assertCoveredOnce(in, 4096, len);
+                assertTrue(in.size() > 1, "copied to the device piece by piece: " + in);
                 assertTrue(
-                        in.getFirst().seq() > last.get(), "copied to the device after the last I/O: " + device.events);
+                        in.stream().anyMatch(c -> c.seq() < last.get()),
+                        "pieces copied to the device while later ones were still moving, not all after the last I/O: "
+                                + device.events);
                 assertEquals(
                         0,
                         device.named("copyToHost").size()
@@ -215,7 +239,7 @@ class EngineVolumeDeviceTest {
 
     @ParameterizedTest(name = "direct registration: {0}")
     @ValueSource(booleans = {false, true})
-    void aFailedOrCancelledReadCopiesNothingToTheDevice(boolean directly) throws Exception {
+    void aFailedOrCancelledReadPutsOnlyBytesThatArrivedOnTheDevice(boolean directly) throws Exception {
         TransferEngine engine = engine(directly);
         try (ScriptedTarget a = new ScriptedTarget(2 << 20);
                 ScriptedTarget b = new ScriptedTarget(2 << 20);
@@ -246,12 +270,9 @@ class EngineVolumeDeviceTest {
                         assertThrows(CompletionException.class, () -> t.future().join());
                 TransferException e = assertInstanceOf(TransferException.class, ce.getCause());
                 assertTrue(e.getMessage().contains("Unrecovered Read Error"), e.getMessage());
-                assertEquals(List.of(), device.named("copyFromHost"), "a failed read claims no copy to the device");
-                assertEquals(
-                        -1,
-                        gpu.asByteBuffer()
-                                .mismatch(arena.allocate(len).fill((byte) 0x5a).asByteBuffer()),
-                        "the device memory is untouched");
+                // pieces that arrived before the failure may have been copied on: never a byte that did not arrive
+                assertOnlyWholeBytesLanded(gpu, stored, (byte) 0x5a);
+                int copiedBeforeFailure = device.named("copyFromHost").size();
 
                 b.fault = (qid, pdu, bytes) -> bytes;
                 engine.read(buf, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
@@ -259,22 +280,14 @@ class EngineVolumeDeviceTest {
                         -1,
                         MemorySegment.mismatch(stored, 0, len, gpu, 0, len),
                         "the buffer still reads once the target answers");
-                assertEquals(1, device.named("copyFromHost").size(), device.events.toString());
+                assertTrue(device.named("copyFromHost").size() > copiedBeforeFailure, device.events.toString());
 
                 gpu.fill((byte) 0x5a);
                 a.answerReads = false; // its pieces stay in flight until the volume closes
                 Transfer c = engine.read(buf, v.extent(0, len));
                 assertTrue(c.cancel());
                 assertThrows(CancellationException.class, c::join);
-                assertEquals(
-                        1,
-                        device.named("copyFromHost").size(),
-                        "a cancelled read claims no copy to the device: " + device.events);
-                assertEquals(
-                        -1,
-                        gpu.asByteBuffer()
-                                .mismatch(arena.allocate(len).fill((byte) 0x5a).asByteBuffer()),
-                        "the device memory is untouched");
+                assertOnlyWholeBytesLanded(gpu, stored, (byte) 0x5a);
             }
         }
     }
@@ -354,6 +367,58 @@ class EngineVolumeDeviceTest {
                 device.failAfterCopies.set(-1);
                 direct.write(buf, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
                 assertEquals(-1, MemorySegment.mismatch(gpu, 0, len, MemorySegment.ofArray(a.storage), 0, len));
+            }
+        }
+    }
+
+    /**
+     * A read larger than the pieces a volume keeps in flight lands in a bounce pool of that many piece-sized slots, not
+     * a host copy of the whole range, and each piece goes to the device as it arrives; a copy to the device that fails
+     * midway fails the read by name, and the next read goes through.
+     */
+    @org.junit.jupiter.api.Test
+    void aLargeReadGoesThroughABouncePoolPieceByPieceAndAFailedCopyFailsItByName() throws Exception {
+        try (ScriptedTarget a = new ScriptedTarget(8 << 20);
+                Arena arena = Arena.ofShared();
+                StorageVolume v = direct.openVolume(spec(a))) {
+            long len = 6L << 20;
+            MemorySegment stored = random(arena, len, 61);
+            MemorySegment.copy(stored, 0, MemorySegment.ofArray(a.storage), 0, len);
+            MemorySegment gpu = arena.allocate(len, 4096);
+            RecordingDeviceMemory device = new RecordingDeviceMemory(gpu, PCI, SEQ);
+            AtomicLong first = new AtomicLong(-1);
+            AtomicLong last = new AtomicLong(-1);
+            watchIo(a, first, last);
+            try (LocalBuffer buf = direct.register(device)) {
+                Plan plan = direct.explain(buf, 0, v.extent(0, len), 0, len);
+                assertTrue(
+                        plan.reason().contains("a read lands each piece in a bounce pool of 2 x 1024 KiB"),
+                        plan.reason());
+                direct.read(buf, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
+                assertEquals(-1, MemorySegment.mismatch(stored, 0, len, gpu, 0, len), "read back differently");
+                List<RecordingDeviceMemory.Event> in = device.named("copyFromHost");
+                assertEquals(6, in.size(), device.events.toString());
+                assertCoveredOnce(in, 0, len);
+                assertTrue(
+                        in.stream().anyMatch(c -> c.seq() < last.get()),
+                        "pieces copied to the device while later ones were still moving: " + device.events);
+
+                gpu.fill((byte) 0);
+                device.failAfterCopiesToDevice.set(2);
+                Transfer t = direct.read(buf, v.extent(0, len));
+                CompletionException ce =
+                        assertThrows(CompletionException.class, () -> t.future().join());
+                TransferException e = assertInstanceOf(TransferException.class, ce.getCause());
+                assertTrue(
+                        e.getMessage().contains("arrived in host memory, but copying them to the device failed")
+                                && e.getMessage().contains("injected device copy failure"),
+                        e.getMessage());
+                assertOnlyWholeBytesLanded(gpu, stored, (byte) 0);
+
+                device.failAfterCopiesToDevice.set(-1);
+                gpu.fill((byte) 0);
+                direct.read(buf, v.extent(0, len)).future().get(60, TimeUnit.SECONDS);
+                assertEquals(-1, MemorySegment.mismatch(stored, 0, len, gpu, 0, len), "the next read goes through");
             }
         }
     }

@@ -126,15 +126,6 @@ final class DeviceBuffers {
         l.device.memory().beforeNicRead();
     }
 
-    /**
-     * After a volume read landed in {@code host}: the bytes go to the device at {@code offset}, before the transfer's
-     * future completes. No NIC wrote into device memory, so there is nothing for {@link DeviceMemory#afterNicWrite()}
-     * to make visible.
-     */
-    static void fromHost(BufferImpls.Local l, MemorySegment host, long offset) {
-        l.device.memory().copyFromHost(host, offset);
-    }
-
     /** Before device memory is published: peers may read it from now on. */
     static void beforePublish(BufferImpls.Local l) {
         if (l.device == null) {

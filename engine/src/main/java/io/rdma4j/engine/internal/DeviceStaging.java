@@ -3,14 +3,20 @@ package io.rdma4j.engine.internal;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
- * A volume write from device memory, staged a piece at a time: each piece's bytes are copied from the device into host
- * memory just before the piece is issued, so the copies overlap the I/O of the pieces ahead of them, instead of one
- * copy of the whole range before the first piece. The host memory is the registration's staging copy when the engine
- * staged the device memory; otherwise a bounce pool of one piece-sized slot per piece the volume keeps in flight, or,
- * when the range is no larger than that pool, one host copy of the range. The producer is synced once, by the caller,
- * before the first copy. {@link #close} frees the pool; the transfer calls it once no piece is in flight.
+ * A volume transfer of device memory, staged a piece at a time. A write copies each piece's bytes from the device into
+ * host memory just before the piece is issued, so the copies overlap the I/O of the pieces ahead of them, instead of
+ * one copy of the whole range before the first piece; the producer is synced once, by the caller, before the first
+ * copy. A read copies each piece's bytes to the device as soon as the piece arrived, on a lane of its own (one virtual
+ * thread, pieces in completion order), while the other pieces are still moving, instead of one copy of the whole range
+ * after the last piece; the piece counts as done, and its host memory is reused, only once its copy finished. The host
+ * memory is the registration's staging copy when the engine staged the device memory; otherwise a bounce pool of one
+ * piece-sized slot per piece the volume keeps in flight, or, when the range is no larger than that pool, one host copy
+ * of the range. {@link #close} frees the pool and ends the lane; the transfer calls it once no piece is in flight.
  */
 final class DeviceStaging implements VolumeTransfer.PieceMemory, AutoCloseable {
     private final BufferImpls.Local local;
@@ -23,13 +29,22 @@ final class DeviceStaging implements VolumeTransfer.PieceMemory, AutoCloseable {
     private final MemorySegment[] slots;
     private final long slotBytes;
     private final Arena arena;
+    private final boolean write;
+    /** A read's: where pieces are copied to the device. */
+    private final ExecutorService lane;
 
     /**
      * @param inFlight the most pieces the transfer has in flight at once (the volume's windows, summed)
      * @param pieceBytes the largest piece
      */
-    DeviceStaging(BufferImpls.Local local, long memoryOffset, long length, int inFlight, long pieceBytes) {
+    DeviceStaging(
+            BufferImpls.Local local, long memoryOffset, long length, int inFlight, long pieceBytes, boolean write) {
         this.local = local;
+        this.write = write;
+        this.lane = write
+                ? null
+                : Executors.newSingleThreadExecutor(
+                        Thread.ofVirtual().name("rdma4j-volume-device").factory());
         this.memoryOffset = memoryOffset;
         this.slotBytes = pieceBytes;
         if (local.device.staged()) {
@@ -54,7 +69,7 @@ final class DeviceStaging implements VolumeTransfer.PieceMemory, AutoCloseable {
         }
     }
 
-    /** {@return the host memory a write of {@code length} bytes would take, for {@code explain}} */
+    /** {@return the host memory a transfer of {@code length} bytes would take, for {@code explain}} */
     static String describe(BufferImpls.Local local, long length, int inFlight, long pieceBytes) {
         if (local.device.staged()) {
             return "the registration's staging copy";
@@ -78,13 +93,29 @@ final class DeviceStaging implements VolumeTransfer.PieceMemory, AutoCloseable {
             }
             piece = slot.asSlice(0, length);
         }
-        try {
-            local.device.memory().copyToHost(memoryOffset + rangeOffset, piece);
-        } catch (RuntimeException e) {
-            release(piece);
-            throw e;
+        if (write) {
+            try {
+                local.device.memory().copyToHost(memoryOffset + rangeOffset, piece);
+            } catch (RuntimeException e) {
+                release(piece);
+                throw e;
+            }
         }
         return piece;
+    }
+
+    @Override
+    public Executor lane() {
+        return lane;
+    }
+
+    /**
+     * No NIC wrote into device memory, so there is nothing for {@code DeviceMemory.afterNicWrite()} to make visible:
+     * the copy itself puts the bytes where the device sees them.
+     */
+    @Override
+    public void land(long rangeOffset, MemorySegment piece) {
+        local.device.memory().copyFromHost(piece, memoryOffset + rangeOffset);
     }
 
     @Override
@@ -96,6 +127,9 @@ final class DeviceStaging implements VolumeTransfer.PieceMemory, AutoCloseable {
 
     @Override
     public void close() {
+        if (lane != null) {
+            lane.shutdown(); // no piece is in flight: its last task is the one running this, if any
+        }
         if (arena != null) {
             arena.close();
         }

@@ -20,11 +20,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * A write to or read from a volume: its pieces, per namespace in ascending order, are issued up to that namespace's
  * window at a time, every namespace at once; a completion frees a slot and the dispatcher issues the next piece (never
  * the completing thread, which is a queue's reader and must not block on a send). Each piece's memory comes from its
- * {@link PieceMemory} just before it is issued: a slice of the caller's segment or of a host copy, or (a write from
- * device memory, {@link DeviceStaging}) host memory the piece's bytes were just copied into, so copying overlaps the
- * I/O of the pieces ahead. With device memory, {@code landed} copies a read's bytes to the device before the future
- * completes, and {@code settled} frees the host memory once the transfer is over and no piece is in flight any more (a
- * failed transfer's pieces finish on their own).
+ * {@link PieceMemory} just before it is issued: a slice of the caller's segment or of a host copy, or (device memory,
+ * {@link DeviceStaging}) host memory the piece's bytes were just copied into (a write) or will be copied on from (a
+ * read, on the piece memory's lane, before the piece counts as done), so device copies overlap the I/O of the other
+ * pieces. {@code settled} frees the host memory once the transfer is over and no piece is in flight any more (a failed
+ * transfer's pieces finish on their own).
  */
 final class VolumeTransfer implements Transfer {
     /** Where each piece's bytes sit in host memory while it is in flight. */
@@ -39,6 +39,23 @@ final class VolumeTransfer implements Transfer {
 
         /** The piece that was given {@code piece} finished, successfully or not: its memory may be reused. */
         void release(MemorySegment piece);
+
+        /**
+         * {@return where a read piece's bytes go on from host memory, one piece at a time in completion order, or null
+         * when the piece's memory is where the caller wants them} A queue's reader completes pieces and must not block
+         * on a device copy, so {@link #land} runs there.
+         */
+        default Executor lane() {
+            return null;
+        }
+
+        /**
+         * Puts a completed read piece's bytes where the caller wants them (the device), on {@link #lane()}, before the
+         * piece counts as done and its memory is released.
+         *
+         * @throws RuntimeException when the copy failed
+         */
+        default void land(long rangeOffset, MemorySegment piece) {}
 
         /** {@return slices of {@code memory} from {@code offset}: the caller's memory, or a whole-range host copy} */
         static PieceMemory slices(MemorySegment memory, long offset) {
@@ -69,7 +86,6 @@ final class VolumeTransfer implements Transfer {
     private final CompletableFuture<TransferResult> future = new CompletableFuture<>();
     private final long startNanos = System.nanoTime();
     private volatile boolean terminal;
-    private final Runnable landed;
     private final Runnable settled;
     private final AtomicBoolean settledOnce = new AtomicBoolean();
     private int inFlight;
@@ -80,11 +96,7 @@ final class VolumeTransfer implements Transfer {
 
     volatile ScheduledFuture<?> deadlineTask;
 
-    /**
-     * @param landed null, or what makes a completed read's bytes visible where the caller wants them; it runs off the
-     *     queues' threads before the future completes, and its failure fails the transfer
-     * @param settled null, or what runs once the transfer is over and no piece is in flight
-     */
+    /** @param settled null, or what runs once the transfer is over and no piece is in flight */
     VolumeTransfer(
             VolumeImpl volume,
             boolean write,
@@ -92,9 +104,7 @@ final class VolumeTransfer implements Transfer {
             long volumeOffset,
             long length,
             Executor dispatcher,
-            Runnable landed,
             Runnable settled) {
-        this.landed = landed;
         this.settled = settled;
         this.volume = volume;
         this.write = write;
@@ -183,9 +193,58 @@ final class VolumeTransfer implements Transfer {
             f = CompletableFuture.failedFuture(e);
         }
         f.whenComplete((v, t) -> {
-            pieceMemory.release(slice);
-            done(m, i, t);
+            Executor lane = write || t != null || terminal ? null : pieceMemory.lane();
+            if (lane == null) {
+                pieceMemory.release(slice);
+                done(m, i, t);
+                return;
+            }
+            try {
+                lane.execute(() -> land(m, i, r, slice));
+            } catch (RuntimeException e) {
+                pieceMemory.release(slice);
+                notLanded(m, i, e);
+            }
         });
+    }
+
+    /**
+     * On the piece memory's lane: copies a read piece's bytes on (to the device) while the pieces behind it are still
+     * moving, then counts it done. A transfer that already failed or was cancelled copies nothing more.
+     */
+    private void land(int m, int i, long r, MemorySegment slice) {
+        RuntimeException failed = null;
+        if (!terminal) {
+            try {
+                pieceMemory.land(r, slice);
+            } catch (RuntimeException e) {
+                failed = e;
+            }
+        }
+        pieceMemory.release(slice);
+        if (failed == null) {
+            done(m, i, null);
+        } else {
+            notLanded(m, i, failed);
+        }
+    }
+
+    /** A read piece arrived but its bytes could not be copied on: the transfer fails by name. */
+    private void notLanded(int m, int i, RuntimeException e) {
+        boolean drained;
+        synchronized (this) {
+            inflight[m]--;
+            drained = --inFlight == 0 && terminal;
+        }
+        if (drained) {
+            settle();
+        }
+        long r = pieces.rangeOffset[m][i];
+        fail(new TransferException(
+                what() + ": range bytes " + r + ".." + (r + pieces.length[m][i]) + " arrived in host memory, but"
+                        + " copying them to the device failed; pieces already issued were left to finish: "
+                        + e.getMessage(),
+                e));
     }
 
     /**
@@ -260,25 +319,8 @@ final class VolumeTransfer implements Transfer {
         long nanos = System.nanoTime() - startNanos;
         volume.owner.metrics.volumeCompleted(write, total, nanos);
         TransferResult result = new TransferResult(total, used, nanos, 0);
-        if (landed == null) {
-            future.complete(result);
-            settle();
-            return;
-        }
-        // the copy to the device may block on it: never on the queue's reader that completed the last piece
-        Thread.ofVirtual().name("rdma4j-volume-device").start(() -> {
-            try {
-                landed.run();
-                future.complete(result);
-            } catch (RuntimeException e) {
-                future.completeExceptionally(new TransferException(
-                        what() + ": the bytes arrived in host memory, but copying them to the device" + " failed: "
-                                + e.getMessage(),
-                        e));
-            } finally {
-                settle();
-            }
-        });
+        future.complete(result);
+        settle();
     }
 
     private void settle() {

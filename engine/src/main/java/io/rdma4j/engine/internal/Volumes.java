@@ -18,8 +18,6 @@ import io.rdma4j.engine.spi.BlockStore;
 import io.rdma4j.engine.spi.BlockStoreProvider;
 import io.rdma4j.engine.spi.BlockTarget;
 import io.rdma4j.topology.Topology;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -237,10 +235,11 @@ final class Volumes implements AutoCloseable {
      * Checks everything, then launches; nothing is issued when a check fails. Device memory goes through host memory
      * (the block stores move CPU-addressable memory: NVMe/TCP copies it into sockets, NVMe/RDMA registers host pages
      * itself): the registration's staging copy when the engine staged it, else a host copy of the range made for this
-     * transfer. A write syncs the producer, then copies each piece to host just before issuing it
-     * ({@link DeviceStaging}: the staging copy, or a bounce pool as large as the pieces in flight); a read copies the
-     * range to the device after its last piece arrived and before its future completes, and a failed or cancelled read
-     * copies nothing. The registration is held, and the host memory kept, until no piece is in flight.
+     * transfer, or a bounce pool as large as the pieces in flight ({@link DeviceStaging}). A write syncs the producer,
+     * then copies each piece to host just before issuing it; a read copies each piece to the device as it arrives,
+     * while the other pieces move, and completes its future only after the last copy; a failed or cancelled read copies
+     * no piece that arrives after it failed. The registration is held, and the host memory kept, until no piece is in
+     * flight.
      */
     Transfer launch(
             boolean write,
@@ -265,7 +264,6 @@ final class Volumes implements AutoCloseable {
                         extent.byteOffset() + extentOffset,
                         length,
                         d,
-                        null,
                         null)
                 : throughHost(write, local, memoryOffset, v, extent.byteOffset() + extentOffset, length, d);
         v.active.add(t);
@@ -306,28 +304,14 @@ final class Volumes implements AutoCloseable {
         registrations.retain(local.entry);
         Runnable free = () -> {};
         try {
-            VolumeTransfer.PieceMemory pieces;
-            Runnable landed = null;
-            if (write) {
-                DeviceStaging staging = new DeviceStaging(local, memoryOffset, length, inFlight(v), v.maxPiece);
-                free = staging::close;
-                pieces = staging;
-            } else {
-                Arena copy = local.device.staged() ? null : Arena.ofShared();
-                if (copy != null) {
-                    free = copy::close;
-                }
-                MemorySegment host =
-                        copy == null ? local.segment.asSlice(memoryOffset, length) : copy.allocate(length, 4096);
-                pieces = VolumeTransfer.PieceMemory.slices(host, 0);
-                landed = () -> DeviceBuffers.fromHost(local, host, memoryOffset);
-            }
+            DeviceStaging staging = new DeviceStaging(local, memoryOffset, length, inFlight(v), v.maxPiece, write);
+            free = staging::close;
             Runnable freeHost = free;
             Runnable settled = () -> {
                 freeHost.run();
                 registrations.release(local.entry);
             };
-            return new VolumeTransfer(v, write, pieces, volumeOffset, length, d, landed, settled);
+            return new VolumeTransfer(v, write, staging, volumeOffset, length, d, settled);
         } catch (RuntimeException e) {
             free.run();
             registrations.release(local.entry);
@@ -416,12 +400,11 @@ final class Volumes implements AutoCloseable {
                             + " NVMe/TCP copies it into sockets, NVMe/RDMA registers host pages itself): a write syncs"
                             + " the producer and copies each piece to ")
                     .append(DeviceStaging.describe(local, length, inFlight(v), v.maxPiece))
-                    .append(" just before issuing it, so copies overlap the I/O of the pieces ahead; a read lands in ")
-                    .append(
-                            local.device.staged()
-                                    ? "the registration's staging copy"
-                                    : "a host copy of " + length + " bytes made for the transfer")
-                    .append(" and is copied to the device before it completes");
+                    .append(" just before issuing it, so copies overlap the I/O of the pieces ahead; a read lands each"
+                            + " piece in ")
+                    .append(DeviceStaging.describe(local, length, inFlight(v), v.maxPiece))
+                    .append(" and copies it to the device as it arrives, while the other pieces move, completing"
+                            + " after the last copy");
         }
         for (int m = 0; m < v.namespaces.length; m++) {
             NicChooser.Choice c = v.nics[m];
