@@ -2,6 +2,7 @@ package io.rdma4j.nvmeof;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.Closeables;
+import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.ffi.Segments;
 import io.rdma4j.nvmeof.internal.Cqe;
 import io.rdma4j.nvmeof.internal.FabricQueue;
@@ -233,6 +234,28 @@ public final class Controller implements AutoCloseable {
     public long rdmaBounceRegistrations() {
         RdmaResources r = live().rdma();
         return r == null ? 0 : r.bounceRegistrations();
+    }
+
+    /**
+     * Registers GPU memory with this controller's RDMA device (as a dma-buf, else by its device address through a
+     * peer-memory client such as nvidia_peermem), once, so that {@link #read}/{@link #write} on segments over its
+     * device addresses ({@code MemorySegment.ofAddress(memory.address()).reinterpret(memory.length())}) point keyed
+     * SGLs straight at it: the target moves the bytes by RDMA to and from the GPU and the CPU touches none of them (no
+     * in-capsule copy). The registration lasts until the controller closes or reconnects (register again after
+     * {@link #reconnect()}). The caller orders the device's work around the I/O ({@link DeviceMemory#beforeNicRead},
+     * {@link DeviceMemory#afterNicWrite}).
+     *
+     * @throws io.rdma4j.DeviceRegistrationException over NVMe/TCP, whose data goes through the CPU's sockets, or when
+     *     the RDMA device cannot register the memory (the message names both paths and the fix)
+     */
+    public void registerDevice(DeviceMemory memory) {
+        RdmaResources r = live().rdma();
+        if (r == null) {
+            throw new io.rdma4j.DeviceRegistrationException(
+                    target + " is NVMe/TCP, whose data goes through the CPU's"
+                            + " sockets: device memory goes through host memory (NVMe/RDMA with GPUDirect reaches it directly)");
+        }
+        r.registerDevice(memory);
     }
 
     /** @return the target this controller is connected to */

@@ -166,6 +166,9 @@ class EngineVolumeDeviceTest {
                 Plan plan = engine.explain(buf, 4096, e, 0, len);
                 assertTrue(plan.reason().contains("staged through host memory"), plan.reason());
                 assertTrue(
+                        plan.reason().contains("is NVMe/TCP, whose data goes through the CPU's sockets"),
+                        "the plan says why the device memory is not moved directly: " + plan.reason());
+                assertTrue(
                         plan.reason()
                                 .contains("copies each piece to "
                                         + (directly

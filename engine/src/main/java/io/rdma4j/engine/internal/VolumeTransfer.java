@@ -86,6 +86,7 @@ final class VolumeTransfer implements Transfer {
     private final CompletableFuture<TransferResult> future = new CompletableFuture<>();
     private final long startNanos = System.nanoTime();
     private volatile boolean terminal;
+    private final Runnable landed;
     private final Runnable settled;
     private final AtomicBoolean settledOnce = new AtomicBoolean();
     private int inFlight;
@@ -96,7 +97,12 @@ final class VolumeTransfer implements Transfer {
 
     volatile ScheduledFuture<?> deadlineTask;
 
-    /** @param settled null, or what runs once the transfer is over and no piece is in flight */
+    /**
+     * @param landed null, or what makes a completed read's bytes visible to the caller (a device's view of what NICs
+     *     wrote into it); it runs off the queues' threads before the future completes, and its failure fails the
+     *     transfer
+     * @param settled null, or what runs once the transfer is over and no piece is in flight
+     */
     VolumeTransfer(
             VolumeImpl volume,
             boolean write,
@@ -104,7 +110,9 @@ final class VolumeTransfer implements Transfer {
             long volumeOffset,
             long length,
             Executor dispatcher,
+            Runnable landed,
             Runnable settled) {
+        this.landed = landed;
         this.settled = settled;
         this.volume = volume;
         this.write = write;
@@ -319,8 +327,25 @@ final class VolumeTransfer implements Transfer {
         long nanos = System.nanoTime() - startNanos;
         volume.owner.metrics.volumeCompleted(write, total, nanos);
         TransferResult result = new TransferResult(total, used, nanos, 0);
-        future.complete(result);
-        settle();
+        if (landed == null) {
+            future.complete(result);
+            settle();
+            return;
+        }
+        // it may block (a device flush): never on the queue's reader that completed the last piece
+        Thread.ofVirtual().name("rdma4j-volume-device").start(() -> {
+            try {
+                landed.run();
+                future.complete(result);
+            } catch (RuntimeException e) {
+                future.completeExceptionally(new TransferException(
+                        what() + ": the bytes arrived in device memory, but making them visible to the device failed: "
+                                + e.getMessage(),
+                        e));
+            } finally {
+                settle();
+            }
+        });
     }
 
     private void settle() {

@@ -3,6 +3,7 @@ package io.rdma4j.engine.internal;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rdma4j.BackendUnavailableException;
 import io.rdma4j.ClosedException;
+import io.rdma4j.DeviceRegistrationException;
 import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.Rdma4jException;
 import io.rdma4j.engine.Plan;
@@ -17,7 +18,9 @@ import io.rdma4j.engine.spi.BlockNamespace;
 import io.rdma4j.engine.spi.BlockStore;
 import io.rdma4j.engine.spi.BlockStoreProvider;
 import io.rdma4j.engine.spi.BlockTarget;
+import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.topology.Topology;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -264,8 +267,9 @@ final class Volumes implements AutoCloseable {
                         extent.byteOffset() + extentOffset,
                         length,
                         d,
+                        null,
                         null)
-                : throughHost(write, local, memoryOffset, v, extent.byteOffset() + extentOffset, length, d);
+                : throughDevice(write, local, memoryOffset, v, extent.byteOffset() + extentOffset, length, d);
         v.active.add(t);
         if (options != null && options.deadline() != null) {
             t.deadlineTask = d.schedule(
@@ -281,6 +285,62 @@ final class Volumes implements AutoCloseable {
             t.start();
         }
         return t;
+    }
+
+    /**
+     * Device memory: moved straight between the targets and the device when every namespace's transport can reach it
+     * ({@link BlockNamespace#registerDevice}: NVMe/RDMA keyed SGLs at the NIC's registration of it), else staged
+     * through host memory.
+     */
+    private VolumeTransfer throughDevice(
+            boolean write,
+            BufferImpls.Local local,
+            long memoryOffset,
+            VolumeImpl v,
+            long volumeOffset,
+            long length,
+            ScheduledExecutorService d) {
+        if (directRefusal(v, local) != null) {
+            return throughHost(write, local, memoryOffset, v, volumeOffset, length, d);
+        }
+        DeviceMemory memory = local.device.memory();
+        if (write) {
+            try {
+                DeviceBuffers.beforeVolumeWrite(local);
+            } catch (RuntimeException e) {
+                throw new TransferException(
+                        "write of " + length + " bytes from " + local + " to volume " + v.name
+                                + ": syncing the device's producer failed, nothing was issued: " + e.getMessage(),
+                        e);
+            }
+        }
+        registrations.retain(local.entry);
+        MemorySegment device = MemorySegment.ofAddress(memory.address()).reinterpret(memory.length());
+        return new VolumeTransfer(
+                v,
+                write,
+                VolumeTransfer.PieceMemory.slices(device, memoryOffset),
+                volumeOffset,
+                length,
+                d,
+                write ? null : memory::afterNicWrite,
+                () -> registrations.release(local.entry));
+    }
+
+    /**
+     * Registers device memory with every namespace of {@code v} (once per namespace: they keep it).
+     *
+     * @return null when all of them reach it directly, else the first one's reason why not
+     */
+    private static String directRefusal(VolumeImpl v, BufferImpls.Local local) {
+        for (BlockNamespace ns : v.namespaces) {
+            try {
+                ns.registerDevice(local.device.memory());
+            } catch (DeviceRegistrationException e) {
+                return e.getMessage();
+            }
+        }
+        return null;
     }
 
     private VolumeTransfer throughHost(
@@ -311,7 +371,7 @@ final class Volumes implements AutoCloseable {
                 freeHost.run();
                 registrations.release(local.entry);
             };
-            return new VolumeTransfer(v, write, staging, volumeOffset, length, d, settled);
+            return new VolumeTransfer(v, write, staging, volumeOffset, length, d, null, settled);
         } catch (RuntimeException e) {
             free.run();
             registrations.release(local.entry);
@@ -395,10 +455,16 @@ final class Volumes implements AutoCloseable {
                     .append(local.location)
                     .append(" (open it with VolumeSpec.near(...) to rank for that memory)");
         }
-        if (local.device != null) {
-            why.append("; device memory staged through host memory (the block stores move CPU-addressable memory:"
-                            + " NVMe/TCP copies it into sockets, NVMe/RDMA registers host pages itself): a write syncs"
-                            + " the producer and copies each piece to ")
+        String refusal = local.device == null ? null : directRefusal(v, local);
+        if (local.device != null && refusal == null) {
+            why.append("; device memory moved straight between the targets and the device: every namespace's NIC"
+                    + " registered it (NVMe/RDMA keyed SGLs point at it, GPUDirect), so no byte goes through host"
+                    + " memory; a write syncs the producer first, a read makes the NICs' writes visible to the device"
+                    + " before it completes");
+        } else if (local.device != null) {
+            why.append("; device memory staged through host memory (")
+                    .append(refusal)
+                    .append("): a write syncs the producer and copies each piece to ")
                     .append(DeviceStaging.describe(local, length, inFlight(v), v.maxPiece))
                     .append(" just before issuing it, so copies overlap the I/O of the pieces ahead; a read lands each"
                             + " piece in ")

@@ -30,6 +30,21 @@ public interface BlockNamespace {
     /** Reads {@code into.byteSize()} bytes at {@code byteOffset} into {@code into}. */
     CompletableFuture<Void> read(long byteOffset, MemorySegment into);
 
+    /**
+     * Makes {@code memory} reachable by this namespace's transport, so that reads and writes of segments over its
+     * device addresses ({@code MemorySegment.ofAddress(memory.address()).reinterpret(memory.length())}) move it
+     * straight between the target and the device, the CPU touching none of it (GPUDirect: NVMe/RDMA keyed SGLs pointing
+     * at the NIC's registration of the device memory). Idempotent and cheap once done; the registration lasts until the
+     * block store closes.
+     *
+     * @throws io.rdma4j.DeviceRegistrationException when the transport cannot reach device memory (the message says why
+     *     and what would make it work); the caller then stages the memory through host memory
+     */
+    default void registerDevice(DeviceMemory memory) {
+        throw new io.rdma4j.DeviceRegistrationException(
+                describe() + " moves host memory only: device memory goes through host memory");
+    }
+
     /** Makes completed writes durable (NVMe Flush). */
     CompletableFuture<Void> flush();
 }

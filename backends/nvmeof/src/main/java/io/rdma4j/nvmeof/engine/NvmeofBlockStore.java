@@ -2,6 +2,7 @@ package io.rdma4j.nvmeof.engine;
 
 import io.rdma4j.engine.spi.BlockNamespace;
 import io.rdma4j.engine.spi.BlockStore;
+import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.nvmeof.Controller;
 import io.rdma4j.nvmeof.NamespaceInfo;
 import java.lang.foreign.MemorySegment;
@@ -90,6 +91,11 @@ final class NvmeofBlockStore implements BlockStore {
         @Override
         public CompletableFuture<Void> read(long byteOffset, MemorySegment into) {
             return controller.read(info.nsid(), byteOffset / info.blockSize(), into);
+        }
+
+        @Override
+        public void registerDevice(DeviceMemory memory) {
+            controller.registerDevice(memory);
         }
 
         @Override

@@ -8,11 +8,12 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One NVMe/RDMA command from submission to completion, and how its data reaches the target: staged in the capsule,
- * described by a keyed SGL over a registration of the caller's buffer, or copied through a registered bounce buffer
- * from {@link RdmaResources}' pool (heap memory, which the NIC cannot reach), which it gives back once the command
- * completed, or drops when it failed; the caller's buffers stay registered in {@link RdmaResources}. Its slot in
- * {@link RdmaSlots} decides when it goes out.
+ * One NVMe/RDMA command from submission to completion, and how its data reaches the target: described by a keyed SGL
+ * over registered device memory (never copied by the CPU), staged in the capsule, described by a keyed SGL over a
+ * registration of the caller's buffer, or copied through a registered bounce buffer from {@link RdmaResources}' pool
+ * (heap memory, which the NIC cannot reach), which it gives back once the command completed, or drops when it failed;
+ * the caller's buffers stay registered in {@link RdmaResources}. Its slot in {@link RdmaSlots} decides when it goes
+ * out.
  */
 final class RdmaRequest {
     final byte[] sqe;
@@ -51,12 +52,18 @@ final class RdmaRequest {
             Sqe.keyed(sqe, 0, 0, 0);
             return;
         }
+        MemorySegment seg = d.segment();
+        MemoryRegion device = seg.isNative() ? resources.deviceRegion(seg.address() + d.offset(), d.length()) : null;
+        if (device != null) {
+            // registered device memory: the NIC moves it; the CPU must not touch it (no in-capsule copy)
+            Sqe.keyed(sqe, seg.address() + d.offset(), d.length(), device.rkey());
+            return;
+        }
         if (d.toController() && d.length() <= inCapsuleLimit) {
             inCapsule = d.length(); // copied into the capsule slot once the command has one
             Sqe.inCapsule(sqe, d.length());
             return;
         }
-        MemorySegment seg = d.segment();
         if (seg.isNative()) {
             MemoryRegion mr = resources.region(seg);
             Sqe.keyed(sqe, seg.address() + d.offset(), d.length(), mr.rkey());

@@ -4,6 +4,7 @@ import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_LOCAL_WRITE;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_REMOTE_READ;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_ACCESS_REMOTE_WRITE;
 
+import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.ibverbs.Context;
 import io.rdma4j.ibverbs.MemoryRegion;
 import io.rdma4j.ibverbs.ProtectionDomain;
@@ -35,6 +36,9 @@ public final class RdmaResources implements AutoCloseable {
     private final TreeMap<Long, MemoryRegion> regions = new TreeMap<>();
 
     private final List<MemoryRegion> retired = new ArrayList<>();
+    /** Registrations of device memory, by the memory; its reads and writes name them in keyed SGLs. */
+    private final Map<DeviceMemory, MemoryRegion> devices = new java.util.IdentityHashMap<>();
+
     private boolean closed;
 
     /** A registered bounce buffer of {@code 1 << sizeClass} bytes. */
@@ -150,6 +154,39 @@ public final class RdmaResources implements AutoCloseable {
         }
     }
 
+    /**
+     * Registers device memory with the controller's NIC, once: as a dma-buf, else by its device address (a peer-memory
+     * client such as nvidia_peermem pins it). Commands on segments over its device addresses then point keyed SGLs
+     * straight at it ({@link #deviceRegion}).
+     *
+     * @throws io.rdma4j.DeviceRegistrationException naming both paths and the fix, when neither works
+     */
+    public synchronized void registerDevice(DeviceMemory memory) {
+        if (closed || pd == null) {
+            throw new NvmeConnectionException("the controller's RDMA resources were released: reconnect");
+        }
+        MemoryRegion mr = devices.get(memory);
+        if (mr == null || mr.isClosed()) {
+            devices.put(memory, pd.registerDevice(memory, ACCESS));
+        }
+    }
+
+    /**
+     * @return the registration of device memory covering {@code [address, address + length)}, or null when that range
+     *     is not registered device memory
+     */
+    synchronized MemoryRegion deviceRegion(long address, long length) {
+        if (devices.isEmpty()) {
+            return null;
+        }
+        for (MemoryRegion mr : devices.values()) {
+            if (!mr.isClosed() && address >= mr.address() && address + length <= mr.address() + mr.length()) {
+                return mr;
+            }
+        }
+        return null;
+    }
+
     /** @return how many bounce buffers were registered so far (reused ones count once) */
     public synchronized long bounceRegistrations() {
         return bouncesRegistered;
@@ -169,6 +206,7 @@ public final class RdmaResources implements AutoCloseable {
         closed = true;
         regions.clear();
         retired.clear();
+        devices.clear();
         java.util.Arrays.fill(bounces, null); // their registrations close with the protection domain
         if (pd != null) {
             pd.close(); // closes the registrations made on it
