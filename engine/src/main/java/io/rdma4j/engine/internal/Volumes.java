@@ -305,14 +305,7 @@ final class Volumes implements AutoCloseable {
         }
         DeviceMemory memory = local.device.memory();
         if (write) {
-            try {
-                DeviceBuffers.beforeVolumeWrite(local);
-            } catch (RuntimeException e) {
-                throw new TransferException(
-                        "write of " + length + " bytes from " + local + " to volume " + v.name
-                                + ": syncing the device's producer failed, nothing was issued: " + e.getMessage(),
-                        e);
-            }
+            syncProducer(local, v, length);
         }
         registrations.retain(local.entry);
         MemorySegment device = MemorySegment.ofAddress(memory.address()).reinterpret(memory.length());
@@ -325,6 +318,18 @@ final class Volumes implements AutoCloseable {
                 d,
                 write ? null : memory::afterNicWrite,
                 () -> registrations.release(local.entry));
+    }
+
+    /** Before a write from device memory: the device's work that produced it completes. */
+    private static void syncProducer(BufferImpls.Local local, VolumeImpl v, long length) {
+        try {
+            DeviceBuffers.beforeVolumeWrite(local);
+        } catch (RuntimeException e) {
+            throw new TransferException(
+                    "write of " + length + " bytes from " + local + " to volume " + v.name
+                            + ": syncing the device's producer failed, nothing was issued: " + e.getMessage(),
+                    e);
+        }
     }
 
     /**
@@ -352,14 +357,7 @@ final class Volumes implements AutoCloseable {
             long length,
             ScheduledExecutorService d) {
         if (write) {
-            try {
-                DeviceBuffers.beforeVolumeWrite(local);
-            } catch (RuntimeException e) {
-                throw new TransferException(
-                        "write of " + length + " bytes from " + local + " to volume " + v.name
-                                + ": syncing the device's producer failed, nothing was issued: " + e.getMessage(),
-                        e);
-            }
+            syncProducer(local, v, length);
         }
         registrations.retain(local.entry);
         Runnable free = () -> {};

@@ -1,7 +1,9 @@
 package io.rdma4j.nvmeof.internal;
 
 import io.rdma4j.nvmeof.IoCompletion;
+import io.rdma4j.nvmeof.NvmeConnectionException;
 import io.rdma4j.nvmeof.NvmeException;
+import io.rdma4j.nvmeof.NvmeStatusException;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -52,6 +54,32 @@ public interface PolledIo extends AutoCloseable {
 
     /** @return null while the connection works, else why it does not */
     NvmeException failure();
+
+    /**
+     * Waits on this thread, until {@code deadlineNanos}, for the Fabrics Connect the queue sent as its only command.
+     *
+     * @throws NvmeException the queue's failure, the Connect's NVMe status, or no completion in time
+     */
+    default void awaitConnect(String name, int qid, long deadlineNanos) {
+        int[] status = {Integer.MIN_VALUE};
+        IoCompletion done = (tag, st) -> status[0] = st;
+        while (status[0] == Integer.MIN_VALUE) {
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                throw new NvmeConnectionException(
+                        name + ": Connect(qid=" + qid + ") got no completion within the connect timeout");
+            }
+            await(done, Math.min(left, 100_000_000L));
+        }
+        int st = status[0];
+        if (st == FAILED) {
+            throw failure();
+        }
+        if (st != 0) {
+            throw new NvmeStatusException(
+                    "Connect(qid=" + qid + ")", true, st >>> 8 & 7, st & 0xff, (st & 0x4000) != 0, 0);
+        }
+    }
 
     /** Closes the connection; commands in flight are dropped without a completion. */
     @Override

@@ -13,8 +13,8 @@ import io.rdma4j.nvmeof.IoCompletion;
 import io.rdma4j.nvmeof.NvmeConnectionException;
 import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.NvmeProtocolException;
-import io.rdma4j.nvmeof.NvmeStatusException;
 import io.rdma4j.nvmeof.internal.CommandTimeoutEvent;
+import io.rdma4j.nvmeof.internal.HandlerCalls;
 import io.rdma4j.nvmeof.internal.PolledIo;
 import io.rdma4j.nvmeof.internal.Sqe;
 import java.lang.foreign.MemorySegment;
@@ -48,6 +48,7 @@ public final class PolledRdmaQueue implements PolledIo {
     private static final int ACK_BATCH = 32;
 
     private final String name;
+    private final HandlerCalls calls;
     private final RdmaConnection conn;
     private final RdmaResources resources;
     private final MemorySegment capsules;
@@ -69,14 +70,8 @@ public final class PolledRdmaQueue implements PolledIo {
     /** The last registration used, for the next command on the same memory (no map lookup, no boxing). */
     private MemoryRegion lastRegion;
 
-    private IoCompletion handler;
-    private int completed;
     private int idlePolls;
     private int unacked;
-    /** The first exception a completion handler threw in the poll in progress. */
-    private Throwable handlerError;
-
-    private boolean polling;
     private boolean closed;
     private boolean released;
     private long nextScan;
@@ -84,6 +79,7 @@ public final class PolledRdmaQueue implements PolledIo {
 
     private PolledRdmaQueue(String name, RdmaQueue.Config config, RdmaResources resources, RdmaConnection conn) {
         this.name = name;
+        this.calls = new HandlerCalls(name);
         this.conn = conn;
         this.resources = resources;
         this.capsules = conn.capsules.segment();
@@ -145,24 +141,7 @@ public final class PolledRdmaQueue implements PolledIo {
             long at = (long) cid * capsuleSize;
             MemorySegment.copy(sqe, 0, capsules, B, at, Sqe.SIZE);
             start(cid, data, 0, connectData.length, true, mr, -1L, true);
-            int[] status = {Integer.MIN_VALUE};
-            IoCompletion done = (tag, st) -> status[0] = st;
-            while (status[0] == Integer.MIN_VALUE) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new NvmeConnectionException(
-                            name + ": Connect(qid=" + config.qid() + ") got no completion within the connect timeout");
-                }
-                await(done, Math.min(left, 100_000_000L));
-            }
-            if (status[0] == FAILED) {
-                throw failure;
-            }
-            if (status[0] != 0) {
-                int st = status[0];
-                throw new NvmeStatusException(
-                        "Connect(qid=" + config.qid() + ")", true, st >>> 8 & 7, st & 0xff, (st & 0x4000) != 0, 0);
-            }
+            awaitConnect(name, config.qid(), deadline);
         }
     }
 
@@ -299,13 +278,7 @@ public final class PolledRdmaQueue implements PolledIo {
 
     @Override
     public int poll(IoCompletion handler) {
-        if (polling) {
-            throw new IllegalStateException(
-                    name + ": poll called from inside a completion handler; return from it first");
-        }
-        polling = true;
-        this.handler = handler;
-        completed = 0;
+        calls.begin(handler);
         try {
             if (failure == null) {
                 progress();
@@ -313,18 +286,9 @@ public final class PolledRdmaQueue implements PolledIo {
             if (failure != null) {
                 failOutstanding();
             }
-            Throwable thrown = handlerError;
-            if (thrown != null) {
-                handlerError = null;
-                if (thrown instanceof Error e) {
-                    throw e;
-                }
-                throw (RuntimeException) thrown;
-            }
-            return completed;
+            return calls.finish();
         } finally {
-            polling = false;
-            this.handler = null;
+            calls.end();
             if (closed) {
                 release(); // closed from the handler: the resources go now that nothing uses them
             }
@@ -379,7 +343,7 @@ public final class PolledRdmaQueue implements PolledIo {
                     post(); // what the handler submitted
                 }
             }
-            if (completed == 0 && ++idlePolls >= IDLE_POLLS_PER_CM_CHECK) {
+            if (calls.completed() == 0 && ++idlePolls >= IDLE_POLLS_PER_CM_CHECK) {
                 idlePolls = 0;
                 checkCm();
             }
@@ -494,24 +458,7 @@ public final class PolledRdmaQueue implements PolledIo {
         int status = t.status[cid];
         MemorySegment m = t.memory[cid];
         t.release(cid);
-        completed++;
-        report(tag, status == 0 && m != null && !m.scope().isAlive() ? MEMORY_FREED : status);
-    }
-
-    /**
-     * Tells the caller's handler; what it throws is kept and thrown when the poll has reported everything it reaped, so
-     * no completion is lost to it.
-     */
-    private void report(long tag, int status) {
-        try {
-            handler.complete(tag, status);
-        } catch (RuntimeException | Error e) {
-            if (handlerError == null) {
-                handlerError = e;
-            } else if (handlerError != e) {
-                handlerError.addSuppressed(e);
-            }
-        }
+        calls.report(tag, status == 0 && m != null && !m.scope().isAlive() ? MEMORY_FREED : status);
     }
 
     /** Completes every command in flight with {@link #FAILED}. */
@@ -522,8 +469,7 @@ public final class PolledRdmaQueue implements PolledIo {
             if (t.busy[cid]) {
                 long tag = t.tag[cid];
                 t.release(cid);
-                completed++;
-                report(tag, FAILED);
+                calls.report(tag, FAILED);
             }
         }
     }
@@ -558,7 +504,7 @@ public final class PolledRdmaQueue implements PolledIo {
         }
         closed = true;
         fail(new NvmeConnectionException(name + ": closed by this host"));
-        if (!polling) {
+        if (!calls.polling()) {
             release(); // else when the poll calling the handler that closed it returns
         }
     }

@@ -4,8 +4,8 @@ import io.rdma4j.nvmeof.IoCompletion;
 import io.rdma4j.nvmeof.NvmeConnectionException;
 import io.rdma4j.nvmeof.NvmeException;
 import io.rdma4j.nvmeof.NvmeProtocolException;
-import io.rdma4j.nvmeof.NvmeStatusException;
 import io.rdma4j.nvmeof.internal.CommandTimeoutEvent;
+import io.rdma4j.nvmeof.internal.HandlerCalls;
 import io.rdma4j.nvmeof.internal.PolledIo;
 import io.rdma4j.nvmeof.internal.Sqe;
 import java.io.IOException;
@@ -41,6 +41,7 @@ public final class PolledTcpQueue implements PolledIo {
     private static final ValueLayout.OfLong L = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final String name;
+    private final HandlerCalls calls;
     private final NativeSocket socket;
     private final Arena arena = Arena.ofShared();
     private final PduCodec.Settings txSettings;
@@ -63,14 +64,7 @@ public final class PolledTcpQueue implements PolledIo {
     private final CRC32C txCrc = new CRC32C();
 
     private final PolledReceiver receiver;
-    private IoCompletion handler;
-    /** Completions reported by the poll in progress. */
-    private int completed;
 
-    /** The first exception a completion handler threw in the poll in progress. */
-    private Throwable handlerError;
-
-    private boolean polling;
     private boolean closed;
     private long nextScan;
     private volatile NvmeException failure;
@@ -79,6 +73,7 @@ public final class PolledTcpQueue implements PolledIo {
 
     private PolledTcpQueue(String name, NativeSocket socket, TcpQueue.Config config, Pdu.IcResp resp) {
         this.name = name;
+        this.calls = new HandlerCalls(name);
         this.socket = socket;
         this.txSettings = new PduCodec.Settings(resp.headerDigest(), resp.dataDigest(), resp.cpda());
         this.maxData = config.maxData();
@@ -172,24 +167,7 @@ public final class PolledTcpQueue implements PolledIo {
         byte[] sqe = Sqe.connect(config.qid(), Math.max(2, config.depth()) - 1, 0, false);
         MemorySegment.copy(sqe, 0, scratchSegment, B, 8, Sqe.SIZE);
         start(cid, data, 0, connectData.length, true, -1L);
-        int[] status = {Integer.MIN_VALUE};
-        IoCompletion c = (tag, st) -> status[0] = st;
-        while (status[0] == Integer.MIN_VALUE) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                throw new NvmeConnectionException(
-                        name + ": Connect(qid=" + config.qid() + ") got no completion within the connect timeout");
-            }
-            await(c, Math.min(left, 100_000_000L));
-        }
-        if (status[0] == FAILED) {
-            throw failure;
-        }
-        if (status[0] != 0) {
-            int st = status[0];
-            throw new NvmeStatusException(
-                    "Connect(qid=" + config.qid() + ")", true, st >>> 8 & 7, st & 0xff, (st & 0x4000) != 0, 0);
-        }
+        awaitConnect(name, config.qid(), deadline);
     }
 
     /** @return how many commands fit at once */
@@ -342,13 +320,7 @@ public final class PolledTcpQueue implements PolledIo {
      */
     @Override
     public int poll(IoCompletion handler) {
-        if (polling) {
-            throw new IllegalStateException(
-                    name + ": poll called from inside a completion handler; return from it first");
-        }
-        polling = true;
-        this.handler = handler;
-        completed = 0;
+        calls.begin(handler);
         try {
             if (failure == null) {
                 progress();
@@ -356,18 +328,9 @@ public final class PolledTcpQueue implements PolledIo {
             if (failure != null) {
                 failOutstanding();
             }
-            Throwable thrown = handlerError;
-            if (thrown != null) {
-                handlerError = null;
-                if (thrown instanceof Error e) {
-                    throw e;
-                }
-                throw (RuntimeException) thrown;
-            }
-            return completed;
+            return calls.finish();
         } finally {
-            polling = false;
-            this.handler = null;
+            calls.end();
             if (closed) {
                 arena.close(); // closed from the handler: the buffers go now that nothing uses them
             }
@@ -481,24 +444,7 @@ public final class PolledTcpQueue implements PolledIo {
         long tag = t.tag[cid];
         boolean lost = t.lost[cid];
         t.release(cid);
-        completed++;
-        report(tag, lost && status == 0 ? MEMORY_FREED : status);
-    }
-
-    /**
-     * Tells the caller's handler; what it throws is kept and thrown when the poll has reported everything it reaped, so
-     * no completion is lost to it.
-     */
-    private void report(long tag, int status) {
-        try {
-            handler.complete(tag, status);
-        } catch (RuntimeException | Error e) {
-            if (handlerError == null) {
-                handlerError = e;
-            } else if (handlerError != e) {
-                handlerError.addSuppressed(e);
-            }
-        }
+        calls.report(tag, lost && status == 0 ? MEMORY_FREED : status);
     }
 
     /** Completes every command in flight with {@link #FAILED}. */
@@ -508,8 +454,7 @@ public final class PolledTcpQueue implements PolledIo {
             if (t.busy[cid]) {
                 long tag = t.tag[cid];
                 t.release(cid);
-                completed++;
-                report(tag, FAILED);
+                calls.report(tag, FAILED);
             }
         }
     }
@@ -569,7 +514,7 @@ public final class PolledTcpQueue implements PolledIo {
         }
         closed = true;
         fail(new NvmeConnectionException(name + ": closed by this host"));
-        if (!polling) {
+        if (!calls.polling()) {
             arena.close(); // else when the poll calling the handler that closed it returns
         }
     }
