@@ -3,10 +3,13 @@ package io.rdma4j.nvmeof;
 import io.rdma4j.Closeables;
 import io.rdma4j.nvmeof.internal.Cqe;
 import io.rdma4j.nvmeof.internal.FabricQueue;
+import io.rdma4j.nvmeof.internal.PolledIo;
 import io.rdma4j.nvmeof.internal.Sqe;
+import io.rdma4j.nvmeof.rdma.PolledRdmaQueue;
 import io.rdma4j.nvmeof.rdma.RdmaQueue;
 import io.rdma4j.nvmeof.rdma.RdmaResources;
 import io.rdma4j.nvmeof.tcp.DrivenTcpQueue;
+import io.rdma4j.nvmeof.tcp.PolledTcpQueue;
 import io.rdma4j.nvmeof.tcp.TcpQueue;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -230,6 +233,40 @@ final class BringUp {
                         name,
                         new RdmaQueue.Config(qid, depth, cntlid, step, ioTimeout, maxData, qid == 0 ? 0 : inCapsule),
                         rdma);
+        };
+    }
+
+    /**
+     * Opens a polled I/O queue on reserved queue ID {@code qid} of session {@code s}, of {@code depth} commands (an
+     * NVMe/RDMA queue holds at least two), its Connect sent and answered.
+     */
+    PolledIo openPolled(Session s, int qid, int depth) {
+        byte[] connectData = Sqe.connectData(identity.idBytes(), s.cntlid(), subsystemNqn, identity.nqn());
+        String name = target + " polled qid " + qid;
+        return switch (target.transport()) {
+            case TCP ->
+                PolledTcpQueue.open(
+                        address(),
+                        options.sourceAddress(),
+                        name,
+                        tcpConfig(qid, depth, options.ioTimeout(), (int) s.maxTransfer(), s.inCapsule()),
+                        connectData);
+            case RDMA ->
+                PolledRdmaQueue.open(
+                        target.host(),
+                        target.port(),
+                        options.sourceAddress(),
+                        name,
+                        new RdmaQueue.Config(
+                                qid,
+                                Math.max(2, depth),
+                                s.cntlid(),
+                                options.connectTimeout(),
+                                options.ioTimeout(),
+                                (int) Math.min(s.maxTransfer(), 0xffffff),
+                                s.inCapsule()),
+                        s.rdma(),
+                        connectData);
         };
     }
 

@@ -9,10 +9,7 @@ import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Le;
 import io.rdma4j.nvmeof.internal.PolledIo;
 import io.rdma4j.nvmeof.internal.Sqe;
-import io.rdma4j.nvmeof.rdma.PolledRdmaQueue;
-import io.rdma4j.nvmeof.rdma.RdmaQueue;
 import io.rdma4j.nvmeof.rdma.RdmaResources;
-import io.rdma4j.nvmeof.tcp.PolledTcpQueue;
 import io.rdma4j.nvmeof.tcp.TcpQueue;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -432,41 +429,7 @@ public final class Controller implements AutoCloseable {
         int qid = s.polled().take();
         try {
             int d = Math.min(depth, s.depthLimit());
-            byte[] connectData = Sqe.connectData(identity.idBytes(), s.cntlid(), subsystemNqn, identity.nqn());
-            String name = target + " polled qid " + qid;
-            PolledIo q = switch (target.transport()) {
-                case TCP ->
-                    PolledTcpQueue.open(
-                            new java.net.InetSocketAddress(target.host(), target.port()),
-                            options.sourceAddress(),
-                            name,
-                            new TcpQueue.Config(
-                                    qid,
-                                    d,
-                                    options.headerDigest(),
-                                    options.dataDigest(),
-                                    options.connectTimeout(),
-                                    options.ioTimeout(),
-                                    (int) s.maxTransfer(),
-                                    s.inCapsule()),
-                            connectData);
-                case RDMA ->
-                    PolledRdmaQueue.open(
-                            target.host(),
-                            target.port(),
-                            options.sourceAddress(),
-                            name,
-                            new RdmaQueue.Config(
-                                    qid,
-                                    Math.max(2, d),
-                                    s.cntlid(),
-                                    options.connectTimeout(),
-                                    options.ioTimeout(),
-                                    (int) Math.min(s.maxTransfer(), 0xffffff),
-                                    s.inCapsule()),
-                            s.rdma(),
-                            connectData);
-            };
+            PolledIo q = bringUp.openPolled(s, qid, d);
             return new PolledQueue(q, nsid, ns, () -> s.polled().give(qid));
         } catch (RuntimeException e) {
             s.polled().give(qid);
