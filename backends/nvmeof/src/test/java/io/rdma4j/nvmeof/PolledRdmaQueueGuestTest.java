@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdma4j.engine.RecordingDeviceMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -132,6 +133,51 @@ class PolledRdmaQueueGuestTest {
                             () -> q.write(BASE_LBA, MemorySegment.ofArray(new byte[4096]), 0))
                     .getMessage();
             assertTrue(heap.contains("heap segment"), heap);
+        }
+    }
+
+    /**
+     * GPU memory (the recording double, whose pages rxe registers by address as a peer-memory client lets a NIC
+     * register a GPU's) registered with {@link Controller#registerDevice}: commands over its device addresses name that
+     * registration in keyed SGLs (no registration of the caller's buffers is made for them), small writes included,
+     * which from host memory would travel in the capsule.
+     */
+    @Test
+    void registeredDeviceMemoryIsNamedStraightByKeyedSgls() throws Exception {
+        try (Arena arena = Arena.ofShared();
+                Controller c = Controller.connect(target, nqn, options());
+                PolledQueue q = c.openPolledQueue(1, 8)) {
+            MemorySegment gpu = random(arena, 1 << 20, 41);
+            MemorySegment original = arena.allocate(1 << 20, 4096);
+            MemorySegment.copy(gpu, 0, original, 0, 1 << 20);
+            RecordingDeviceMemory device =
+                    new RecordingDeviceMemory(gpu, "0000:3b:00.0", new java.util.concurrent.atomic.AtomicLong());
+            c.registerDevice(device);
+            c.registerDevice(device); // once is enough; again is a no-op
+            int registrations = c.rdmaRegistrations();
+            MemorySegment dev = MemorySegment.ofAddress(device.address()).reinterpret(device.length());
+            long lba = (960L << 20) / 512;
+            int[] sizes = {512, 4096, 65536};
+            List<Integer> statuses = new ArrayList<>();
+            IoCompletion done = (tag, status) -> statuses.add(status);
+            long at = 0;
+            for (int size : sizes) {
+                assertTrue(q.write(lba + at / 512, dev, at, size, size));
+                at += size;
+            }
+            drain(q, done);
+            assertEquals(List.of(PolledQueue.OK, PolledQueue.OK, PolledQueue.OK), statuses);
+            gpu.asSlice(0, at).fill((byte) 0);
+            statuses.clear();
+            at = 0;
+            for (int size : sizes) {
+                assertTrue(q.read(lba + at / 512, dev, at, size, size));
+                at += size;
+            }
+            drain(q, done);
+            assertTrue(statuses.stream().allMatch(st -> st == PolledQueue.OK), statuses.toString());
+            assertEquals(-1L, MemorySegment.mismatch(original, 0, at, gpu, 0, at), "read back into device memory");
+            assertEquals(registrations, c.rdmaRegistrations(), "no caller-buffer registration for device memory");
         }
     }
 

@@ -31,7 +31,9 @@ import java.nio.ByteOrder;
  * reported to the caller's {@link IoCompletion} once both its SEND and its response completed. The target moves the
  * data itself, by RDMA READ and WRITE on the caller's memory. Nothing on this path allocates.
  *
- * <p>The caller's memory must stay open until its command completes: the target reads and writes it by address.
+ * <p>The caller's memory must stay open until its command completes: the target reads and writes it by address. GPU
+ * memory registered with {@code Controller.registerDevice} (a segment over its device addresses) is named by keyed SGLs
+ * straight at that registration and never copied into a capsule.
  */
 public final class PolledRdmaQueue implements PolledIo {
     private static final ValueLayout.OfByte B = ValueLayout.JAVA_BYTE;
@@ -69,6 +71,8 @@ public final class PolledRdmaQueue implements PolledIo {
     private int pendingCount;
     /** The last registration used, for the next command on the same memory (no map lookup, no boxing). */
     private MemoryRegion lastRegion;
+    /** {@link #lastRegion} is a registration of device memory ({@code Controller.registerDevice}). */
+    private boolean lastIsDevice;
 
     private int idlePolls;
     private int unacked;
@@ -176,7 +180,10 @@ public final class PolledRdmaQueue implements PolledIo {
         newSqe(at, write ? Sqe.OPC_WRITE : Sqe.OPC_READ, nsid);
         capsules.set(L, at + 40, slba);
         capsules.set(I, at + 48, blocks - 1);
-        boolean inCapsule = write && length <= inCapsuleLimit;
+        // registered device memory is never copied into a capsule: the CPU must not touch it
+        boolean inCapsule = write
+                && length <= inCapsuleLimit
+                && resources.deviceRegion(memory.address(), memory.byteSize()) == null;
         MemoryRegion mr = null;
         if (!inCapsule) {
             try {
@@ -263,15 +270,22 @@ public final class PolledRdmaQueue implements PolledIo {
     /** A registration covering {@code memory}: the last one used when it does, else from the controller's. */
     private MemoryRegion region(MemorySegment memory) {
         MemoryRegion mr = lastRegion;
+        long start = memory.address();
+        long end = start + memory.byteSize();
         if (mr != null
                 && !mr.isClosed()
-                && memory.address() >= mr.address()
-                && memory.address() + memory.byteSize() <= mr.address() + mr.length()
-                && mr.segment().scope() == memory.scope()
-                && memory.scope().isAlive()) {
+                && start >= mr.address()
+                && end <= mr.address() + mr.length()
+                && (lastIsDevice
+                        || (mr.segment().scope() == memory.scope()
+                                && memory.scope().isAlive()))) {
             return mr;
         }
-        mr = resources.region(memory);
+        mr = resources.deviceRegion(start, memory.byteSize());
+        lastIsDevice = mr != null;
+        if (mr == null) {
+            mr = resources.region(memory);
+        }
         lastRegion = mr;
         return mr;
     }
