@@ -43,6 +43,7 @@ final class NativeSocket implements AutoCloseable {
     private static final MethodHandle GETSOCKOPT = bind("getsockopt", FunctionDescriptor.of(I, I, I, I, L, L));
     private static final MethodHandle SENDMSG = bind("sendmsg", FunctionDescriptor.of(L, I, L, I));
     private static final MethodHandle RECV = bind("recv", FunctionDescriptor.of(L, I, L, L, I));
+    private static final MethodHandle RECVMSG = bind("recvmsg", FunctionDescriptor.of(L, I, L, I));
     private static final MethodHandle POLL = bind("poll", FunctionDescriptor.of(I, L, L, I));
     private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(I, I));
     private static final MethodHandle EVENTFD = bind("eventfd", FunctionDescriptor.of(I, I, I));
@@ -66,6 +67,8 @@ final class NativeSocket implements AutoCloseable {
     private final MemorySegment errno = Errno.newCapture(arena);
 
     private final MemorySegment msghdr = arena.allocate(MSGHDR, 8);
+    /** A receive's own {@code msghdr} and its two {@code iovec}s (the caller's memory, then a buffer). */
+    private final MemorySegment rxMsghdr = arena.allocate(MSGHDR + 2 * IOVEC, 8);
     /** Two {@code struct pollfd}: the socket, and a wake-up descriptor when one is given. */
     private final MemorySegment pollfd = arena.allocate(16, 8);
 
@@ -74,6 +77,8 @@ final class NativeSocket implements AutoCloseable {
     private NativeSocket(int fd) {
         this.fd = fd;
         pollfd.set(I, 0, fd);
+        rxMsghdr.set(L, 16, rxMsghdr.address() + MSGHDR);
+        rxMsghdr.set(L, 24, 2);
     }
 
     private static MethodHandle bind(String name, FunctionDescriptor fd) {
@@ -232,6 +237,43 @@ final class NativeSocket implements AutoCloseable {
             }
             if (e != EINTR) {
                 throw failed("recv", e);
+            }
+        }
+    }
+
+    /**
+     * Receives up to {@code length} bytes into {@code address} and, in the same call, up to {@code moreLength} more
+     * into {@code more} ({@code recvmsg} with two {@code iovec}s), without blocking: a PDU's data straight into the
+     * caller's memory and whatever follows it into a buffer.
+     *
+     * @return bytes received in all, 0 when none are waiting, -1 when the peer closed the connection
+     * @throws IOException when the connection is broken
+     */
+    long receive(long address, long length, long more, long moreLength) throws IOException {
+        MemorySegment m = rxMsghdr;
+        m.set(L, MSGHDR, address);
+        m.set(L, MSGHDR + 8, length);
+        m.set(L, MSGHDR + IOVEC, more);
+        m.set(L, MSGHDR + IOVEC + 8, moreLength);
+        while (true) {
+            long n;
+            try {
+                n = (long) RECVMSG.invokeExact(errno, fd, m.address(), MSG_DONTWAIT);
+            } catch (Throwable t) {
+                throw new AssertionError(t);
+            }
+            if (n > 0) {
+                return n;
+            }
+            if (n == 0) {
+                return -1;
+            }
+            int e = Errno.read(errno);
+            if (e == EAGAIN) {
+                return 0;
+            }
+            if (e != EINTR) {
+                throw failed("recvmsg", e);
             }
         }
     }

@@ -13,9 +13,10 @@ import java.util.zip.CRC32C;
 /**
  * Everything a polled queue receives: one {@code recv} of up to 128 KiB into a native buffer, then every PDU in it
  * parsed in place (headers copied into a small buffer and checked there, digests checked), each checked against the
- * command it names in the {@link PolledSlots}. A C2HData's data is copied to the read's memory, or received straight
- * into it when it is large and the memory is confined to this thread; a completion, an R2T and a protocol error that
- * the target must hear of go to the queue through {@link Events}. It runs on the thread that polls the queue.
+ * command it names in the {@link PolledSlots}. A C2HData's data is copied to the read's memory, or, when it is large
+ * and the memory is confined to this thread, received straight into it by a {@code recvmsg} that also takes what
+ * follows (the next headers) into the buffer; a completion, an R2T and a protocol error that the target must hear of go
+ * to the queue through {@link Events}. It runs on the thread that polls the queue.
  */
 final class PolledReceiver {
     /** What the receiver hands to its queue. */
@@ -33,6 +34,12 @@ final class PolledReceiver {
     static final int RX_SIZE = 128 << 10;
     /** C2HData payload at least this large goes from the socket straight into the caller's (confined) memory. */
     private static final int DIRECT_MIN = 16 << 10;
+    /**
+     * What a receive straight into the caller's memory takes into the buffer after the data, in the same call: the next
+     * PDU headers (and the start of the next C2HData's data, which is copied), kept small so that most of a stream of
+     * large C2HData lands straight in memory, as SPDK's initiator reads it.
+     */
+    private static final int DIRECT_TAIL = 4 << 10;
     /** Never started: a segment it may not touch is confined to some thread. */
     private static final Thread NOBODY = Thread.ofPlatform().unstarted(() -> {});
 
@@ -98,19 +105,25 @@ final class PolledReceiver {
     boolean receive() throws IOException {
         if (rxState == Rx.DATA && rxPos == rxEnd && dataLeft >= DIRECT_MIN && direct(dataCid)) {
             PolledSlots t = slots;
-            long n = socket.receive(t.memory[dataCid].address() + t.offset[dataCid] + dataAt, dataLeft);
+            rxPos = 0;
+            rxEnd = 0;
+            long n = socket.receive(
+                    t.memory[dataCid].address() + t.offset[dataCid] + dataAt, dataLeft, rx.address(), DIRECT_TAIL);
             if (n < 0) {
                 throw truncated();
             }
             if (n == 0) {
                 return false;
             }
+            int intoMemory = (int) Math.min(n, dataLeft);
             if (h.dataDigest()) {
-                crc.update(
-                        t.memory[dataCid].asSlice(t.offset[dataCid] + dataAt, n).asByteBuffer());
+                crc.update(t.memory[dataCid]
+                        .asSlice(t.offset[dataCid] + dataAt, intoMemory)
+                        .asByteBuffer());
             }
-            dataAt += n;
-            dataLeft -= (int) n;
+            dataAt += intoMemory;
+            dataLeft -= intoMemory;
+            rxEnd = (int) (n - intoMemory);
             parse();
             return true;
         }
