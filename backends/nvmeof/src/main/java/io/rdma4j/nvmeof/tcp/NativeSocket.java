@@ -225,18 +225,9 @@ final class NativeSocket implements AutoCloseable {
             } catch (Throwable t) {
                 throw new AssertionError(t);
             }
-            if (n > 0) {
-                return n;
-            }
-            if (n == 0) {
-                return -1;
-            }
-            int e = Errno.read(errno);
-            if (e == EAGAIN) {
-                return 0;
-            }
-            if (e != EINTR) {
-                throw failed("recv", e);
+            long r = received(n, "recv");
+            if (r != RETRY) {
+                return r;
             }
         }
     }
@@ -262,20 +253,37 @@ final class NativeSocket implements AutoCloseable {
             } catch (Throwable t) {
                 throw new AssertionError(t);
             }
-            if (n > 0) {
-                return n;
-            }
-            if (n == 0) {
-                return -1;
-            }
-            int e = Errno.read(errno);
-            if (e == EAGAIN) {
-                return 0;
-            }
-            if (e != EINTR) {
-                throw failed("recvmsg", e);
+            long r = received(n, "recvmsg");
+            if (r != RETRY) {
+                return r;
             }
         }
+    }
+
+    /** {@link #received}'s answer when a receive was interrupted (EINTR) and must be made again. */
+    private static final long RETRY = -2;
+
+    /**
+     * What a receive returns for its system call's result {@code n}.
+     *
+     * @return bytes received, 0 when none were waiting, -1 when the peer closed, or {@link #RETRY} after EINTR
+     * @throws IOException when the connection is broken
+     */
+    private long received(long n, String call) throws IOException {
+        if (n > 0) {
+            return n;
+        }
+        if (n == 0) {
+            return -1;
+        }
+        int e = Errno.read(errno);
+        if (e == EAGAIN) {
+            return 0;
+        }
+        if (e != EINTR) {
+            throw failed(call, e);
+        }
+        return RETRY;
     }
 
     /**
