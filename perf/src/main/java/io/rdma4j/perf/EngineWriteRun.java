@@ -23,8 +23,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code ./rdma4j bench engine-write [--providers shm,tcp] [--seconds 0.4] [--window 64] [--sizes ...] [--lanes 4]
- * [--chunk N] [--json]}: transfer-engine write bandwidth across two processes (the target engine in a child process, as
- * the demo runs it), next to two baselines measured in the same run for the same provider, sizes and window:
+ * [--chunk N] [--spread] [--json]}: transfer-engine write bandwidth across two processes (the target engine in a child
+ * process, as the demo runs it), next to two baselines measured in the same run for the same provider, sizes and
+ * window:
  *
  * <ul>
  *   <li>C: fabtests' {@code fi_rma_bw -o writedata}, server and client processes ({@link Fabtests}), where
@@ -84,11 +85,13 @@ final class EngineWriteRun implements BenchRun {
     public int run(String[] args) throws Exception {
         List<String> rest = new ArrayList<>();
         boolean json = false;
+        boolean spread = false;
         int lanes = 4;
         long chunk = -1;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--json" -> json = true;
+                case "--spread" -> spread = true;
                 case "--lanes" -> lanes = Integer.parseInt(value(args, i++));
                 case "--chunk" -> chunk = Long.parseLong(value(args, i++));
                 default -> rest.add(args[i]);
@@ -103,18 +106,24 @@ final class EngineWriteRun implements BenchRun {
         WriteRunOptions o = WriteRunOptions.parse(rest.toArray(String[]::new), SIZES);
         int window = o.window();
         long budget = o.budgetNanos();
+        // fabtests writes every operation from one buffer to one remote address; the Java sides do the same unless
+        // --spread gives each write in flight its own region (cache-cold from 1 MiB up on this machine's 32 MiB L3)
+        int regions = spread ? window : 1;
         Optional<Fabtests> c = Fabtests.fromEnvironment();
         System.out.printf(
                 "engine-write: the engine across two processes (%d lane(s) per NIC, %s chunks) against, in this run,"
                         + " %s and the raw Java fi_write loop in one process; %d writes in flight, best of %d"
-                        + " alternating %.1f s runs%n",
+                        + " alternating %.1f s runs; %s%n",
                 lanes,
                 FabricWriteRun.bytes(chunkBytes),
                 c.map(f -> "C fabtests (" + f.binary() + " -o writedata)")
                         .orElse("no C baseline (set RDMA4J_FABTESTS to a fabtests build)"),
                 window,
                 ROUNDS,
-                o.seconds());
+                o.seconds(),
+                spread
+                        ? "Java writes spread over " + window + " regions (C reuses one)"
+                        : "every write from one source region to one sink region, as fabtests does");
         List<Row> rows = new ArrayList<>();
         int failures = 0;
         try (DirectoryServer dir =
@@ -147,16 +156,16 @@ final class EngineWriteRun implements BenchRun {
                         }
                         // warm both paths at this size, then alternate and keep each side's best of three: on a shared
                         // machine the other load comes and goes, and alternating exposes both sides to it alike
-                        FabricWriteLoop.measure(pair, size, window, 16, budget / 2);
-                        ep.measure(size, window, budget / 2);
+                        FabricWriteLoop.measure(pair, size, window, regions, 16, budget / 2);
+                        ep.measure(size, window, regions, budget / 2);
                         double raw = 0;
                         double eng = 0;
                         for (int round = 0; round < ROUNDS; round++) {
                             raw = Math.max(
                                     raw,
-                                    FabricWriteLoop.measure(pair, size, window, 16, budget)
+                                    FabricWriteLoop.measure(pair, size, window, regions, 16, budget)
                                             .gigabytesPerSecond());
-                            eng = Math.max(eng, ep.measure(size, window, budget));
+                            eng = Math.max(eng, ep.measure(size, window, regions, budget));
                         }
                         Row r = new Row(provider, size, eng, raw, cRate);
                         rows.add(r);
@@ -229,7 +238,15 @@ final class EngineWriteRun implements BenchRun {
          * the target.
          */
         double measure(long size, int window, long budgetNanos) throws IOException, InterruptedException {
-            long slots = Math.max(1, Math.min(window, source.length() / size));
+            return measure(size, window, window, budgetNanos);
+        }
+
+        /**
+         * As {@link #measure(long, int, long)}, the writes cycling through at most {@code regions} distinct source and
+         * sink regions (1: fabtests' one reused buffer).
+         */
+        double measure(long size, int window, int regions, long budgetNanos) throws IOException, InterruptedException {
+            long slots = Math.max(1, Math.min(regions, source.length() / size));
             Transfer[] ring = new Transfer[window];
             long posted = 0;
             long t0 = System.nanoTime();

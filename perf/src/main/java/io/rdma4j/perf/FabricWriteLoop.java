@@ -123,11 +123,24 @@ public final class FabricWriteLoop {
      * {@code budgetNanos} nanoseconds, then a writedata whose arrival at the target ends the measurement.
      */
     public static Result measure(Pair pair, long size, int window, long minOps, long budgetNanos) {
+        return measure(pair, size, window, window, minOps, budgetNanos);
+    }
+
+    /**
+     * As {@link #measure(Pair, long, int, long, long)}, with the writes cycling through at most {@code regions}
+     * distinct source and destination regions of {@code size}: 1 is fabtests' pattern (every write from the same buffer
+     * to the same remote address, which stays in cache up to a few MiB), {@code window} gives every write in flight its
+     * own memory.
+     */
+    public static Result measure(Pair pair, long size, int window, int regions, long minOps, long budgetNanos) {
         long region = pair.source.byteSize();
         if (size <= 0 || size > region) {
             throw new IllegalArgumentException("size " + size + " must be in (0, " + region + "]");
         }
-        long slots = Math.max(1, Math.min(window, region / size));
+        if (regions < 1) {
+            throw new IllegalArgumentException("regions must be at least 1, got " + regions);
+        }
+        long slots = Math.max(1, Math.min(regions, region / size));
         long posted = 0;
         long completed = 0;
         long marker = System.nanoTime();
