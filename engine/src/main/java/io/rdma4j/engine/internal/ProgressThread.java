@@ -2,6 +2,7 @@ package io.rdma4j.engine.internal;
 
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.ffi.Libc;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
@@ -20,6 +21,13 @@ final class ProgressThread implements Runnable {
      * Longest park while peers are connected to this engine ({@code -Drdma4j.engine.inboundParkNanos}, default 50 us).
      */
     static final long INBOUND_PARK_CAP_NANOS = Long.getLong("rdma4j.engine.inboundParkNanos", 50_000);
+    /**
+     * The progress thread's timer slack ({@code -Drdma4j.engine.timerSlackNanos}, default 1 us; 0 leaves the inherited
+     * one). Linux wakes a timed park up to the slack late, 50 us by default: a target that parks for a few microseconds
+     * between polls (its peers' writes only advance while it polls, on the tcp provider) would otherwise sleep 50 us or
+     * more each time, and the sender stalls on full socket buffers meanwhile.
+     */
+    static final long TIMER_SLACK_NANOS = Long.getLong("rdma4j.engine.timerSlackNanos", 1_000);
 
     private final Dispatcher dispatcher;
     private final Inbound inbound;
@@ -84,6 +92,13 @@ final class ProgressThread implements Runnable {
 
     @Override
     public void run() {
+        if (TIMER_SLACK_NANOS > 0) {
+            try {
+                Libc.setTimerSlack(TIMER_SLACK_NANOS);
+            } catch (RuntimeException | LinkageError e) {
+                errors.record(e); // parks wake late, nothing worse
+            }
+        }
         while (running) {
             int work = 0;
             try {
