@@ -60,7 +60,8 @@ public final class Libc {
 
     private Libc() {}
 
-    private static MethodHandle bind(String name, FunctionDescriptor fd) {
+    /** A downcall to libc's {@code name}. */
+    static MethodHandle bind(String name, FunctionDescriptor fd) {
         MemorySegment addr = LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
         return LINKER.downcallHandle(addr, fd);
     }

@@ -137,6 +137,14 @@ public interface EngineBackend extends AutoCloseable {
      */
     int poll(int lane, Completions out);
 
+    /**
+     * A kernel wait over {@code lanes} for the thread that polls them, or {@code null} (the default) where the lanes
+     * cannot announce work: the engine then parks for short spells between polls.
+     */
+    default IdleWait idleWait(int[] lanes) {
+        return null;
+    }
+
     /** @return why {@code lane} failed, or {@code null} while it is healthy */
     String laneError(int lane);
 

@@ -118,6 +118,11 @@ public abstract class ForwardingEngineBackend implements EngineBackend {
     }
 
     @Override
+    public IdleWait idleWait(int[] lanes) {
+        return inner.idleWait(lanes);
+    }
+
+    @Override
     public String laneError(int lane) {
         return inner.laneError(lane);
     }
