@@ -1,5 +1,10 @@
 package io.rdma4j.libfabric;
 
+import static io.rdma4j.libfabric.ffi.FabricH.FABRIC_OPS;
+import static io.rdma4j.libfabric.ffi.FabricH.FID_OPS;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_GETWAIT;
+import static io.rdma4j.libfabric.ffi.FabricH.OPS_CONTROL;
+import static io.rdma4j.libfabric.ffi.FabricH.OPS_FABRIC_TRYWAIT;
 import static io.rdma4j.libfabric.ffi.FiEqH.CQ_OPS;
 import static io.rdma4j.libfabric.ffi.FiEqH.ERR_ERR;
 import static io.rdma4j.libfabric.ffi.FiEqH.ERR_ERR_DATA;
@@ -32,12 +37,88 @@ public final class CompletionQueue extends FabricResource {
     /** FI_CONTEXT slot pools of bound endpoints, whose completions carry slot addresses to translate back. */
     private volatile ContextPool[] pools = new ContextPool[0];
 
-    CompletionQueue(Domain domain, long fid) {
+    /** The wait object's file descriptor ({@code FI_WAIT_FD} queues), -1 for a queue without one. */
+    private final int waitFd;
+    /** {@code struct fid *fids[1]} holding this queue, for {@code fi_trywait}. */
+    private final MemorySegment tryWaitFids;
+
+    private final MemorySegment tryWaitFn;
+
+    CompletionQueue(Domain domain, long fid, boolean waitFd) {
         super("completion queue", domain);
         this.domain = domain;
         this.cq = fid;
         this.readFn = Fi.op(fid + CQ_OPS, OPS_CQ_READ, "fi_cq_read");
         opened(fid);
+        if (waitFd) {
+            this.waitFd = waitObjectFd(fid);
+            this.tryWaitFids = Arena.ofAuto().allocate(ValueLayout.JAVA_LONG);
+            tryWaitFids.set(ValueLayout.JAVA_LONG, 0, fid);
+            long fabric = domain.fabric().fid();
+            this.tryWaitFn = Fi.op(fabric + FABRIC_OPS, OPS_FABRIC_TRYWAIT, "fi_trywait");
+        } else {
+            this.waitFd = -1;
+            this.tryWaitFids = null;
+            this.tryWaitFn = null;
+        }
+    }
+
+    /** {@code fi_control(&cq->fid, FI_GETWAIT, &fd)}: the descriptor of an {@code FI_WAIT_FD} queue. */
+    private static int waitObjectFd(long fid) {
+        MemorySegment control = Fi.op(fid + FID_OPS, OPS_CONTROL, "fi_control");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment fd = arena.allocate(ValueLayout.JAVA_INT);
+            fd.set(ValueLayout.JAVA_INT, 0, -1);
+            int rc = (int) Fi.CONTROL.invokeExact(control, fid, FI_GETWAIT, fd.address());
+            if (rc != 0) {
+                throw FabricException.of("fi_control", "FI_GETWAIT", rc, null);
+            }
+            return fd.get(ValueLayout.JAVA_INT, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Whether the queue was opened with an fd wait object ({@link Domain#openCompletionQueue(int, boolean)}). */
+    public boolean hasWaitFd() {
+        return waitFd >= 0;
+    }
+
+    /**
+     * The file descriptor that turns readable when this queue's endpoints may have work (a completion, or on the tcp
+     * provider a peer's incoming bytes to progress); block on it only after {@link #tryWait()} said so.
+     *
+     * @throws IllegalStateException for a queue opened without a wait object
+     */
+    public int waitFd() {
+        if (waitFd < 0) {
+            throw new IllegalStateException("completion queue has no wait object: open it with waitFd true");
+        }
+        return waitFd;
+    }
+
+    /**
+     * {@code fi_trywait(fabric, &cq, 1)}: whether it is safe now to block on {@link #waitFd()}. False means the queue
+     * may already hold work the descriptor will not announce: read it again first.
+     */
+    public boolean tryWait() {
+        long f = fid();
+        if (tryWaitFids == null) {
+            throw new IllegalStateException("completion queue has no wait object: open it with waitFd true");
+        }
+        int rc;
+        try {
+            rc = (int) Fi.TRYWAIT.invokeExact(tryWaitFn, domain.fabric().fid(), tryWaitFids.address(), 1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        if (rc == 0) {
+            return true;
+        }
+        if (rc == -FiErrnoH.FI_EAGAIN) {
+            return false;
+        }
+        throw FabricException.of("fi_trywait", "cq=0x" + Long.toHexString(f), rc, null);
     }
 
     public Domain domain() {

@@ -59,6 +59,15 @@ public final class Domain extends FabricResource {
 
     /** {@code fi_cq_open} with {@code FI_CQ_FORMAT_DATA} and no wait object (the caller polls). */
     public CompletionQueue openCompletionQueue(int size) {
+        return openCompletionQueue(size, false);
+    }
+
+    /**
+     * {@code fi_cq_open} with {@code FI_CQ_FORMAT_DATA}; with {@code waitFd}, {@code FI_WAIT_FD}, so a poller with
+     * nothing to do can block in the kernel until the queue's endpoints have something for it
+     * ({@link CompletionQueue#waitFd()}, {@link Fabric#tryWait}). A provider without fd waits refuses it.
+     */
+    public CompletionQueue openCompletionQueue(int size, boolean waitFd) {
         if (size <= 0) {
             throw new IllegalArgumentException("completion queue size must be positive, was " + size);
         }
@@ -68,13 +77,14 @@ public final class Domain extends FabricResource {
             MemorySegment attr = arena.allocate(FiEqH.FI_CQ_ATTR);
             attr.set(ValueLayout.JAVA_LONG, FiEqH.CQ_ATTR_SIZE, size);
             attr.set(ValueLayout.JAVA_INT, FiEqH.CQ_ATTR_FORMAT, FiEqH.FI_CQ_FORMAT_DATA);
-            attr.set(ValueLayout.JAVA_INT, FiEqH.CQ_ATTR_WAIT_OBJ, FiEqH.FI_WAIT_NONE);
+            attr.set(ValueLayout.JAVA_INT, FiEqH.CQ_ATTR_WAIT_OBJ, waitFd ? FiEqH.FI_WAIT_FD : FiEqH.FI_WAIT_NONE);
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
             int rc = guarded("fi_cq_open", () -> (int) Fi.OPEN_WITH_ATTR.invokeExact(fn, dom, attr, out, 0L));
             if (rc != 0) {
-                throw FabricException.of("fi_cq_open", "size=" + size, rc, null);
+                throw FabricException.of(
+                        "fi_cq_open", "size=" + size + (waitFd ? ", wait_obj=FI_WAIT_FD" : ""), rc, null);
             }
-            return new CompletionQueue(this, out.get(ValueLayout.JAVA_LONG, 0));
+            return new CompletionQueue(this, out.get(ValueLayout.JAVA_LONG, 0), waitFd);
         } catch (Throwable t) {
             throw rethrow(t);
         }

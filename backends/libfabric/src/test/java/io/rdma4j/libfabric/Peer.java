@@ -28,9 +28,14 @@ final class Peer implements AutoCloseable {
 
     /** @param contextPool run the FI_CONTEXT path (context slots) even if the provider does not need it */
     Peer(Info info, long bufferSize, boolean contextPool) {
+        this(info, bufferSize, contextPool, false);
+    }
+
+    /** @param waitFd open the completion queue with an fd wait object */
+    Peer(Info info, long bufferSize, boolean contextPool, boolean waitFd) {
         fabric = Fabric.open(info);
         domain = fabric.openDomain();
-        cq = domain.openCompletionQueue(256);
+        cq = domain.openCompletionQueue(256, waitFd);
         av = domain.openAddressVector(4);
         ep = domain.openEndpoint(cq, av, contextPool);
         buffer = arena.allocate(bufferSize, 4096);

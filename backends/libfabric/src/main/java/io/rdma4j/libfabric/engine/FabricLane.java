@@ -62,7 +62,7 @@ final class FabricLane {
         try {
             this.fabric = f;
             this.domain = f.openDomain();
-            this.cq = domain.openCompletionQueue(4096);
+            this.cq = domain.openCompletionQueue(4096, announcesWork(info));
             // shm caps an address vector at its peer limit (256); others grow past the hint
             this.av = domain.openAddressVector(info.provider().startsWith("shm") ? 256 : 1024);
             this.ep = domain.openEndpoint(cq, av);
@@ -71,6 +71,28 @@ final class FabricLane {
         } catch (RuntimeException e) {
             throw Closeables.closeAllInto(e, f);
         }
+    }
+
+    /**
+     * Whether lanes of {@code info}'s provider get a completion queue with an fd wait object, so an idle poller can
+     * sleep in the kernel until a peer's bytes arrive: tcp (its sockets make the descriptor readable), proven here. shm
+     * refuses fd waits; hardware providers place RMA without the target polling and keep plain polling until proven.
+     */
+    static boolean announcesWork(Info info) {
+        return info.provider().startsWith("tcp");
+    }
+
+    /** The completion queue's wait descriptor, or -1 when the lane has none ({@link #announcesWork}). */
+    int waitFd() {
+        return cq.hasWaitFd() ? cq.waitFd() : -1;
+    }
+
+    /**
+     * {@code fi_trywait} on the lane's queue: whether its thread may block on {@link #waitFd()} now. False when work is
+     * already queued, or the lane is closed.
+     */
+    synchronized boolean tryWait() {
+        return cq.isOpen() && cq.tryWait();
     }
 
     // ---- connections: address-vector entries of peers' endpoint names

@@ -6,6 +6,7 @@ import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.IdleWait;
 import io.rdma4j.engine.spi.LaneDescriptor;
 import io.rdma4j.libfabric.Domain;
 import io.rdma4j.libfabric.FabricException;
@@ -57,6 +58,19 @@ public final class LibfabricEngineBackend implements EngineBackend {
     @Override
     public String name() {
         return "libfabric";
+    }
+
+    /** A kernel wait over {@code lanes} where every one of them has a wait descriptor (tcp), else null. */
+    @Override
+    public IdleWait idleWait(int[] lanes) {
+        FabricLane[] mine = new FabricLane[lanes.length];
+        for (int i = 0; i < lanes.length; i++) {
+            mine[i] = lane(lanes[i]);
+            if (mine[i].waitFd() < 0) {
+                return null;
+            }
+        }
+        return mine.length == 0 ? null : new FabricIdleWait(mine);
     }
 
     @Override

@@ -103,6 +103,7 @@ public final class FabricH {
     public static final int FI_CLASS_CQ = 14;
 
     // control commands
+    public static final int FI_GETWAIT = 5;
     public static final int FI_ENABLE = 6;
 
     /**
@@ -355,4 +356,5 @@ public final class FabricH {
     public static final long OPS_CONTROL = offset(FI_OPS, "control");
     public static final long FABRIC_OPS = offset(FID_FABRIC, "ops");
     public static final long OPS_FABRIC_DOMAIN = offset(FI_OPS_FABRIC, "domain");
+    public static final long OPS_FABRIC_TRYWAIT = offset(FI_OPS_FABRIC, "trywait");
 }

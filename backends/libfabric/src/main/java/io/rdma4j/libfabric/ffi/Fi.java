@@ -70,6 +70,9 @@ public final class Fi {
     /** {@code int (*bind)(struct fid *fid, struct fid *bfid, uint64_t flags);} */
     public static final MethodHandle BIND =
             OpsTable.indirect(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    /** {@code int (*trywait)(struct fid_fabric *fabric, struct fid **fids, int count);} */
+    public static final MethodHandle TRYWAIT =
+            OpsTable.indirect(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
     /** {@code int (*control)(struct fid *fid, int command, void *arg);} */
     public static final MethodHandle CONTROL =
             OpsTable.indirect(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG));

@@ -21,6 +21,7 @@ public final class FiEqH {
     // enum fi_wait_obj
     public static final int FI_WAIT_NONE = 0;
     public static final int FI_WAIT_UNSPEC = 1;
+    public static final int FI_WAIT_FD = 3;
 
     /**
      *
