@@ -704,7 +704,10 @@ public interface TransferEngine extends AutoCloseable {
         }
 
         /**
-         * Progress threads spin instead of backing off to park (lowest latency, burns a core each).
+         * Progress threads spin instead of backing off (lowest latency, burns a core each). Backing off, an idle
+         * progress thread spins, yields, then sleeps for growing spells up to 1 ms: in the kernel on its lanes' queue
+         * descriptors where the backend has them (libfabric tcp: a peer's bytes wake it), else parked, for at most 50
+         * us while peers are connected ({@code -Drdma4j.engine.inboundParkNanos}).
          *
          * @param spin true to spin
          * @return this builder

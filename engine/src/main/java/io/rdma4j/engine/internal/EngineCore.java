@@ -205,8 +205,9 @@ public final class EngineCore implements TransferEngine {
 
     @Override
     public String description() {
+        boolean kernel = threads.length > 0 && threads[0].waitsInKernel();
         return name + ": " + backend.description() + ", " + lanes.length + " lane(s), " + threads.length
-                + " progress thread(s); " + levels.source();
+                + " progress thread(s)" + (kernel ? " sleeping in the kernel when idle" : "") + "; " + levels.source();
     }
 
     private void ensureOpen() {

@@ -1,10 +1,11 @@
 package io.rdma4j.engine.internal;
 
+import io.rdma4j.engine.spi.IdleWait;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Backoff for a progress thread with nothing to do (Agrona's BackoffIdleStrategy): spin, then yield, then park for a
- * growing time up to a cap. {@link #reset()} on any work.
+ * Backoff for a progress thread with nothing to do (Agrona's BackoffIdleStrategy): spin, then yield, then park (or
+ * sleep in a backend's {@link IdleWait}) for a growing time up to a cap. {@link #reset()} on any work.
  */
 public final class IdleStrategy {
     private final int spins;
@@ -51,6 +52,22 @@ public final class IdleStrategy {
     }
 
     public void idle() {
+        idle(null);
+    }
+
+    /**
+     * Like {@link #idle(long)}, sleeping in {@code wait} (when not null) instead of parking: the kernel ends the sleep
+     * early when the lanes have work, so no cap is needed for peers streaming in.
+     */
+    public void idle(long capNanos, IdleWait wait) {
+        if (wait == null) {
+            idle(capNanos);
+        } else {
+            idle(wait);
+        }
+    }
+
+    private void idle(IdleWait wait) {
         if (state < spins) {
             state++;
             Thread.onSpinWait();
@@ -58,7 +75,11 @@ public final class IdleStrategy {
             state++;
             Thread.yield();
         } else {
-            LockSupport.parkNanos(parkNanos);
+            if (wait == null) {
+                LockSupport.parkNanos(parkNanos);
+            } else {
+                wait.await(parkNanos);
+            }
             parkNanos = Math.min(maxParkNanos, parkNanos << 1);
         }
     }

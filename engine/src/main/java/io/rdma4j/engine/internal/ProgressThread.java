@@ -2,6 +2,7 @@ package io.rdma4j.engine.internal;
 
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.IdleWait;
 import io.rdma4j.ffi.Libc;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
@@ -37,6 +38,9 @@ final class ProgressThread implements Runnable {
     private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
     private final Completions completions;
     private final IdleStrategy idle;
+    /** The backend's kernel wait over these lanes, or null: park between polls then. */
+    private final IdleWait kernelWait;
+
     private final long chunkBytes;
     private final Thread thread;
     private volatile boolean running = true;
@@ -62,7 +66,26 @@ final class ProgressThread implements Runnable {
         for (LaneRuntime l : lanes) {
             l.owner = this;
         }
+        this.kernelWait = kernelWait(backend, lanes, errors);
         this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this);
+    }
+
+    private static IdleWait kernelWait(EngineBackend backend, LaneRuntime[] lanes, ProgressErrors errors) {
+        int[] ids = new int[lanes.length];
+        for (int i = 0; i < lanes.length; i++) {
+            ids[i] = lanes[i].lane;
+        }
+        try {
+            return backend.idleWait(ids);
+        } catch (RuntimeException e) {
+            errors.record(e); // park instead
+            return null;
+        }
+    }
+
+    /** Whether this thread sleeps in the backend's kernel wait when idle (else it parks). */
+    boolean waitsInKernel() {
+        return kernelWait != null;
     }
 
     void start() {
@@ -73,7 +96,7 @@ final class ProgressThread implements Runnable {
     void submit(Object work) {
         inbox.offer(work);
         if (parked) {
-            LockSupport.unpark(thread);
+            wake();
         }
     }
 
@@ -83,7 +106,15 @@ final class ProgressThread implements Runnable {
 
     void stop() {
         running = false;
-        LockSupport.unpark(thread);
+        wake();
+    }
+
+    private void wake() {
+        if (kernelWait != null) {
+            kernelWait.wake();
+        } else {
+            LockSupport.unpark(thread);
+        }
     }
 
     void join(long millis) throws InterruptedException {
@@ -120,17 +151,21 @@ final class ProgressThread implements Runnable {
             } else {
                 // with peers connected to us, their writes only advance while we poll (manual progress) and land
                 // without a completion here, so an idle-looking target must not sleep long
+                // (a kernel wait needs no cap: the peers' bytes wake it)
                 long cap = inbound.hasInbound() ? INBOUND_PARK_CAP_NANOS : Long.MAX_VALUE;
                 if (idle.parking()) {
                     parked = true;
                     if (inbox.isEmpty()) {
-                        idle.idle(cap);
+                        idle.idle(cap, kernelWait);
                     }
                     parked = false;
                 } else {
-                    idle.idle(cap);
+                    idle.idle(cap, kernelWait);
                 }
             }
+        }
+        if (kernelWait != null) {
+            kernelWait.close();
         }
     }
 
