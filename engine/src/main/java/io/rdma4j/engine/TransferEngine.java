@@ -22,6 +22,9 @@ import java.util.function.UnaryOperator;
  * Transfers are planned over the lanes (NIC endpoints or queue pairs) closest to the memory on both sides, striped in
  * chunks when large, completed with a future, and safe when lanes or peers fail.
  *
+ * <p>One unit: the public interface and its nested {@link Builder}, which callers name as
+ * {@code TransferEngine.Builder}; moving the builder out would break them.
+ *
  * <pre>{@code
  * try (TransferEngine engine = TransferEngine.builder().name("trainer").build()) {
  *     LocalBuffer src = engine.register(segment);

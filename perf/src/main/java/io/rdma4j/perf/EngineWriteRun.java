@@ -23,9 +23,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code ./rdma4j bench engine-write [--providers shm,tcp] [--seconds 0.4] [--window 64] [--sizes ...] [--lanes 4]
- * [--chunk N] [--spread] [--json]}: transfer-engine write bandwidth across two processes (the target engine in a child
- * process, as the demo runs it), next to two baselines measured in the same run for the same provider, sizes and
- * window:
+ * [--chunk N] [--threads N] [--spread] [--json]}: transfer-engine write bandwidth across two processes (the target
+ * engine in a child process, as the demo runs it), next to two baselines measured in the same run for the same
+ * provider, sizes and window:
  *
  * <ul>
  *   <li>C: fabtests' {@code fi_rma_bw -o writedata}, server and client processes ({@link Fabtests}), where
@@ -46,6 +46,11 @@ final class EngineWriteRun implements BenchRun {
      * baseline when idle.
      */
     static final boolean SPIN = Boolean.getBoolean("rdma4j.bench.spin");
+
+    /** Progress threads of each bench engine ({@code --threads}, or {@code -Drdma4j.bench.progressThreads}; 1). */
+    static int progressThreads() {
+        return Integer.getInteger("rdma4j.bench.progressThreads", 1);
+    }
 
     static final int ROUNDS = 3;
     static final long BUFFER = 64L << 20;
@@ -94,11 +99,16 @@ final class EngineWriteRun implements BenchRun {
                 case "--spread" -> spread = true;
                 case "--lanes" -> lanes = Integer.parseInt(value(args, i++));
                 case "--chunk" -> chunk = Long.parseLong(value(args, i++));
+                case "--threads" -> System.setProperty("rdma4j.bench.progressThreads", value(args, i++));
                 default -> rest.add(args[i]);
             }
         }
         if (lanes < 1 || lanes > 16) {
             throw new IllegalArgumentException("--lanes must be 1 to 16, got " + lanes);
+        }
+        if (progressThreads() < 1 || progressThreads() > lanes) {
+            throw new IllegalArgumentException(
+                    "--threads must be 1 to the lane count (" + lanes + "), got " + progressThreads());
         }
         // one lane: one chunk per write up to 16 MiB, so engine and raw loop post the same operations; several lanes:
         // 1 MiB chunks, so a large write is striped over them
@@ -111,10 +121,12 @@ final class EngineWriteRun implements BenchRun {
         int regions = spread ? window : 1;
         Optional<Fabtests> c = Fabtests.fromEnvironment();
         System.out.printf(
-                "engine-write: the engine across two processes (%d lane(s) per NIC, %s chunks) against, in this run,"
+                "engine-write: the engine across two processes (%d lane(s) per NIC, %d progress thread(s), %s chunks)"
+                        + " against, in this run,"
                         + " %s and the raw Java fi_write loop in one process; %d writes in flight, best of %d"
                         + " alternating %.1f s runs; %s%n",
                 lanes,
+                progressThreads(),
                 FabricWriteRun.bytes(chunkBytes),
                 c.map(f -> "C fabtests (" + f.binary() + " -o writedata)")
                         .orElse("no C baseline (set RDMA4J_FABTESTS to a fabtests build)"),
@@ -219,6 +231,7 @@ final class EngineWriteRun implements BenchRun {
                 .lanesPerNic(lanes)
                 .chunkSize(chunk)
                 .queueDepth(Math.max(2, depth))
+                .progressThreads(progressThreads())
                 .busySpin(SPIN);
         return provider.startsWith("tcp") ? b.nicFilter("lo") : b;
     }
@@ -291,7 +304,7 @@ final class EngineWriteRun implements BenchRun {
             String targetName = "bench-target-" + pid;
             List<String> cmd = ChildJava.command(
                     // the target's progress thread backs off or spins as ours does
-                    List.of("-Drdma4j.bench.spin=" + SPIN),
+                    List.of("-Drdma4j.bench.spin=" + SPIN, "-Drdma4j.bench.progressThreads=" + progressThreads()),
                     EngineWriteTarget.class,
                     List.of(
                             directory,
