@@ -132,6 +132,9 @@ public final class EngineCore implements TransferEngine {
                     new Preparer(name, lanes, descriptors, levels, config, registrations, membership, connector);
         } catch (RuntimeException e) {
             metrics.close();
+            for (ProgressThread t : threads) {
+                t.discard();
+            }
             throw e;
         }
     }

@@ -88,6 +88,13 @@ final class ProgressThread implements Runnable {
         return kernelWait != null;
     }
 
+    /** Frees what a thread that will never start holds (its kernel wait); the engine failed to open. */
+    void discard() {
+        if (kernelWait != null) {
+            kernelWait.close();
+        }
+    }
+
     void start() {
         thread.start();
     }
@@ -130,42 +137,45 @@ final class ProgressThread implements Runnable {
                 errors.record(e); // parks wake late, nothing worse
             }
         }
-        while (running) {
-            int work = 0;
-            try {
-                work += drainInbox();
-                long now = System.nanoTime();
-                for (LaneRuntime l : lanes) {
-                    work += pump(l, now);
-                    work += poll(l);
+        try {
+            while (running) {
+                int work = 0;
+                try {
+                    work += drainInbox();
+                    long now = System.nanoTime();
+                    for (LaneRuntime l : lanes) {
+                        work += pump(l, now);
+                        work += poll(l);
+                    }
+                } catch (Throwable t) {
+                    errors.record(t);
                 }
-            } catch (Throwable t) {
-                errors.record(t);
-            }
-            if (work > 0) {
-                idle.reset();
-            } else if (inflight()) {
-                // completions are on their way: keep polling without yielding the core (a yield or park on a busy
-                // machine costs a scheduling quantum per completion batch)
-                Thread.onSpinWait();
-            } else {
-                // with peers connected to us, their writes only advance while we poll (manual progress) and land
-                // without a completion here, so an idle-looking target must not sleep long
-                // (a kernel wait needs no cap: the peers' bytes wake it)
-                long cap = inbound.hasInbound() ? INBOUND_PARK_CAP_NANOS : Long.MAX_VALUE;
-                if (idle.parking()) {
-                    parked = true;
-                    if (inbox.isEmpty()) {
+                if (work > 0) {
+                    idle.reset();
+                } else if (inflight()) {
+                    // completions are on their way: keep polling without yielding the core (a yield or park on a busy
+                    // machine costs a scheduling quantum per completion batch)
+                    Thread.onSpinWait();
+                } else {
+                    // with peers connected to us, their writes only advance while we poll (manual progress) and land
+                    // without a completion here, so an idle-looking target must not sleep long
+                    // (a kernel wait needs no cap: the peers' bytes wake it)
+                    long cap = inbound.hasInbound() ? INBOUND_PARK_CAP_NANOS : Long.MAX_VALUE;
+                    if (idle.parking()) {
+                        parked = true;
+                        if (inbox.isEmpty()) {
+                            idle.idle(cap, kernelWait);
+                        }
+                        parked = false;
+                    } else {
                         idle.idle(cap, kernelWait);
                     }
-                    parked = false;
-                } else {
-                    idle.idle(cap, kernelWait);
                 }
             }
-        }
-        if (kernelWait != null) {
-            kernelWait.close();
+        } finally {
+            if (kernelWait != null) {
+                kernelWait.close();
+            }
         }
     }
 
