@@ -5,7 +5,11 @@ import io.rdma4j.weights.internal.Plan;
 import io.rdma4j.weights.internal.TensorMeta;
 import java.util.List;
 
-/** The text of {@link WeightPublisher#explain()}: a plan, per tensor and subscriber, as an operator reads it. */
+/**
+ * The text of {@link WeightPublisher#explain()}: a plan, per tensor and subscriber, as an operator reads it, with how
+ * many one-sided writes carry each subscriber's part (a piece whose rows are strided at this rank but adjacent at the
+ * subscriber is gathered into one).
+ */
 final class PlanText {
     private PlanText() {}
 
@@ -17,7 +21,8 @@ final class PlanText {
             List<Member> list,
             boolean relay,
             long chunk,
-            Plan p) {
+            Plan p,
+            boolean[][] one) {
         StringBuilder b = new StringBuilder();
         b.append(String.format(
                 "weights plan of %s (rank %d, epoch %d): %d tensor(s), %d subscriber(s), %s, chunks of %d bytes%n",
@@ -31,11 +36,17 @@ final class PlanText {
             for (int m = 0; m < list.size(); m++) {
                 int pieces = 0;
                 long bytes = 0;
+                long writes = 0;
+                boolean gathered = false;
                 int from = -2;
-                for (Plan.Piece x : p.incoming().get(m)) {
+                List<Plan.Piece> in = p.incoming().get(m);
+                for (int i = 0; i < in.size(); i++) {
+                    Plan.Piece x = in.get(i);
                     if (x.tensor() == t) {
                         pieces++;
                         bytes += x.runs().bytes();
+                        writes += one[m][i] ? 1 : x.runs().count();
+                        gathered |= one[m][i] && x.runs().count() > 1;
                         from = x.from();
                     }
                 }
@@ -43,11 +54,13 @@ final class PlanText {
                     continue;
                 }
                 b.append(String.format(
-                        "    -> %-24s needs %-20s %4d piece(s) %12d bytes %s%n",
+                        "    -> %-24s needs %-20s %4d piece(s) %12d bytes in %d write(s)%s, %s%n",
                         list.get(m).name(),
                         list.get(m).needs().get(t),
                         pieces,
                         bytes,
+                        writes,
+                        gathered ? " (strided rows gathered)" : "",
                         from < 0
                                 ? "direct from " + engineName
                                 : "relayed by " + list.get(from).name()));

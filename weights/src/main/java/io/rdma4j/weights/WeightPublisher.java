@@ -8,6 +8,7 @@ import io.rdma4j.engine.Notification;
 import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.weights.internal.Gather;
 import io.rdma4j.weights.internal.Member;
 import io.rdma4j.weights.internal.Plan;
 import io.rdma4j.weights.internal.Planner;
@@ -58,6 +59,7 @@ public final class WeightPublisher implements AutoCloseable {
     private final LocalBuffer scratch;
     private final LocalBuffer control;
     private final LocalBuffer manifest;
+    private Gather gather;
     private final Map<String, MemberState> members = new TreeMap<>();
     private final Map<String, MemberSignal> signals = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<String> joins = new ConcurrentLinkedQueue<>();
@@ -293,7 +295,7 @@ public final class WeightPublisher implements AutoCloseable {
                     m.signal().take((int) (version % m.member().slots()));
                 }
             }
-            Map<String, List<CompletableFuture<?>>> writes = sendData(p, pending, version);
+            Map<String, List<CompletableFuture<?>>> writes = sendData(p, pending, version, end);
             long written = awaitWrites(writes, outcome, status, end);
             // a member that failed may have been a relay: route around it at once instead of waiting out the grace
             boolean lost = pending.stream().anyMatch(m -> status.get(m.member().name()) != null);
@@ -355,8 +357,9 @@ public final class WeightPublisher implements AutoCloseable {
         nextPlan = (nextPlan + 1) & 0xff;
         Plan p = Planner.plan(nextPlan, metas, list, relayRound, chunk);
         List<CompletableFuture<?>> sends = new ArrayList<>();
+        boolean[][] one = Gather.oneWrites(p, Gather.host(sources));
         for (int i = 0; i < list.size(); i++) {
-            byte[] msg = Wire.plan(message(p, i));
+            byte[] msg = Wire.plan(Wire.planFor(p, one, i, rank, epoch));
             MemberState m = ms.get(i);
             if (msg.length > INBOX_PER_RANK) {
                 status.put(m.member().name(), PublishResult.Status.FAILED);
@@ -391,27 +394,8 @@ public final class WeightPublisher implements AutoCloseable {
         return p;
     }
 
-    private Wire.PlanMessage message(Plan p, int m) {
-        List<Wire.InPiece> pieces = new ArrayList<>();
-        List<Plan.Piece> in = p.incoming().get(m);
-        for (int i = 0; i < in.size(); i++) {
-            Plan.Piece x = in.get(i);
-            List<Wire.OutForward> fw = new ArrayList<>();
-            for (Plan.Forward f : p.forwards().get(m).get(i)) {
-                Member t = p.members().get(f.target());
-                fw.add(new Wire.OutForward(t.name(), t.slots(), f.targetPiece(), f.delta()));
-            }
-            pieces.add(new Wire.InPiece(
-                    x.runs().dst(),
-                    x.runs().length(),
-                    x.runs().count(),
-                    x.runs().dstStride(),
-                    fw));
-        }
-        return new Wire.PlanMessage(rank, epoch, p.id(), pieces);
-    }
-
-    private Map<String, List<CompletableFuture<?>>> sendData(Plan p, List<MemberState> ms, long version) {
+    private Map<String, List<CompletableFuture<?>>> sendData(Plan p, List<MemberState> ms, long version, long end)
+            throws InterruptedException {
         Map<String, List<CompletableFuture<?>>> writes = new HashMap<>();
         TransferOptions base = TransferOptions.DEFAULT.withDeadline(deadline);
         for (int i = 0; i < ms.size(); i++) {
@@ -422,7 +406,16 @@ public final class WeightPublisher implements AutoCloseable {
             for (int k : p.publisherPieces(i)) {
                 Plan.Piece x = in.get(k);
                 TransferOptions o = base.withTag(Tags.data(Tags.DATA, rank, epoch, p.id(), version, k));
-                fs.add(Sender.send(engine, sources.get(x.tensor()), slot, x.runs(), crc32c ? o.withCrc32c() : o));
+                o = crc32c ? o.withCrc32c() : o;
+                LocalBuffer src = sources.get(x.tensor());
+                if (Gather.oneWrite(src, x.runs())) {
+                    if (gather == null) {
+                        gather = new Gather(engine, chunk, Gather.stagedBytes(p, Gather.host(sources)));
+                    }
+                    fs.add(gather.send(engine, src, slot, x.runs(), o, end));
+                } else {
+                    fs.add(Sender.send(engine, src, slot, x.runs(), o));
+                }
             }
             writes.put(m.member().name(), fs);
         }
@@ -535,14 +528,15 @@ public final class WeightPublisher implements AutoCloseable {
 
     /**
      * {@return the plan for the current subscribers, as text: per tensor, the part this rank holds and, per subscriber,
-     * the part it needs, how many pieces and bytes, and whether they come from this rank or are relayed by another
-     * subscriber}. Call it from the thread that publishes.
+     * the part it needs, how many pieces, bytes and one-sided writes, and whether they come from this rank or are
+     * relayed by another subscriber}. Call it from the thread that publishes.
      */
     public String explain() throws InterruptedException {
         admit(new LinkedHashMap<>());
         List<Member> list = members.values().stream().map(MemberState::member).toList();
         Plan p = Planner.plan(0, metas, list, relay, chunk);
-        return PlanText.render(engine.name(), rank, epoch, metas, list, relay, chunk, p);
+        return PlanText.render(
+                engine.name(), rank, epoch, metas, list, relay, chunk, p, Gather.oneWrites(p, Gather.host(sources)));
     }
 
     /** Stops the control thread, withdraws the manifest and releases the registrations; idempotent. */
@@ -565,6 +559,11 @@ public final class WeightPublisher implements AutoCloseable {
         List<AutoCloseable> l = new ArrayList<>();
         l.add(() -> quietUnpublish(MANIFEST));
         l.add(() -> quietUnpublish(CONTROL));
+        l.add(() -> {
+            if (gather != null) {
+                gather.close();
+            }
+        });
         l.addAll(sources);
         l.add(scratch);
         l.add(control);

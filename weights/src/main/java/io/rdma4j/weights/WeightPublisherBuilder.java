@@ -72,7 +72,10 @@ public final class WeightPublisherBuilder {
     }
 
     /**
-     * The largest piece a plan cuts, the unit of relay pipelining; default 4 MiB.
+     * The largest piece a plan cuts, the unit of relay pipelining; default 4 MiB. It is also the size of a staging
+     * slot: where a piece's rows are strided in this rank's host memory but adjacent at the subscriber (resharding
+     * along an inner dimension), the rank copies them into a registered slot and sends the piece as one write, keeping
+     * up to 128 MiB of slots (at least two) as the plan needs.
      *
      * @param bytes the chunk size
      * @return this builder
@@ -94,7 +97,9 @@ public final class WeightPublisherBuilder {
     }
 
     /**
-     * Verify the CRC32C of every piece at its receiver (pieces never span tensors, so each tensor is checked).
+     * Verify CRC32C at the receiver: of every piece that travels as one write (contiguous at the receiver, gathered
+     * where this rank holds it strided), of the last run of a piece that travels as several (strided at the receiver,
+     * or from device memory). Pieces never span tensors.
      *
      * @param on whether to check
      * @return this builder

@@ -2,7 +2,9 @@ package io.rdma4j.weights;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdma4j.weights.internal.Gather;
 import io.rdma4j.weights.internal.Member;
 import io.rdma4j.weights.internal.Plan;
 import io.rdma4j.weights.internal.Planner;
@@ -12,7 +14,11 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Executes plans on byte arrays: every subscriber must end with exactly the bytes of its part of the full tensors. */
+/**
+ * Executes plans on byte arrays as publisher and subscribers do, strided runs gathered into one write where the plan
+ * says so and forwarded in the form the receiver saw: every subscriber must end with exactly the bytes of its part of
+ * the full tensors.
+ */
 class PlannerTest {
     static final long[][] SHAPES = {{8, 6}, {4, 3, 10}, {5}};
 
@@ -51,8 +57,10 @@ class PlannerTest {
         return r;
     }
 
-    static void run(List<Shard[]> holders, List<Shard[]> needs, boolean relay, long chunk) {
+    /** {@return pieces the publishers gathered into one write} */
+    static int run(List<Shard[]> holders, List<Shard[]> needs, boolean relay, long chunk) {
         int elem = 2;
+        int gathered = 0;
         List<byte[]> subs = new ArrayList<>();
         List<Member> members = new ArrayList<>();
         for (int m = 0; m < needs.size(); m++) {
@@ -75,6 +83,19 @@ class PlannerTest {
                 src.add(gather(t, held[t], elem));
             }
             Plan p = Planner.plan(1, metas, members, relay, chunk);
+            boolean[] host = new boolean[SHAPES.length];
+            java.util.Arrays.fill(host, true);
+            boolean[][] one = Gather.oneWrites(p, host);
+            for (int m = 0; m < members.size(); m++) {
+                for (int i = 0; i < one[m].length; i++) {
+                    Runs.Group g = p.incoming().get(m).get(i).runs();
+                    assertTrue(!one[m][i] || g.dstStride() == g.length(), "one write into strided bytes");
+                    for (Plan.Forward f : p.forwards().get(m).get(i)) {
+                        // the receiver checks a forwarded write in the form its sender received
+                        assertEquals(one[m][i], one[f.target()][f.targetPiece()], "forward " + m + "/" + i);
+                    }
+                }
+            }
             // execute: publisher pieces first, then forwards in chain order (a forward's source already landed)
             boolean progress = true;
             boolean[][] done = new boolean[members.size()][];
@@ -94,13 +115,26 @@ class PlannerTest {
                             continue;
                         }
                         Runs.Group g = x.runs();
-                        for (int r = 0; r < g.count(); r++) {
-                            System.arraycopy(
-                                    from,
-                                    (int) (g.src() + r * g.srcStride()),
-                                    subs.get(m),
-                                    (int) (g.dst() + r * g.dstStride()),
-                                    (int) g.length());
+                        if (x.from() < 0 && one[m][i]) {
+                            // gathered: the runs into staging, then one contiguous write
+                            byte[] staged = new byte[(int) g.bytes()];
+                            for (int r = 0; r < g.count(); r++) {
+                                System.arraycopy(
+                                        from, (int) (g.src() + r * g.srcStride()), staged, (int) (r * g.length()), (int)
+                                                g.length());
+                            }
+                            System.arraycopy(staged, 0, subs.get(m), (int) g.dst(), staged.length);
+                            gathered++;
+                        } else {
+                            g = x.from() < 0 ? g : Gather.atReceiver(g, one[m][i]);
+                            for (int r = 0; r < g.count(); r++) {
+                                System.arraycopy(
+                                        from,
+                                        (int) (g.src() + r * g.srcStride()),
+                                        subs.get(m),
+                                        (int) (g.dst() + r * g.dstStride()),
+                                        (int) g.length());
+                            }
                         }
                         done[m][i] = true;
                         progress = true;
@@ -118,6 +152,7 @@ class PlannerTest {
                 assertArrayEquals(want, got, "subscriber " + m + " tensor " + t);
             }
         }
+        return gathered;
     }
 
     /** Whether the piece of {@code from} that forwards to ({@code m}, {@code i}) has landed. */
@@ -155,7 +190,11 @@ class PlannerTest {
             needs.add(all(Shard.FULL, Shard.FULL, Shard.FULL));
             needs.add(all(Shard.FULL, Shard.FULL, Shard.FULL));
             needs.addAll(tp(2, 1, 2));
+            // the dim 1 halves again: their gathered pieces are relayed whole
+            needs.addAll(tp(2, 1, 2));
             run(tp(2, 0, 0), needs, relay, 8);
+            // pieces of several row slices: gathered
+            assertTrue(run(tp(2, 0, 0), needs, relay, 64) > 0, "no piece was gathered");
         }
     }
 

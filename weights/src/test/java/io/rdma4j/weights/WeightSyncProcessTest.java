@@ -15,9 +15,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Trainer ranks in this JVM, rollout ranks in their own processes, over libfabric shm: TP 2 trainers to full and TP 2
- * (other dimension) subscribers, relayed, several versions each checked byte for byte against the gathered reference;
- * then a subscriber killed between versions, the others still syncing and the publisher naming the dead one.
+ * Trainer ranks in this JVM, rollout ranks in their own processes, over libfabric shm: TP 2 trainers to two full and
+ * two TP 2 (other dimension: strided rows gathered at the ranks) subscribers, relayed, several versions each checked
+ * byte for byte against the gathered reference; then a subscriber killed between versions, the others still syncing and
+ * the publisher naming the dead one.
  */
 class WeightSyncProcessTest {
     static ChildProcess start(String directory, String name, String publishers, String part, long last)
@@ -41,20 +42,23 @@ class WeightSyncProcessTest {
             children.add(start(dir.target(), "rollout-a", from, "full", versions + 1));
             children.add(start(dir.target(), "rollout-b", from, "full", versions + 1));
             children.add(start(dir.target(), "rollout-c", from, "1:1:2", versions + 1));
+            // c's and d's pieces are gathered by the ranks into one write each, and relayed as one write
+            children.add(start(dir.target(), "rollout-d", from, "1:1:2", versions + 1));
             for (ChildProcess c : children) {
                 assertEquals("JOINED", c.next());
             }
             // every subscriber's join has reached both ranks before the first version
             long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             for (WeightPublisher p : pubs) {
-                while (p.subscribers().size() < 3 && System.nanoTime() < until) {
+                while (p.subscribers().size() < 4 && System.nanoTime() < until) {
                     p.explain();
                     Thread.sleep(50);
                 }
-                assertEquals(3, p.subscribers().size(), p.explain());
+                assertEquals(4, p.subscribers().size(), p.explain());
             }
             String plan = pubs.get(0).explain();
             assertTrue(plan.contains("relayed by"), plan);
+            assertTrue(plan.contains("(strided rows gathered), direct from trainer-0"), plan);
             for (long v = 1; v <= versions + 1; v++) {
                 if (v == versions + 1) {
                     children.get(1).process().destroyForcibly().waitFor();
@@ -63,9 +67,9 @@ class WeightSyncProcessTest {
                 List<PublishResult> results = SyncFixture.publishAll(pubs, v);
                 for (PublishResult res : results) {
                     if (v <= versions) {
-                        assertEquals(3, res.synced(), res.toString());
+                        assertEquals(4, res.synced(), res.toString());
                     } else {
-                        assertEquals(2, res.synced(), res.toString());
+                        assertEquals(3, res.synced(), res.toString());
                         assertEquals("rollout-b", res.failed().getFirst().subscriber(), res.toString());
                     }
                 }

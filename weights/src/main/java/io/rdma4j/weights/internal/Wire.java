@@ -46,6 +46,31 @@ public final class Wire {
     /** A plan for one receiver. */
     public record PlanMessage(int rank, int epoch, int plan, List<InPiece> pieces) {}
 
+    /**
+     * {@return what member {@code m} of {@code p} is told}: its pieces as it receives them and its forwards
+     *
+     * @param p the plan
+     * @param one per member and piece, whether the piece travels as one write ({@link Gather#oneWrites})
+     * @param m the member
+     * @param rank the publisher's rank
+     * @param epoch the publisher's epoch
+     */
+    public static PlanMessage planFor(Plan p, boolean[][] one, int m, int rank, int epoch) {
+        List<InPiece> pieces = new ArrayList<>();
+        List<Plan.Piece> in = p.incoming().get(m);
+        for (int i = 0; i < in.size(); i++) {
+            List<OutForward> fw = new ArrayList<>();
+            for (Plan.Forward f : p.forwards().get(m).get(i)) {
+                Member t = p.members().get(f.target());
+                fw.add(new OutForward(t.name(), t.slots(), f.targetPiece(), f.delta()));
+            }
+            // the receiver checks the tagged write against the piece: one run when it travels as one write
+            Runs.Group g = Gather.atReceiver(in.get(i).runs(), one[m][i]);
+            pieces.add(new InPiece(g.dst(), g.length(), g.count(), g.dstStride(), fw));
+        }
+        return new PlanMessage(rank, epoch, p.id(), pieces);
+    }
+
     public static byte[] manifest(Manifest m) {
         Out o = new Out();
         o.b.putInt(MANIFEST)
