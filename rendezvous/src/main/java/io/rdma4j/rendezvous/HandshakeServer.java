@@ -65,6 +65,14 @@ public final class HandshakeServer implements AutoCloseable {
         service.forget(initiator);
     }
 
+    /**
+     * Forgets the connection state of every initiator (call it when this peer's own lease lapsed and it announced
+     * again: the others saw it leave and dropped theirs), so that each one's next connect pairs afresh.
+     */
+    public void forgetAll() {
+        service.forgetAll();
+    }
+
     /** @return initiators whose connection state is remembered */
     public int initiators() {
         return service.initiators();

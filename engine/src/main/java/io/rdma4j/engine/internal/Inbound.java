@@ -94,6 +94,13 @@ final class Inbound implements AutoCloseable {
         }
     }
 
+    /** Every initiator's connections go: our lease lapsed, and each saw us leave. */
+    void dropAll() {
+        for (String initiator : List.copyOf(initiators.keySet())) {
+            drop(initiator);
+        }
+    }
+
     /** {@return the inbox named {@code bufferName}, as the handshake describes it to its initiator} */
     Optional<BufferInfo> describeInbox(String bufferName) {
         for (Initiator in : initiators.values()) {

@@ -156,7 +156,15 @@ final class Membership {
     }
 
     private void onPeerEvent(PeerEvent e) {
-        if (e.peer() == null || e.peer().name().equals(name)) {
+        if (e.peer() == null) {
+            return;
+        }
+        if (e.peer().name().equals(name)) {
+            if (e.kind() == PeerEvent.Kind.LEFT
+                    && e.reason() == PeerEvent.Reason.EXPIRED
+                    && e.peer().generation() == generation) {
+                leaseLapsed();
+            }
             return;
         }
         String who = e.peer().name();
@@ -184,6 +192,25 @@ final class Membership {
             }
             default -> {}
         }
+    }
+
+    /**
+     * Our own lease lapsed (this process stalled for longer than it; our announcement renews itself at the next beat):
+     * every peer saw us leave and dropped its connections with us and our inbox there. Ours go too, so that the next
+     * transfer either way connects afresh instead of writing into state the other side no longer has. (A directory that
+     * restarted forgot everyone without anyone leaving: nothing is dropped then.)
+     */
+    private void leaseLapsed() {
+        for (PeerLink link : List.copyOf(peers.values())) {
+            if (peers.remove(link.name, link)) {
+                lose(
+                        link,
+                        "this engine's own lease lapsed (it stalled for longer than the lease) and its peers dropped"
+                                + " its connections: resolve the peer again with engine.peer(\"" + link.name + "\")");
+            }
+        }
+        inbound.dropAll();
+        handshakeServer.forgetAll();
     }
 
     private static void lose(PeerLink link, String why) {

@@ -69,6 +69,13 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
         }
     }
 
+    /** Forgets every initiator: this peer's lease lapsed, so each dropped what it had connected with us. */
+    public void forgetAll() {
+        for (String initiator : List.copyOf(sessions.keySet())) {
+            forget(initiator);
+        }
+    }
+
     /** @return initiators currently remembered */
     public int initiators() {
         return sessions.size();
