@@ -8,8 +8,10 @@ import io.rdma4j.engine.Notification;
 import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.weights.internal.DropNotices;
 import io.rdma4j.weights.internal.Gather;
 import io.rdma4j.weights.internal.Member;
+import io.rdma4j.weights.internal.MemberSignal;
 import io.rdma4j.weights.internal.Plan;
 import io.rdma4j.weights.internal.Planner;
 import io.rdma4j.weights.internal.Sender;
@@ -60,6 +62,7 @@ public final class WeightPublisher implements AutoCloseable {
     private final LocalBuffer control;
     private final LocalBuffer manifest;
     private Gather gather;
+    private final DropNotices drops;
     private final Map<String, MemberState> members = new TreeMap<>();
     private final Map<String, MemberSignal> signals = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<String> joins = new ConcurrentLinkedQueue<>();
@@ -69,28 +72,6 @@ public final class WeightPublisher implements AutoCloseable {
     private Plan plan;
     private int nextPlan;
     private long lastVersion;
-
-    /** What the control thread learns of a subscriber: its newest confirmed version and free-buffer mask. */
-    private static final class MemberSignal {
-        volatile long done = -1;
-        volatile int mask;
-        int seq = -1;
-
-        /** Marks buffer {@code slot} as in use; under the lock, so that a concurrent update is not lost. */
-        synchronized void take(int slot) {
-            mask &= ~(1 << slot);
-        }
-
-        synchronized void update(int seq, int mask, long done) {
-            if (seq > this.seq || this.seq - seq > (1 << 19)) {
-                this.seq = seq;
-                this.mask = mask;
-            }
-            if (done > this.done) {
-                this.done = done;
-            }
-        }
-    }
 
     private record MemberState(Member member, RemoteBuffer inbox, RemoteBuffer[] slots, MemberSignal signal) {}
 
@@ -123,6 +104,15 @@ public final class WeightPublisher implements AutoCloseable {
             manifest = engine.register(ms);
             engine.publish(CONTROL, control, Access.anyPeer());
             engine.publish(MANIFEST, manifest, Access.anyPeer());
+            drops = new DropNotices(
+                    engine,
+                    control,
+                    8,
+                    WeightSubscriber.INBOX,
+                    (long) rank * INBOX_PER_RANK + INBOX_PER_RANK - 16,
+                    rank,
+                    epoch,
+                    deadline);
         } catch (RuntimeException e) {
             throw Closeables.closeAllInto(e, this::closeResources);
         }
@@ -142,9 +132,14 @@ public final class WeightPublisher implements AutoCloseable {
         return new WeightPublisherBuilder(engine, tensors);
     }
 
-    /** Reads subscribers' notifications: joins, confirmations and freed buffers. */
+    /** Reads subscribers' notifications: joins, confirmations and freed buffers; tells dropped ones again. */
     private void controlLoop() {
+        long nextRetry = System.nanoTime();
         while (!closed) {
+            if (System.nanoTime() - nextRetry > 0) {
+                nextRetry = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+                drops.retry();
+            }
             Notification n;
             try {
                 n = engine.notifications().poll(Duration.ofMillis(100));
@@ -162,8 +157,9 @@ public final class WeightPublisher implements AutoCloseable {
             long tag = n.tag();
             switch (Tags.kind(tag)) {
                 case Tags.JOIN -> {
+                    drops.joined(n.peer());
                     MemberSignal s = new MemberSignal();
-                    s.update(Tags.controlSeq(tag), Tags.controlMask(tag), -1);
+                    s.update(Tags.controlSeq(tag), Tags.controlMask(tag), Tags.controlNewest(tag), -1);
                     signals.put(n.peer(), s);
                     joins.add(n.peer());
                 }
@@ -171,7 +167,7 @@ public final class WeightPublisher implements AutoCloseable {
                     MemberSignal s = signals.get(n.peer());
                     if (s != null) {
                         long v = Tags.kind(tag) == Tags.DONE ? Tags.controlVersion(tag) : -1;
-                        s.update(Tags.controlSeq(tag), Tags.controlMask(tag), v);
+                        s.update(Tags.controlSeq(tag), Tags.controlMask(tag), Tags.controlNewest(tag), v);
                     }
                 }
                 default -> {
@@ -217,6 +213,10 @@ public final class WeightPublisher implements AutoCloseable {
      * waits until each confirmed that every byte it needs landed, or failed. The caller must not change the tensors
      * until it returns.
      *
+     * <p>A subscriber whose buffer for this version is still leased halfway through the deadline is skipped. One that
+     * fails is dropped and told so until it joins again: if it is alive it gets the next version, or with double
+     * buffering the one after when the next one's buffer holds its newest complete version.
+     *
      * @param version greater than the last one published, at most {@value Tags#MAX_VERSION}
      * @return per subscriber, synced, skipped or failed (and why)
      * @throws InvalidArgumentException when the version does not increase
@@ -260,16 +260,27 @@ public final class WeightPublisher implements AutoCloseable {
         long end = t0 + deadline.toNanos();
         Map<String, PublishResult.Status> status = new LinkedHashMap<>();
         outcome.keySet().forEach(k -> status.put(k, PublishResult.Status.FAILED));
-        // a subscriber's buffer for this version must be free: wait for it, up to the deadline
+        // a subscriber's buffer for this version must be free: wait for it up to half the deadline, so that one
+        // still holding it (a long lease) is skipped with the other half left for those that are ready
+        long bufferEnd = t0 + deadline.toNanos() / 2;
         List<MemberState> ready = new ArrayList<>();
         for (MemberState m : targets) {
             int slot = (int) (version % m.member().slots());
-            while ((m.signal().mask & (1 << slot)) == 0 && System.nanoTime() < end) {
-                changed.tryAcquire(Math.max(1, (end - System.nanoTime()) / 1000), TimeUnit.MICROSECONDS);
+            // the buffer holding its newest complete version frees only once a newer one lands in the other: it
+            // missed the version before, and takes the next one
+            boolean newest = m.signal().newest == slot;
+            while ((m.signal().mask & (1 << slot)) == 0 && !newest && System.nanoTime() < bufferEnd) {
+                changed.tryAcquire(Math.max(1, (bufferEnd - System.nanoTime()) / 1000), TimeUnit.MICROSECONDS);
+                newest = m.signal().newest == slot;
             }
             if ((m.signal().mask & (1 << slot)) == 0) {
                 status.put(m.member().name(), PublishResult.Status.SKIPPED);
-                outcome.put(m.member().name(), "its buffer " + slot + " still holds a version in use");
+                outcome.put(
+                        m.member().name(),
+                        newest
+                                ? "its buffer " + slot + " holds its newest complete version, which it keeps serving:"
+                                        + " it missed the version before, and takes the next one"
+                                : "its buffer " + slot + " still holds a version in use");
             } else {
                 ready.add(m);
             }
@@ -334,9 +345,11 @@ public final class WeightPublisher implements AutoCloseable {
         }
         for (Map.Entry<String, PublishResult.Status> e : status.entrySet()) {
             out.add(new PublishResult.Outcome(e.getKey(), e.getValue(), outcome.get(e.getKey())));
-            if (e.getValue() == PublishResult.Status.FAILED && members.remove(e.getKey()) != null) {
+            MemberState gone = e.getValue() == PublishResult.Status.FAILED ? members.remove(e.getKey()) : null;
+            if (gone != null) {
                 signals.remove(e.getKey());
                 plan = null;
+                drops.dropped(e.getKey(), gone.inbox(), version);
             }
         }
         return new PublishResult(version, System.nanoTime() - t0, pubBytes, relayBytes, out);

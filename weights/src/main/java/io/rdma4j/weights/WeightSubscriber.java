@@ -95,6 +95,9 @@ public final class WeightSubscriber implements AutoCloseable {
         final String engineName;
         int epoch = -1;
         long generation;
+        /** The number of the last drop notice heard from this rank; a repeat is stale once a plan came after it. */
+        int dropped = -1;
+
         Wire.PlanMessage plan;
         final Map<String, RemoteBuffer[]> targets = new java.util.concurrent.ConcurrentHashMap<>();
         final BitSet[] arrived;
@@ -236,9 +239,11 @@ public final class WeightSubscriber implements AutoCloseable {
     /** Tells a publisher rank something: join, a version complete, or a buffer freed, with the free-buffer mask. */
     private void sendControl(Rank r, int kind, long version) {
         int mask;
+        int newest;
         lock.lock();
         try {
             mask = freeMask();
+            newest = slots > 1 ? latestSlot : -1;
             seq = (seq + 1) & 0xfffff;
         } finally {
             lock.unlock();
@@ -251,7 +256,7 @@ public final class WeightSubscriber implements AutoCloseable {
                     c,
                     0,
                     8,
-                    TransferOptions.tag(Tags.control(kind, r.epoch, seq, mask, Math.max(0, version)))
+                    TransferOptions.tag(Tags.control(kind, r.epoch, seq, mask, Math.max(0, version), newest))
                             .withDeadline(Duration.ofSeconds(5)));
         } catch (RuntimeException e) {
             // the publisher is gone or restarting: the rejoin check finds out and joins its successor
@@ -306,6 +311,7 @@ public final class WeightSubscriber implements AutoCloseable {
                     Wire.Manifest m = readManifest(r.engineName, Duration.ofSeconds(2));
                     r.generation = g;
                     r.epoch = m.epoch();
+                    r.dropped = -1;
                     r.plan = null;
                     r.targets.clear();
                     join(r);
@@ -319,12 +325,24 @@ public final class WeightSubscriber implements AutoCloseable {
     private void handle(Notification n) {
         long tag = n.tag();
         int kind = Tags.kind(tag);
-        if (kind != Tags.DATA && kind != Tags.PLAN) {
+        if (kind != Tags.DATA && kind != Tags.PLAN && kind != Tags.DROP) {
             return;
         }
         Rank r = ranks[Tags.rank(tag)];
         if (r == null || Tags.epoch(tag) != r.epoch) {
             countStale();
+            return;
+        }
+        if (kind == Tags.DROP) {
+            // this rank gave up on us for a version (we were slow, paused, or a piece failed its check): what lands
+            // under the old plan no longer counts, and joining again gets the next version. The rank sends the
+            // notice again until our join reaches it; once its new plan came, a repeat of the same notice is stale
+            if (Tags.piece(tag) != r.dropped || r.plan == null) {
+                r.dropped = Tags.piece(tag);
+                r.plan = null;
+                r.targets.clear();
+                join(r);
+            }
             return;
         }
         if (kind == Tags.PLAN) {

@@ -41,6 +41,12 @@ final class SyncFixture {
      */
     static List<WeightPublisher> publishers(
             List<TransferEngine> engines, Arena arena, List<List<MemorySegment>> parts) {
+        return publishers(engines, arena, parts, Duration.ofSeconds(20));
+    }
+
+    /** As {@link #publishers(List, Arena, List)}, with the publishers' deadline {@code deadline}. */
+    static List<WeightPublisher> publishers(
+            List<TransferEngine> engines, Arena arena, List<List<MemorySegment>> parts, Duration deadline) {
         int n = engines.size();
         List<WeightPublisher> pubs = new ArrayList<>();
         for (int r = 0; r < n; r++) {
@@ -59,7 +65,7 @@ final class SyncFixture {
                     .rank(r)
                     .chunkSize(16 << 10)
                     .crc32c(r == 0)
-                    .deadline(Duration.ofSeconds(20))
+                    .deadline(deadline)
                     .shards(name -> Shard.split(0, SHAPES[List.of(NAMES).indexOf(name)][0], rank, n));
             for (int t = 0; t < NAMES.length; t++) {
                 b.fullShape(NAMES[t], SHAPES[t]);

@@ -5,8 +5,10 @@ package io.rdma4j.weights.internal;
  * publisher process draws at start), so a restarted publisher's old writes are told apart from its new ones.
  *
  * <pre>
- * DATA, PLAN (publisher to subscriber): kind:4 | rank:5 | epoch:8 | plan:8 | version:23 | piece:16
- * JOIN, DONE, FREE (subscriber to publisher): kind:4 | epoch:8 | seq:20 | mask:2 | version:23 | unused:7
+ * DATA, PLAN, PING, DROP (publisher to subscriber): kind:4 | rank:5 | epoch:8 | plan:8 | version:23 | piece:16
+ *   (a DROP's piece field numbers the drop)
+ * JOIN, DONE, FREE (subscriber to publisher): kind:4 | epoch:8 | seq:20 | mask:2 | version:23 | newest:2 | unused:5
+ *   (newest: 1 + the buffer holding the subscriber's newest complete version when it has two, else 0)
  * </pre>
  */
 public final class Tags {
@@ -16,6 +18,8 @@ public final class Tags {
     public static final int DONE = 4;
     public static final int FREE = 5;
     public static final int PING = 6;
+    /** The publisher dropped the subscriber after it failed a version: join again to get the next one. */
+    public static final int DROP = 7;
 
     /** Versions travel in 23 bits. */
     public static final long MAX_VERSION = (1L << 23) - 1;
@@ -34,12 +38,13 @@ public final class Tags {
                 | (piece & 0xffff);
     }
 
-    public static long control(int kind, int epoch, int seq, int mask, long version) {
+    public static long control(int kind, int epoch, int seq, int mask, long version, int newest) {
         return ((long) kind << 60)
                 | ((long) (epoch & 0xff) << 52)
                 | ((long) (seq & 0xfffff) << 32)
                 | ((long) (mask & 3) << 30)
-                | ((version & MAX_VERSION) << 7);
+                | ((version & MAX_VERSION) << 7)
+                | ((long) ((newest + 1) & 3) << 5);
     }
 
     public static int kind(long tag) {
@@ -80,5 +85,10 @@ public final class Tags {
 
     public static long controlVersion(long tag) {
         return (tag >>> 7) & MAX_VERSION;
+    }
+
+    /** {@return the buffer holding the subscriber's newest complete version (when it has two), or -1} */
+    public static int controlNewest(long tag) {
+        return (int) ((tag >>> 5) & 3) - 1;
     }
 }
