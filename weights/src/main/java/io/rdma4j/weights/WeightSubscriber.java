@@ -25,6 +25,10 @@ import java.util.Map;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
+// One unit, over 600 lines: the counting thread, the buffers handed to publishers and the leases are one state machine
+// under one lock (a buffer is free to a publisher only while no lease holds it and it is not the newest complete
+// version). Its builder, plan text and manifest checks already live apart; splitting the rest would spread that lock's
+// invariants over classes.
 /**
  * One rollout rank's side of weight sync. It reads the manifests of the trainer ranks it subscribes to, reserves one
  * buffer (two with double buffering) holding the part of each tensor it needs, and joins. Its own thread counts the
@@ -32,11 +36,6 @@ import java.util.concurrent.locks.ReentrantLock;
  * landed: {@link #awaitVersion} then hands out a {@link Lease} on it, and no byte of another version lands in that
  * buffer while a lease is open. Every notification names its version and its publisher's epoch; pieces of another
  * version or epoch, or for a buffer not handed to the publisher, are not counted.
- *
- * <p>Over 600 lines as one unit: the counting thread, the buffers handed to publishers and the leases are one state
- * machine under one lock (a buffer is free to a publisher only while no lease holds it and it is not the newest
- * complete version). Its builder, plan text and manifest checks already live apart; splitting the rest would spread
- * that lock's invariants over classes.
  */
 public final class WeightSubscriber implements AutoCloseable {
     static final String WANT = "w.want";
