@@ -193,7 +193,9 @@ public final class Gather implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         f.whenComplete((x, e) -> free.add(s));
-        return f;
+        // the caller may cancel what it gets (a subscriber that failed): the slot comes back only when the engine's
+        // write itself ended, never while it may still be reading the slot
+        return f.thenApply(x -> x);
     }
 
     /** Deregisters and frees the slots; call it once no write from them is in flight. */
