@@ -19,8 +19,9 @@ import java.util.List;
  * A subscriber process of {@code ./rdma4j bench weights}, and the layout both sides share: {@link #TENSORS} BF16
  * tensors of {@code [rows, 4096]}; one 8-byte word per 4 KiB of each full tensor carries the version (the sampled
  * check: every 4 KiB of a subscriber's part is a distinct run or page of what moved). Args: directory, provider, engine
- * name, publishers (comma-separated), rows, part ({@code full} or {@code dim:index:parts}). It says {@code JOINED},
- * then {@code OK v} or {@code BAD v tensor offset} for each version, and exits when its stdin closes.
+ * name, publishers (comma-separated), rows, part ({@code full} or {@code dim:index:parts}), and optionally how many
+ * buffers to keep ({@code 2}, the default, or {@code 1}). It says {@code JOINED}, then {@code OK v} or {@code BAD v
+ * tensor offset} for each version, and exits when its stdin closes.
  */
 public final class WeightsBenchSubscriber {
     static final int TENSORS = 4;
@@ -113,6 +114,7 @@ public final class WeightsBenchSubscriber {
         try (TransferEngine engine = engine(args[2], args[1], args[0]);
                 WeightSubscriber sub = WeightSubscriber.builder(engine, List.of(args[3].split(",")))
                         .needs(n -> need)
+                        .doubleBuffer(args.length <= 6 || !args[6].equals("1"))
                         .build()) {
             System.out.println("JOINED");
             for (long seen = 0; ; ) {

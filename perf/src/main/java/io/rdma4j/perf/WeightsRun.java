@@ -37,7 +37,8 @@ import java.util.concurrent.TimeUnit;
  * half: contiguous, one to one) against resharded (the two subscribers need halves of dim 1: rows of both ranks,
  * strided). Each point: fresh subscriber processes, a warm-up version, then the best of {@code --repeat} versions, each
  * timed from {@code publish} to the last subscriber's confirmation and sample-checked in every subscriber. GB/s counts
- * bytes delivered to subscribers. A point that would not fit in the available memory is skipped and said so.
+ * bytes delivered to subscribers. Subscribers keep two buffers, or one where two would not fit in the available memory
+ * (said beside the point); a point that would not fit even so is skipped and said so.
  */
 final class WeightsRun implements BenchRun {
     private static final String USAGE =
@@ -53,7 +54,11 @@ final class WeightsRun implements BenchRun {
         return "weight sync of 1 and 4 GiB to 1, 2, 4 subscriber processes: relay vs direct, resharded vs not";
     }
 
-    record Point(double seconds, long delivered, long publisherBytes, long relayedBytes, String failure) {
+    record Point(double seconds, long delivered, long publisherBytes, long relayedBytes, String failure, int buffers) {
+        Point(double seconds, long delivered, long publisherBytes, long relayedBytes, String failure) {
+            this(seconds, delivered, publisherBytes, relayedBytes, failure, 2);
+        }
+
         double gbps() {
             return delivered / seconds / 1e9;
         }
@@ -121,7 +126,7 @@ final class WeightsRun implements BenchRun {
                         for (boolean relay : new boolean[] {false, true}) {
                             String[] parts = new String[n];
                             Arrays.fill(parts, "full");
-                            Point p = point(dir.target(), provider, rows, 1, parts, relay, repeat, bytes * (2 * n + 1));
+                            Point p = point(dir.target(), provider, rows, 1, parts, relay, repeat, bytes, bytes * n);
                             print(out, n + " full, " + (relay ? "relay chains" : "direct fan-out"), p);
                             failures += p.failure() != null && !p.failure().startsWith("skipped") ? 1 : 0;
                             if (relay && n == counts[0]) {
@@ -137,10 +142,26 @@ final class WeightsRun implements BenchRun {
                         }
                     }
                     Point aligned = point(
-                            dir.target(), provider, rows, 2, new String[] {"0:0:2", "0:1:2"}, true, repeat, bytes * 3);
+                            dir.target(),
+                            provider,
+                            rows,
+                            2,
+                            new String[] {"0:0:2", "0:1:2"},
+                            true,
+                            repeat,
+                            bytes,
+                            bytes);
                     print(out, "2 halves, aligned (dim 0 = TP)", aligned);
                     Point resharded = point(
-                            dir.target(), provider, rows, 2, new String[] {"1:0:2", "1:1:2"}, true, repeat, bytes * 3);
+                            dir.target(),
+                            provider,
+                            rows,
+                            2,
+                            new String[] {"1:0:2", "1:1:2"},
+                            true,
+                            repeat,
+                            bytes,
+                            bytes);
                     print(out, "2 halves, resharded (dim 1)", resharded);
                     failures += (aligned.failure() != null && !aligned.failure().startsWith("skipped") ? 1 : 0)
                             + (resharded.failure() != null
@@ -174,8 +195,13 @@ final class WeightsRun implements BenchRun {
             out.printf("  %-34s %s%n", label, p.failure());
         } else {
             out.printf(
-                    "  %-34s %9.3f %9.3f %12d %12d%n",
-                    label, p.seconds(), p.gbps(), p.publisherBytes(), p.relayedBytes());
+                    "  %-34s %9.3f %9.3f %12d %12d%s%n",
+                    label,
+                    p.seconds(),
+                    p.gbps(),
+                    p.publisherBytes(),
+                    p.relayedBytes(),
+                    p.buffers() == 1 ? "  (one buffer per subscriber: two would not fit)" : "");
         }
         out.flush();
     }
@@ -195,16 +221,31 @@ final class WeightsRun implements BenchRun {
      * {@code parts}; returns the best time of {@code repeat} versions after a warm-up one.
      */
     private static Point point(
-            String dir, String provider, long rows, int ranks, String[] parts, boolean relay, int repeat, long memory)
+            String dir,
+            String provider,
+            long rows,
+            int ranks,
+            String[] parts,
+            boolean relay,
+            int repeat,
+            long tensorBytes,
+            long neededBytes)
             throws Exception {
         long available = availableMemory();
+        // double-buffered subscribers where they fit, else single-buffered (one version at a time either way here)
+        int buffers = 2;
+        long memory = tensorBytes + 2 * neededBytes;
+        if (available > 0 && memory > available * 8 / 10) {
+            buffers = 1;
+            memory = tensorBytes + neededBytes;
+        }
         if (available > 0 && memory > available * 8 / 10) {
             return new Point(
                     0,
                     0,
                     0,
                     0,
-                    "skipped: needs about " + bytes(memory) + ", " + bytes(available)
+                    "skipped: needs about " + bytes(memory) + " with one buffer per subscriber, " + bytes(available)
                             + " available (lower --sizes or --subscribers)");
         }
         String prefix = "wbench-" + ProcessHandle.current().pid() + "-" + (++seq);
@@ -224,7 +265,8 @@ final class WeightsRun implements BenchRun {
                         prefix + "-sub-" + i,
                         String.join(",", pubNames),
                         Long.toString(rows),
-                        parts[i])));
+                        parts[i],
+                        Integer.toString(buffers))));
             }
             long[] full = {rows, WeightsBenchSubscriber.COLUMNS};
             List<List<MemorySegment>> held = new ArrayList<>();
@@ -304,7 +346,7 @@ final class WeightsRun implements BenchRun {
                     relayed = rb;
                 }
             }
-            return new Point(best, delivered, pubBytes, relayed, null);
+            return new Point(best, delivered, pubBytes, relayed, null, buffers);
         } finally {
             pool.shutdownNow();
             for (WeightPublisher p : pubs) {
