@@ -239,11 +239,15 @@ public final class WeightSubscriber implements AutoCloseable {
     private void sendControl(Rank r, int kind, long version) {
         int mask;
         int newest;
+        int n;
+        // the number goes with the state it was taken with: read outside the lock, another thread's newer number could
+        // ride on this older state, and the publisher would keep that state and drop the newer one
         lock.lock();
         try {
             mask = freeMask();
             newest = slots > 1 ? latestSlot : -1;
             seq = (seq + 1) & 0xfffff;
+            n = seq;
         } finally {
             lock.unlock();
         }
@@ -255,7 +259,7 @@ public final class WeightSubscriber implements AutoCloseable {
                     c,
                     0,
                     8,
-                    TransferOptions.tag(Tags.control(kind, r.epoch, seq, mask, Math.max(0, version), newest))
+                    TransferOptions.tag(Tags.control(kind, r.epoch, n, mask, Math.max(0, version), newest))
                             .withDeadline(Duration.ofSeconds(5)));
         } catch (RuntimeException e) {
             // the publisher is gone or restarting: the rejoin check finds out and joins its successor
