@@ -75,10 +75,6 @@ final class Dispatcher {
     /** Starts a checked transfer: stripes go to the progress threads of their lanes. */
     Transfer launch(Preparer.Prepared p) {
         long localAddress = p.local().segment.address() + p.localOffset();
-        long[] ra = new long[p.remote().address.length];
-        for (int i = 0; i < ra.length; i++) {
-            ra[i] = p.remote().address[i] + p.remoteOffset();
-        }
         int crc = 0;
         if (p.options().crc32c()) {
             CRC32C c = new CRC32C();
@@ -94,9 +90,10 @@ final class Dispatcher {
                 p.length(),
                 p.local().entry.registration().handle(),
                 localAddress,
-                ra,
+                p.remote().address,
+                p.remoteOffset(),
                 p.remote().key,
-                p.all().toArray(new Planner.Candidate[0]),
+                p.all(),
                 p.options().notifies(),
                 p.options().tag(),
                 p.options().crc32c(),
@@ -127,10 +124,15 @@ final class Dispatcher {
                     TimeUnit.NANOSECONDS);
         }
         Planner.Assignment a = p.assignment();
-        if (p.length() == 0) {
-            Planner.Candidate c = a.pairs()[0];
+        if (a == null) {
+            Planner.Candidate c = p.single();
+            if (p.length() > 0) {
+                lanes[c.localLane()].owner.submit(new Stripe(
+                        t, c.localLane(), c.remoteLane(), p.link().connection[c.localLane()], 0, p.length(), 0));
+                return t;
+            }
             if (t.notify) {
-                t.state.set(TransferImpl.NOTIFYING);
+                t.notifying();
                 LaneRuntime l = lanes[c.localLane()];
                 l.owner.submit((Runnable) () -> dataDone(t, l, c.remoteLane(), p.link().connection[c.localLane()]));
             } else {
@@ -238,7 +240,7 @@ final class Dispatcher {
 
     private void verdictReadFailed(TransferImpl t, LaneRuntime l, String err) {
         t.recordError(err);
-        t.retries.incrementAndGet();
+        t.retried();
         metrics.retried(EngineMetrics.RETRY_VERDICT);
         Planner.Candidate c = ++t.verdictFailures > maxRetries ? null : pickLane(t, l.lane, t.verdictFailures);
         if (c == null) {
@@ -285,7 +287,7 @@ final class Dispatcher {
             t.fail(t.laneFailure((t.op == Op.READ ? "read" : "write") + " of " + t.total + " bytes"));
             return;
         }
-        t.retries.incrementAndGet();
+        t.retried();
         metrics.retried(EngineMetrics.RETRY_CHUNK);
         lanes[c.localLane()].owner.submit(new Stripe(
                 t, c.localLane(), c.remoteLane(), t.peer.connection[c.localLane()], offset, length, attempt));
@@ -335,7 +337,7 @@ final class Dispatcher {
             return;
         }
         copy.attempts++;
-        t.retries.incrementAndGet();
+        t.retried();
         metrics.retried(EngineMetrics.RETRY_NOTIFICATION);
         if (copy.attempts > maxRetries) {
             t.fail(t.laneFailure("notification " + t.tag + " after a " + t.total + "-byte write"));

@@ -291,7 +291,9 @@ public final class EngineCore implements TransferEngine {
     }
 
     private Transfer launch(Preparer.Prepared p) {
-        preparer.beforeDevice(List.of(p));
+        if (p.local().device != null) {
+            preparer.beforeDevice(List.of(p));
+        }
         return preparer.afterDevice(p, dispatcher.launch(p));
     }
 

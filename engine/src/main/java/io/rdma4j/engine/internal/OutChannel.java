@@ -64,7 +64,7 @@ final class OutChannel implements AutoCloseable {
      */
     void notify(TransferImpl t, LaneRuntime current, int remoteLane, int connection) {
         long seq;
-        long mask = t.lanesMask.get();
+        long mask = t.lanesMask();
         if (mask == 0) {
             mask = 1L << current.lane;
         }
@@ -89,7 +89,7 @@ final class OutChannel implements AutoCloseable {
                         slot(seq), seq, t.tag, t.targetGeneration, t.targetOffset, t.total, t.crc, t.crcValue, mask);
             }
         }
-        t.copiesLeft.set(Long.bitCount(mask));
+        t.copies(Long.bitCount(mask));
         for (long m = mask; m != 0; m &= m - 1) {
             int lane = Long.numberOfTrailingZeros(m);
             lanes[lane].owner.submit(new NotifyCopy(t, lane, lane, t.peer.remoteLane[lane], t.peer.connection[lane]));

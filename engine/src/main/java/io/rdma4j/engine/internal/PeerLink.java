@@ -24,6 +24,8 @@ final class PeerLink {
     volatile HandshakeResult session;
     volatile String lostReason;
     final Set<TransferImpl> active = ConcurrentHashMap.newKeySet();
+    /** The lane pairs last ranked for a transfer to this peer, reused while the lanes' state holds. */
+    volatile Preparer.Ranked ranked;
     /** The peer's lanes by index, and their NIC names for plans, for indexes up to {@link #INDEXED}. */
     private final LaneInfo[] byIndex;
 

@@ -80,6 +80,14 @@ public final class Planner {
     }
 
     /**
+     * {@return whether {@code bytes} go whole on one of {@code pairs} best pairs}: below the striping threshold, within
+     * one chunk, or with one pair to go on. {@link #assign} then gives that one pair.
+     */
+    public boolean oneLane(int pairs, long bytes) {
+        return bytes < smallThreshold || pairs == 1 || bytes <= chunkBytes;
+    }
+
+    /**
      * Splits {@code bytes} over {@code best} (already filtered by {@link #best}).
      *
      * @param rotation which pair a small transfer takes (any int; taken modulo the count)
@@ -88,7 +96,7 @@ public final class Planner {
         if (best.isEmpty()) {
             throw new IllegalArgumentException("no lane to plan on");
         }
-        if (bytes < smallThreshold || best.size() == 1 || bytes <= chunkBytes) {
+        if (oneLane(best.size(), bytes)) {
             Candidate c = best.get(Math.floorMod(rotation, best.size()));
             return new Assignment(
                     new Candidate[] {c}, new long[] {0}, new long[] {bytes}, new long[] {chunksOf(bytes)});

@@ -24,7 +24,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the memory on both sides and the bytes assigned to the best of them. Nothing is posted until every check passed.
  */
 final class Preparer {
-    /** A checked transfer, holding a reference on its local registration, ready for {@link Dispatcher#launch}. */
+    /**
+     * A checked transfer, holding a reference on its local registration, ready for {@link Dispatcher#launch}: striped
+     * over {@code assignment}, or carried whole by {@code single} when one lane pair takes it (then {@code assignment}
+     * is null).
+     */
     record Prepared(
             byte op,
             BufferImpls.Local local,
@@ -34,9 +38,26 @@ final class Preparer {
             long length,
             TransferOptions options,
             PeerLink link,
-            List<Planner.Candidate> all,
+            Planner.Candidate[] all,
             Planner.Assignment assignment,
+            Planner.Candidate single,
             BatchImpl batch) {}
+
+    /**
+     * The lane pairs to a peer ranked for one target and source memory, kept on the {@link PeerLink} while the lanes'
+     * state it was ranked in holds: a small write takes them from here instead of ranking again, which allocated a
+     * candidate per lane, two lists and a plan per transfer.
+     *
+     * @param usable per local lane (bit), whether it is connected, reaches the target and is in service
+     * @param paused per local lane (bit), whether it was cooling down
+     */
+    record Ranked(
+            MemoryLocation target,
+            MemoryLocation source,
+            long usable,
+            long paused,
+            Planner.Candidate[] all,
+            List<Planner.Candidate> best) {}
 
     /** Best level first: the worse of each candidate's two sides. */
     private static final Comparator<Planner.Candidate> BY_LEVEL =
@@ -162,15 +183,64 @@ final class Preparer {
             throw new TransferException(r + " has no lane keys: its owner published none, so no lane can reach it");
         }
         connector.ensureConnected(link);
-        List<Planner.Candidate> all = candidates(link, r, l.location, false);
-        if (all.isEmpty()) {
+        Ranked ranked = ranked(link, r, l.location);
+        if (ranked.all().length == 0) {
             throw new TransferException("no usable lane to '" + link.name + "' for " + r + ": " + laneHealth());
         }
-        List<Planner.Candidate> best = Planner.best(all);
-        Planner.Assignment a = planner.assign(best, length, rotation.getAndIncrement());
+        List<Planner.Candidate> best = ranked.best();
+        int turn = rotation.getAndIncrement();
+        Planner.Assignment a = planner.oneLane(best.size(), length) ? null : planner.assign(best, length, turn);
+        Planner.Candidate single = a == null ? best.get(Math.floorMod(turn, best.size())) : null;
         DeviceBuffers.check(l, op, o);
         registrations.retain(l.entry);
-        return new Prepared(op, l, localOffset, r, remoteOffset, length, o, link, all, a, batch);
+        return new Prepared(op, l, localOffset, r, remoteOffset, length, o, link, ranked.all(), a, single, batch);
+    }
+
+    /** {@return the ranked lane pairs to {@code link} for target {@code r} and source memory {@code source}} */
+    private Ranked ranked(PeerLink link, BufferImpls.Remote r, MemoryLocation source) {
+        if (lanes.length > 64) {
+            List<Planner.Candidate> all = candidates(link, r, source, false);
+            return new Ranked(r.location, source, 0, 0, all.toArray(new Planner.Candidate[0]), Planner.best(all));
+        }
+        long now = System.nanoTime();
+        long usable = usable(link, r);
+        long paused = paused(usable, now);
+        Ranked c = link.ranked;
+        if (c != null
+                && c.usable() == usable
+                && c.paused() == paused
+                && c.target().equals(r.location)
+                && c.source().equals(source)) {
+            return c;
+        }
+        List<Planner.Candidate> all = candidates(link, r, source, false);
+        c = new Ranked(r.location, source, usable, paused, all.toArray(new Planner.Candidate[0]), Planner.best(all));
+        // kept only if no lane changed state while it was ranked (else the next transfer ranks again)
+        if (usable(link, r) == usable && paused(usable, now) == paused) {
+            link.ranked = c;
+        }
+        return c;
+    }
+
+    private long usable(PeerLink link, BufferImpls.Remote r) {
+        long m = 0;
+        for (int i = 0; i < lanes.length; i++) {
+            if (link.connection[i] >= 0 && r.hasLane(link.remoteLane[i]) && !lanes[i].failed) {
+                m |= 1L << i;
+            }
+        }
+        return m;
+    }
+
+    private long paused(long usable, long now) {
+        long m = 0;
+        for (long u = usable; u != 0; u &= u - 1) {
+            int i = Long.numberOfTrailingZeros(u);
+            if (lanes[i].paused(now)) {
+                m |= 1L << i;
+            }
+        }
+        return m;
     }
 
     private String laneHealth() {

@@ -309,7 +309,7 @@ final class ProgressThread implements Runnable {
                 continue;
             }
             long la = t.localAddress + off;
-            long ra = t.remoteAddress[s.remoteLane] + off;
+            long ra = t.remoteAddress(s.remoteLane) + off;
             BatchImpl b = t.batch;
             if (b != null) {
                 // byte off of a batch lies in one descriptor; a chunk ends where that descriptor does
@@ -317,7 +317,7 @@ final class ProgressThread implements Runnable {
                 long into = off - b.start[d];
                 len = Math.min(len, b.length[d] - into);
                 la = t.localAddress + b.sourceOffset[d] + into;
-                ra = t.remoteAddress[s.remoteLane] + b.targetOffset[d] + into;
+                ra = t.remoteAddress(s.remoteLane) + b.targetOffset[d] + into;
             }
             long rk = t.remoteKey[s.remoteLane];
             int rc = t.op == Op.READ
@@ -493,7 +493,7 @@ final class ProgressThread implements Runnable {
                     NotifyCopy nc = (NotifyCopy) owner;
                     TransferImpl t = nc.transfer;
                     if (ok) {
-                        if (t.copiesLeft.decrementAndGet() == 0) {
+                        if (t.copyDone()) {
                             dispatcher.notified(t, l);
                         }
                     } else if (!nc.abandoned()) {

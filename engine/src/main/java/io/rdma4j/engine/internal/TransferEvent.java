@@ -51,7 +51,7 @@ final class TransferEvent extends jdk.jfr.Event {
             e.peer = t.peer.name;
             e.bytes = t.total;
             e.lanes = lanes == null ? "" : lanes.toString();
-            e.retries = t.retries.get();
+            e.retries = t.retries();
             e.transferNanos = System.nanoTime() - t.startNanos;
             e.result = failure == null ? "ok" : failure.getClass().getSimpleName() + ": " + failure.getMessage();
             e.commit();

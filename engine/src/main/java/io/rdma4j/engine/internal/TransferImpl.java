@@ -3,6 +3,8 @@ package io.rdma4j.engine.internal;
 import io.rdma4j.engine.Transfer;
 import io.rdma4j.engine.TransferException;
 import io.rdma4j.engine.TransferResult;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -10,11 +12,36 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
-/** A transfer's state, shared by the lane threads carrying its chunks; all counters are primitive and lock-free. */
+/**
+ * A transfer's state, shared by the lane threads carrying its chunks. Its counters are plain fields updated through
+ * {@link VarHandle}s rather than atomic objects: a small write allocates this object, its future and its result, not
+ * seven counters beside them.
+ */
 final class TransferImpl implements Transfer {
+    private static final VarHandle COMPLETED;
+    private static final VarHandle INFLIGHT;
+    private static final VarHandle LANES_MASK;
+    private static final VarHandle RETRIES;
+    private static final VarHandle STATE;
+    private static final VarHandle RELEASED;
+    private static final VarHandle COPIES_LEFT;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            COMPLETED = l.findVarHandle(TransferImpl.class, "completed", long.class);
+            INFLIGHT = l.findVarHandle(TransferImpl.class, "inflight", int.class);
+            LANES_MASK = l.findVarHandle(TransferImpl.class, "lanesMask", long.class);
+            RETRIES = l.findVarHandle(TransferImpl.class, "retries", int.class);
+            STATE = l.findVarHandle(TransferImpl.class, "state", int.class);
+            RELEASED = l.findVarHandle(TransferImpl.class, "released", int.class);
+            COPIES_LEFT = l.findVarHandle(TransferImpl.class, "copiesLeft", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     static final int RUNNING = 0;
     static final int NOTIFYING = 1;
     static final int DONE = 2;
@@ -29,9 +56,13 @@ final class TransferImpl implements Transfer {
     final long total;
     final int localHandle;
     final long localAddress;
-    /** Per remote lane: remote address of byte 0 of this transfer's range, and the key. */
-    final long[] remoteAddress;
+    /**
+     * Per remote lane: the address of byte 0 of the target buffer (the buffer's own array, shared by its transfers),
+     * and the key; byte 0 of this transfer's range is {@link #remoteOffset} further.
+     */
+    private final long[] remoteBase;
 
+    final long remoteOffset;
     final long[] remoteKey;
     final Planner.Candidate[] pairs;
     final boolean notify;
@@ -49,16 +80,18 @@ final class TransferImpl implements Transfer {
 
     final long startNanos = System.nanoTime();
     final CompletableFuture<TransferResult> future = new CompletableFuture<>();
-    final AtomicLong completed = new AtomicLong();
-    final AtomicInteger inflight = new AtomicInteger();
-    final AtomicLong lanesMask = new AtomicLong();
-    final AtomicInteger retries = new AtomicInteger();
-    final AtomicInteger state = new AtomicInteger(RUNNING);
-    final AtomicInteger released = new AtomicInteger();
+    private volatile long completed;
+    private volatile int inflight;
+    private volatile long lanesMask;
+    private volatile int retries;
+    /** {@link #RUNNING}, {@link #NOTIFYING} or {@link #DONE}. */
+    private volatile int state = RUNNING;
+
+    private volatile int released;
     /** Notification sequence once one was assigned (re-sent with the same sequence on retry). */
     volatile long notifySeq = -1;
     /** Notification copies still to complete (one per lane that carried data). */
-    final AtomicInteger copiesLeft = new AtomicInteger();
+    private volatile int copiesLeft;
     /** Every notification copy completed and the target's CRC32C verdict is being read. */
     volatile boolean awaitingVerdict;
     /** Reads of the verdict word so far, and how many of them failed (touched only by the lane thread polling). */
@@ -78,7 +111,8 @@ final class TransferImpl implements Transfer {
             long total,
             int localHandle,
             long localAddress,
-            long[] remoteAddress,
+            long[] remoteBase,
+            long remoteOffset,
             long[] remoteKey,
             Planner.Candidate[] pairs,
             boolean notify,
@@ -98,7 +132,8 @@ final class TransferImpl implements Transfer {
         this.total = total;
         this.localHandle = localHandle;
         this.localAddress = localAddress;
-        this.remoteAddress = remoteAddress;
+        this.remoteBase = remoteBase;
+        this.remoteOffset = remoteOffset;
         this.remoteKey = remoteKey;
         this.pairs = pairs;
         this.notify = notify;
@@ -119,7 +154,7 @@ final class TransferImpl implements Transfer {
 
     @Override
     public long bytesCompleted() {
-        return completed.get();
+        return completed;
     }
 
     @Override
@@ -148,25 +183,61 @@ final class TransferImpl implements Transfer {
         return terminal;
     }
 
+    /** {@return the address of byte 0 of this transfer's range at the target, through remote lane {@code lane}} */
+    long remoteAddress(int lane) {
+        return remoteBase[lane] + remoteOffset;
+    }
+
+    /** {@return the lanes that carried data, one bit each (lanes 0 to 63)} */
+    long lanesMask() {
+        return lanesMask;
+    }
+
+    /** {@return how many chunks, notification copies and verdict reads were sent again} */
+    int retries() {
+        return retries;
+    }
+
+    /** Counts one more thing sent again. */
+    void retried() {
+        RETRIES.getAndAdd(this, 1);
+    }
+
+    /** A transfer of no bytes goes straight to its notification. */
+    void notifying() {
+        state = NOTIFYING;
+    }
+
+    /** Its notification goes out as {@code n} copies, one per lane that carried data. */
+    void copies(int n) {
+        copiesLeft = n;
+    }
+
+    /** {@return whether the copy that just completed was the last} */
+    boolean copyDone() {
+        return (int) COPIES_LEFT.getAndAdd(this, -1) == 1;
+    }
+
     /** One chunk finished; returns true when it was the last data chunk (the caller then notifies or completes). */
     boolean chunkDone(long length, int lane) {
         if (lane < 64) {
             long bit = 1L << lane;
-            long m = lanesMask.get();
-            while ((m & bit) == 0 && !lanesMask.compareAndSet(m, m | bit)) {
-                m = lanesMask.get();
+            long m = lanesMask;
+            while ((m & bit) == 0 && !LANES_MASK.compareAndSet(this, m, m | bit)) {
+                m = lanesMask;
             }
         }
-        return completed.addAndGet(length) == total && state.compareAndSet(RUNNING, NOTIFYING);
+        return (long) COMPLETED.getAndAdd(this, length) + length == total
+                && STATE.compareAndSet(this, RUNNING, NOTIFYING);
     }
 
     void complete() {
-        if (state.getAndSet(DONE) == DONE) {
+        if ((int) STATE.getAndSet(this, DONE) == DONE) {
             return;
         }
         terminal = true;
         cancelDeadline();
-        List<Integer> lanes = lanes(lanesMask.get());
+        List<Integer> lanes = lanes(lanesMask);
         finished();
         if (batch != null) {
             // every byte completed, so no lane reads the batch again: free it before the caller hears of the end
@@ -175,7 +246,7 @@ final class TransferImpl implements Transfer {
         long took = System.nanoTime() - startNanos;
         TransferEvent.emit(this, lanes, null);
         metrics.completed(op, total, took);
-        future.complete(new TransferResult(total, lanes, took, retries.get()));
+        future.complete(new TransferResult(total, lanes, took, retries));
         maybeRelease();
     }
 
@@ -204,7 +275,7 @@ final class TransferImpl implements Transfer {
 
     /** Fails the transfer once; later calls return false. */
     boolean fail(Throwable cause) {
-        if (state.getAndSet(DONE) == DONE) {
+        if ((int) STATE.getAndSet(this, DONE) == DONE) {
             return false;
         }
         terminal = true;
@@ -230,17 +301,17 @@ final class TransferImpl implements Transfer {
     }
 
     void posted() {
-        inflight.incrementAndGet();
+        INFLIGHT.getAndAdd(this, 1);
     }
 
     void retired() {
-        if (inflight.decrementAndGet() == 0 && terminal) {
+        if ((int) INFLIGHT.getAndAdd(this, -1) == 1 && terminal) {
             maybeRelease();
         }
     }
 
     private void maybeRelease() {
-        if (inflight.get() == 0 && released.compareAndSet(0, 1)) {
+        if (inflight == 0 && RELEASED.compareAndSet(this, 0, 1)) {
             registrations.release(registration);
             if (batch != null) {
                 batch.release(); // after a failure: only now has the network returned every write it posted
