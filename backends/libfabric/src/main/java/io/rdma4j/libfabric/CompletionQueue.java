@@ -51,7 +51,14 @@ public final class CompletionQueue extends FabricResource {
         this.readFn = Fi.op(fid + CQ_OPS, OPS_CQ_READ, "fi_cq_read");
         opened(fid);
         if (waitFd) {
-            this.waitFd = waitObjectFd(fid);
+            int fd;
+            try {
+                fd = waitObjectFd(fid);
+            } catch (RuntimeException e) {
+                close(); // the queue is open: not left behind for the domain's close
+                throw e;
+            }
+            this.waitFd = fd;
             this.tryWaitFids = Arena.ofAuto().allocate(ValueLayout.JAVA_LONG);
             tryWaitFids.set(ValueLayout.JAVA_LONG, 0, fid);
             long fabric = domain.fabric().fid();

@@ -12,6 +12,7 @@ import io.rdma4j.libfabric.CompletionQueue;
 import io.rdma4j.libfabric.Domain;
 import io.rdma4j.libfabric.Endpoint;
 import io.rdma4j.libfabric.Fabric;
+import io.rdma4j.libfabric.FabricException;
 import io.rdma4j.libfabric.Info;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.libfabric.MemoryRegion;
@@ -57,12 +58,21 @@ final class FabricLane {
 
     /** Opens the lane's fabric, domain, completion queue, address vector and endpoint on {@code info}. */
     FabricLane(int index, Info info) {
+        this(index, info, announcesWork(info));
+    }
+
+    /**
+     * Opens a lane; {@code waitFd} asks for a completion queue with an fd wait object, and a provider (or libfabric
+     * release) that refuses one gets a plain queue: the lane then has no {@link #waitFd()}, and its progress thread
+     * parks between polls as on shm.
+     */
+    FabricLane(int index, Info info, boolean waitFd) {
         this.index = index;
         Fabric f = Fabric.open(info);
         try {
             this.fabric = f;
             this.domain = f.openDomain();
-            this.cq = domain.openCompletionQueue(4096, announcesWork(info));
+            this.cq = openQueue(domain, waitFd);
             // shm caps an address vector at its peer limit (256); others grow past the hint
             this.av = domain.openAddressVector(info.provider().startsWith("shm") ? 256 : 1024);
             this.ep = domain.openEndpoint(cq, av);
@@ -82,7 +92,21 @@ final class FabricLane {
         return info.provider().startsWith("tcp");
     }
 
-    /** The completion queue's wait descriptor, or -1 when the lane has none ({@link #announcesWork}). */
+    private static CompletionQueue openQueue(Domain domain, boolean waitFd) {
+        if (waitFd) {
+            try {
+                return domain.openCompletionQueue(4096, true);
+            } catch (FabricException e) {
+                // fi_cq_open or FI_GETWAIT refused the fd wait object: poll without one
+            }
+        }
+        return domain.openCompletionQueue(4096, false);
+    }
+
+    /**
+     * The completion queue's wait descriptor, or -1 when the lane has none ({@link #announcesWork}, or its provider
+     * refused one).
+     */
     int waitFd() {
         return cq.hasWaitFd() ? cq.waitFd() : -1;
     }
