@@ -255,6 +255,28 @@ public final class Controller implements AutoCloseable {
         r.registerDevice(memory);
     }
 
+    /**
+     * Releases the NIC's registration of device memory made by {@link #registerDevice}: the NIC unpins it and commands
+     * over its addresses no longer point at it. Call it once no I/O on that memory is in flight, and before the memory
+     * is freed: a later allocation at the same device addresses would otherwise be reached through the old
+     * registration. Nothing to do over NVMe/TCP, on a closed controller (its registrations went with it) or for memory
+     * never registered.
+     *
+     * @return whether a registration was released
+     */
+    public boolean deregisterDevice(DeviceMemory memory) {
+        Session s = session;
+        RdmaResources r = s == null ? null : s.rdma();
+        return r != null && r.deregisterDevice(memory);
+    }
+
+    /** @return how many device memories {@link #registerDevice} keeps registered now (0 over NVMe/TCP) */
+    public int deviceRegistrations() {
+        Session s = session;
+        RdmaResources r = s == null ? null : s.rdma();
+        return r == null ? 0 : r.deviceRegistrations();
+    }
+
     /** @return the target this controller is connected to */
     public Target target() {
         return target;

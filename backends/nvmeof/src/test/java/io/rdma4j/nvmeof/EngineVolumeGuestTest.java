@@ -162,11 +162,12 @@ class EngineVolumeGuestTest {
     /**
      * GPU memory (the recording double, whose pages rxe can register by address as nvidia_peermem lets a NIC register a
      * GPU's) moves straight between the NVMe/RDMA namespaces and the device: keyed SGLs point at the controllers'
-     * registrations of it, and no byte is copied through host memory.
+     * registrations of it, and no byte is copied through host memory. Closing the buffer releases those registrations:
+     * the kernel lists no memory region of this process over the device memory any more.
      */
     @Test
     void gpuMemoryDoubleMovesStraightBetweenRdmaNamespacesAndTheDevice() throws Exception {
-        long length = 4L << 20;
+        long length = (4L << 20) + (256 << 10); // a length no other region of this process has
         try (StorageVolume v = engine.openVolume(spec("rdma").withStripeUnit(256 << 10));
                 Arena arena = Arena.ofShared()) {
             MemorySegment original = random(arena, length, 17);
@@ -174,6 +175,7 @@ class EngineVolumeGuestTest {
             MemorySegment.copy(original, 0, gpu, 0, length);
             RecordingDeviceMemory device = new RecordingDeviceMemory(gpu, "0000:3b:00.0", new AtomicLong());
             VolumeExtent e = v.extent((464L << 20) / v.blockSize(), length);
+            long before = regionsOf(length);
             try (LocalBuffer buf = engine.register(device)) {
                 String reason = engine.explain(buf, e).reason();
                 assertTrue(reason.contains("moved straight between the targets and the device"), reason);
@@ -187,7 +189,41 @@ class EngineVolumeGuestTest {
                         .map(RecordingDeviceMemory.Event::what)
                         .toList();
                 assertEquals(List.of("beforeNicRead", "afterNicWrite"), what, device.events.toString());
+                assertTrue(
+                        regionsOf(length) > before,
+                        "the controllers registered the device memory; the kernel lists: " + memoryRegions());
             }
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (regionsOf(length) != before && System.nanoTime() < end) {
+                Thread.sleep(100);
+            }
+            assertEquals(
+                    before, regionsOf(length), "memory regions over the device memory left after its buffer closed");
         }
+    }
+
+    /**
+     * {@return the RDMA memory regions of {@code length} bytes, as the kernel lists them} (its {@code pid} is the
+     * registering thread's, not this process's: the length alone, which nothing else registers, picks them out)
+     */
+    private static long regionsOf(long length) throws Exception {
+        return memoryRegions()
+                .lines()
+                .filter(l -> (l + " ").contains(" mrlen " + length + " "))
+                .count();
+    }
+
+    /** {@return what {@code rdma resource show mr} lists} */
+    private static String memoryRegions() throws Exception {
+        String tool = java.util.stream.Stream.of("/usr/sbin/rdma", "/sbin/rdma", "/usr/bin/rdma", "/bin/rdma")
+                .filter(p -> java.nio.file.Files.isExecutable(Path.of(p)))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no rdma tool (iproute2) in the guest"));
+        Process p = new ProcessBuilder(tool, "resource", "show", "mr")
+                .redirectErrorStream(true)
+                .start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), out);
+        return out;
     }
 }

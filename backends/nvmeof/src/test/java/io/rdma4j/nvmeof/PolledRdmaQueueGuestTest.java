@@ -1,6 +1,7 @@
 package io.rdma4j.nvmeof;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -178,6 +179,18 @@ class PolledRdmaQueueGuestTest {
             assertTrue(statuses.stream().allMatch(st -> st == PolledQueue.OK), statuses.toString());
             assertEquals(-1L, MemorySegment.mismatch(original, 0, at, gpu, 0, at), "read back into device memory");
             assertEquals(registrations, c.rdmaRegistrations(), "no caller-buffer registration for device memory");
+            // released: the NIC unpins it, and its addresses are plain memory to the controller again (a command over
+            // them registers them as a caller buffer, as for any host memory)
+            assertEquals(1, c.deviceRegistrations());
+            assertTrue(c.deregisterDevice(device));
+            assertFalse(c.deregisterDevice(device), "released once");
+            assertEquals(0, c.deviceRegistrations());
+            statuses.clear();
+            assertTrue(q.read(lba, dev, 0, 4096, 9));
+            drain(q, done);
+            assertEquals(List.of(PolledQueue.OK), statuses);
+            assertEquals(registrations + 1, c.rdmaRegistrations(), "the released memory is registered as a buffer");
+            assertEquals(-1L, MemorySegment.mismatch(original, 0, 4096, gpu, 0, 4096));
         }
     }
 

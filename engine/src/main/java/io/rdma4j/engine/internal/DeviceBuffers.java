@@ -50,8 +50,11 @@ final class DeviceBuffers {
     /**
      * Registers {@code memory} directly when the backend can, else through a host staging copy; the entry holds one
      * reference.
+     *
+     * @param released runs once the registration is gone (the buffer closed and no transfer holds it any more)
      */
-    static BufferImpls.Local register(EngineBackend backend, RegistrationCache registrations, DeviceMemory memory) {
+    static BufferImpls.Local register(
+            EngineBackend backend, RegistrationCache registrations, DeviceMemory memory, Runnable released) {
         Objects.requireNonNull(memory, "device memory");
         long length = memory.length();
         if (length <= 0 || memory.address() == 0) {
@@ -66,7 +69,7 @@ final class DeviceBuffers {
         String why;
         try {
             BackendRegistration r = backend.registerDevice(memory);
-            RegistrationCache.Entry e = registrations.adopt(r, System.nanoTime() - t0, null);
+            RegistrationCache.Entry e = registrations.adopt(r, System.nanoTime() - t0, released);
             MemorySegment device = MemorySegment.ofAddress(memory.address()).reinterpret(length);
             return new BufferImpls.Local(
                     registrations,
@@ -88,7 +91,13 @@ final class DeviceBuffers {
             arena.close();
             throw e;
         }
-        RegistrationCache.Entry e = registrations.adopt(r, System.nanoTime() - t0, arena::close);
+        RegistrationCache.Entry e = registrations.adopt(r, System.nanoTime() - t0, () -> {
+            try {
+                released.run();
+            } finally {
+                arena.close();
+            }
+        });
         return new BufferImpls.Local(
                 registrations,
                 staging,

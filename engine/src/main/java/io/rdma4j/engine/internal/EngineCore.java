@@ -239,7 +239,9 @@ public final class EngineCore implements TransferEngine {
     @Override
     public LocalBuffer register(DeviceMemory memory) {
         ensureOpen();
-        return DeviceBuffers.register(backend, registrations, memory);
+        LocalBuffer b = DeviceBuffers.register(backend, registrations, memory, () -> volumes.deviceClosed(memory));
+        volumes.deviceOpened(memory);
+        return b;
     }
 
     @Override

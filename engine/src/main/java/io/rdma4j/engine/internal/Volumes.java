@@ -25,6 +25,8 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,6 +56,16 @@ final class Volumes implements AutoCloseable {
     private String topologyProblem;
     private boolean topologyLoaded;
     private volatile boolean closed;
+    /**
+     * Per device memory registered with the engine: its open handles, and the namespaces that registered it for direct
+     * I/O, which release it when the last handle is gone (guarded by this).
+     */
+    private final Map<DeviceMemory, DeviceUse> devices = new IdentityHashMap<>();
+
+    private static final class DeviceUse {
+        int handles;
+        final Set<BlockNamespace> namespaces = Collections.newSetFromMap(new IdentityHashMap<>());
+    }
 
     /**
      * @param metrics the engine's meters, where volume transfers are timed and their failures counted
@@ -333,19 +345,55 @@ final class Volumes implements AutoCloseable {
     }
 
     /**
-     * Registers device memory with every namespace of {@code v} (once per namespace: they keep it).
+     * Registers device memory with every namespace of {@code v} (once per namespace: they keep it until the engine's
+     * last handle on the memory is closed, {@link #deviceClosed}).
      *
      * @return null when all of them reach it directly, else the first one's reason why not
      */
-    private static String directRefusal(VolumeImpl v, BufferImpls.Local local) {
+    private String directRefusal(VolumeImpl v, BufferImpls.Local local) {
+        DeviceMemory memory = local.device.memory();
         for (BlockNamespace ns : v.namespaces) {
             try {
-                ns.registerDevice(local.device.memory());
+                ns.registerDevice(memory);
             } catch (DeviceRegistrationException e) {
                 return e.getMessage();
             }
+            synchronized (this) {
+                DeviceUse u = devices.get(memory);
+                if (u != null) {
+                    u.namespaces.add(ns);
+                }
+            }
         }
         return null;
+    }
+
+    /** The engine opened a handle on {@code memory}. */
+    synchronized void deviceOpened(DeviceMemory memory) {
+        devices.computeIfAbsent(memory, m -> new DeviceUse()).handles++;
+    }
+
+    /**
+     * A handle on {@code memory} is gone (closed, and no transfer holds it): with the last one, every namespace that
+     * registered it releases its registration, so the NICs unpin it before its owner frees it.
+     */
+    void deviceClosed(DeviceMemory memory) {
+        List<BlockNamespace> release;
+        synchronized (this) {
+            DeviceUse u = devices.get(memory);
+            if (u == null || --u.handles > 0) {
+                return;
+            }
+            devices.remove(memory);
+            release = List.copyOf(u.namespaces);
+        }
+        for (BlockNamespace ns : release) {
+            try {
+                ns.deregisterDevice(memory);
+            } catch (RuntimeException e) {
+                // its connection failed or closed: the registration went with it
+            }
+        }
     }
 
     private VolumeTransfer throughHost(

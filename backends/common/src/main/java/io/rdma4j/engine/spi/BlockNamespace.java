@@ -34,8 +34,8 @@ public interface BlockNamespace {
      * Makes {@code memory} reachable by this namespace's transport, so that reads and writes of segments over its
      * device addresses ({@code MemorySegment.ofAddress(memory.address()).reinterpret(memory.length())}) move it
      * straight between the target and the device, the CPU touching none of it (GPUDirect: NVMe/RDMA keyed SGLs pointing
-     * at the NIC's registration of the device memory). Idempotent and cheap once done; the registration lasts until the
-     * block store closes.
+     * at the NIC's registration of the device memory). Idempotent and cheap once done; the registration lasts until
+     * {@link #deregisterDevice} or until the block store closes.
      *
      * @throws io.rdma4j.DeviceRegistrationException when the transport cannot reach device memory (the message says why
      *     and what would make it work); the caller then stages the memory through host memory
@@ -44,6 +44,13 @@ public interface BlockNamespace {
         throw new io.rdma4j.DeviceRegistrationException(
                 describe() + " moves host memory only: device memory goes through host memory");
     }
+
+    /**
+     * Releases what {@link #registerDevice} made for {@code memory}, if anything; called once no I/O on it is in flight
+     * and before the memory is freed (the engine calls it when the last handle on the device memory is closed). Nothing
+     * to do for a transport that registers no device memory.
+     */
+    default void deregisterDevice(DeviceMemory memory) {}
 
     /** Makes completed writes durable (NVMe Flush). */
     CompletableFuture<Void> flush();

@@ -99,6 +99,11 @@ final class NvmeofBlockStore implements BlockStore {
         }
 
         @Override
+        public void deregisterDevice(DeviceMemory memory) {
+            controller.deregisterDevice(memory);
+        }
+
+        @Override
         public CompletableFuture<Void> flush() {
             return controller.flush(info.nsid());
         }

@@ -38,6 +38,8 @@ public final class RdmaResources implements AutoCloseable {
     private final List<MemoryRegion> retired = new ArrayList<>();
     /** Registrations of device memory, by the memory; its reads and writes name them in keyed SGLs. */
     private final Map<DeviceMemory, MemoryRegion> devices = new java.util.IdentityHashMap<>();
+    /** The live registrations of {@link #devices}, read without the lock by every command ({@link #deviceRegion}). */
+    private volatile MemoryRegion[] deviceRegions = new MemoryRegion[0];
 
     private boolean closed;
 
@@ -168,18 +170,40 @@ public final class RdmaResources implements AutoCloseable {
         MemoryRegion mr = devices.get(memory);
         if (mr == null || mr.isClosed()) {
             devices.put(memory, pd.registerDevice(memory, ACCESS));
+            deviceRegions = devices.values().toArray(new MemoryRegion[0]);
         }
     }
 
     /**
-     * @return the registration of device memory covering {@code [address, address + length)}, or null when that range
-     *     is not registered device memory
+     * Deregisters device memory that {@link #registerDevice} registered: the NIC unpins it, and commands over its
+     * addresses no longer point at it. Call it once no command on it is in flight, and before the memory is freed (a
+     * new allocation at the same addresses would otherwise match the old registration).
+     *
+     * @return whether it was registered
      */
-    synchronized MemoryRegion deviceRegion(long address, long length) {
-        if (devices.isEmpty()) {
-            return null;
+    public synchronized boolean deregisterDevice(DeviceMemory memory) {
+        MemoryRegion mr = devices.remove(memory);
+        if (mr == null) {
+            return false;
         }
-        for (MemoryRegion mr : devices.values()) {
+        deviceRegions = devices.values().toArray(new MemoryRegion[0]);
+        if (!closed && !mr.isClosed()) {
+            mr.close();
+        }
+        return true;
+    }
+
+    /** @return how many device memories are registered now */
+    public synchronized int deviceRegistrations() {
+        return devices.size();
+    }
+
+    /**
+     * @return the registration of device memory covering {@code [address, address + length)}, or null when that range
+     *     is not registered device memory. Lock-free: the queues' threads call it for every command.
+     */
+    MemoryRegion deviceRegion(long address, long length) {
+        for (MemoryRegion mr : deviceRegions) {
             if (!mr.isClosed() && address >= mr.address() && address + length <= mr.address() + mr.length()) {
                 return mr;
             }
@@ -207,6 +231,7 @@ public final class RdmaResources implements AutoCloseable {
         regions.clear();
         retired.clear();
         devices.clear();
+        deviceRegions = new MemoryRegion[0];
         java.util.Arrays.fill(bounces, null); // their registrations close with the protection domain
         if (pd != null) {
             pd.close(); // closes the registrations made on it
