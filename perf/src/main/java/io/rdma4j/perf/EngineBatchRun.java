@@ -80,6 +80,16 @@ final class EngineBatchRun implements BenchRun {
         try (DirectoryServer dir =
                 DirectoryServer.builder().bindAddress("127.0.0.1").port(0).start()) {
             for (String provider : o.providers()) {
+                // C first, with no engine of this bench alive (their idle progress threads would share its cores)
+                Double cRate = null;
+                if (c.isPresent()) {
+                    try {
+                        cRate = c.get().writeGigabytesPerSecond(provider, block, o.window(), 100_000);
+                    } catch (IOException e) {
+                        failures++;
+                        System.out.println("  C baseline failed: " + e.getMessage());
+                    }
+                }
                 try (FabricWriteLoop.Pair pair = new FabricWriteLoop.Pair(provider, EngineWriteRun.BUFFER);
                         EngineWriteRun.RemoteTarget ep = new EngineWriteRun.RemoteTarget(
                                 provider, dir.target(), lanes, 1 << 20, Math.max(o.window(), 64))) {
@@ -88,15 +98,6 @@ final class EngineBatchRun implements BenchRun {
                     for (int k = 0; k < IN_FLIGHT; k++) {
                         batches[k] = ep.initiator.newWriteBatch(ep.source, ep.sink, blocks);
                         scatter(batches[k], r, k * span, span, block, blocks);
-                    }
-                    Double cRate = null;
-                    if (c.isPresent()) {
-                        try {
-                            cRate = c.get().writeGigabytesPerSecond(provider, block, o.window(), 100_000);
-                        } catch (IOException e) {
-                            failures++;
-                            System.out.println("  C baseline failed: " + e.getMessage());
-                        }
                     }
                     measureBatches(ep, batches, budget / 2); // warm
                     ep.measure(block, o.window(), budget / 2);

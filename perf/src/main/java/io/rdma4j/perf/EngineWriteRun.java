@@ -141,6 +141,20 @@ final class EngineWriteRun implements BenchRun {
         try (DirectoryServer dir =
                 DirectoryServer.builder().bindAddress("127.0.0.1").port(0).start()) {
             for (String provider : o.providers()) {
+                // C first, with no engine of this bench alive: an idle engine's progress threads (a target with a peer
+                // wakes every 50 us on shm) took up to half of C's rate on this 2-core machine when C ran beside them
+                java.util.Map<Long, Double> cRates = new java.util.HashMap<>();
+                if (c.isPresent()) {
+                    for (long size : o.sizes()) {
+                        try {
+                            cRates.put(
+                                    size, c.get().writeGigabytesPerSecond(provider, size, window, iterations(o, size)));
+                        } catch (IOException e) {
+                            failures++;
+                            System.out.println("  C baseline failed at " + size + " B: " + e.getMessage());
+                        }
+                    }
+                }
                 try (FabricWriteLoop.Pair pair = new FabricWriteLoop.Pair(provider, BUFFER);
                         RemoteTarget ep = new RemoteTarget(provider, dir.target(), lanes, chunkBytes, window)) {
                     System.out.printf(
@@ -157,15 +171,7 @@ final class EngineWriteRun implements BenchRun {
                     FabricWriteLoop.measure(pair, 4096, window, 1000, budget / 4);
                     ep.measure(4096, window, budget / 4);
                     for (long size : o.sizes()) {
-                        Double cRate = null;
-                        if (c.isPresent()) {
-                            try {
-                                cRate = c.get().writeGigabytesPerSecond(provider, size, window, iterations(o, size));
-                            } catch (IOException e) {
-                                failures++;
-                                System.out.println("  C baseline failed: " + e.getMessage());
-                            }
-                        }
+                        Double cRate = cRates.get(size);
                         // warm both paths at this size, then alternate and keep each side's best of three: on a shared
                         // machine the other load comes and goes, and alternating exposes both sides to it alike
                         FabricWriteLoop.measure(pair, size, window, regions, 16, budget / 2);
