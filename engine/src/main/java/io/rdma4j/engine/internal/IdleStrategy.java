@@ -77,8 +77,12 @@ public final class IdleStrategy {
         } else {
             if (wait == null) {
                 LockSupport.parkNanos(parkNanos);
-            } else {
-                wait.await(parkNanos);
+            } else if (wait.await(parkNanos)) {
+                // a lane's descriptor fired: peers are sending (their writes give this side no completion, so the
+                // polls that move them count no work). Poll through spins and yields again before the next sleep, as
+                // after work, instead of a system call per poll while they stream
+                reset();
+                return;
             }
             parkNanos = Math.min(maxParkNanos, parkNanos << 1);
         }

@@ -12,8 +12,11 @@ public interface IdleWait extends AutoCloseable {
     /**
      * Sleeps for up to {@code nanos}, less when a lane may have work or {@link #wake()} was called since the last wait.
      * Returns at once when a lane holds work the kernel will not announce (poll it first).
+     *
+     * @return true when it ended early (a lane may have work, or a wake), false when the time ran out: a target whose
+     *     peers stream into it learns that they do, though its polls find no completion for their writes
      */
-    void await(long nanos);
+    boolean await(long nanos);
 
     /** Ends the current or next {@link #await} at once; from any thread, also after {@link #close()} (then a no-op). */
     void wake();

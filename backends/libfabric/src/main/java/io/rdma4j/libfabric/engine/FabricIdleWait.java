@@ -22,17 +22,17 @@ final class FabricIdleWait implements IdleWait {
     }
 
     @Override
-    public void await(long nanos) {
+    public boolean await(long nanos) {
         for (FabricLane l : lanes) {
             try {
                 if (!l.tryWait()) {
-                    return; // work queued already, or the lane closed: the next poll sees it
+                    return true; // work queued already, or the lane closed: the next poll sees it
                 }
             } catch (RuntimeException e) {
-                return; // the lane's next poll reports its failure
+                return true; // the lane's next poll reports its failure
             }
         }
-        waiter.await(nanos);
+        return waiter.await(nanos);
     }
 
     @Override
