@@ -308,10 +308,10 @@ public final class WeightPublisher implements AutoCloseable {
             }
             Map<String, List<CompletableFuture<?>>> writes = sendData(p, pending, version, end);
             long written = awaitWrites(writes, outcome, status, end);
-            // a member that failed may have been a relay: route around it at once instead of waiting out the grace
+            // a failed member may have been a relay: route around it at once; else wait a grace per hop of the chains
             boolean lost = pending.stream().anyMatch(m -> status.get(m.member().name()) != null);
-            long grace =
-                    lost ? written : written + Math.max(Duration.ofMillis(500).toNanos(), 2 * (written - t0));
+            long pace = Math.max(Duration.ofMillis(500).toNanos(), 2 * (written - t0) * p.hops());
+            long grace = lost ? written : written + pace;
             // after the repair round nothing is left to try: its members get the rest of the deadline, not a grace
             awaitDone(pending, version, status, repaired ? end : Math.min(end, grace));
             List<MemberState> missing = new ArrayList<>();

@@ -218,6 +218,9 @@ class PlannerTest {
         Plan direct = Planner.plan(1, metas, ms, false, 16);
         assertEquals(4 * total, direct.publisherBytes());
         assertEquals(0, direct.relayedBytes());
+        // the publisher waits for confirmations in proportion to the longest chain: every byte passes all four
+        assertEquals(1, direct.hops());
+        assertEquals(4, relay.hops());
     }
 
     @Test

@@ -44,6 +44,28 @@ public record Plan(int id, List<Member> members, List<List<Piece>> incoming, Lis
         return n;
     }
 
+    /**
+     * {@return the most hops any byte takes: 1 when the publisher writes every piece itself, 1 more for each member it
+     * is relayed through}
+     */
+    public int hops() {
+        int most = 1;
+        java.util.ArrayDeque<int[]> todo = new java.util.ArrayDeque<>(); // member, piece, hops to it
+        for (int m = 0; m < members.size(); m++) {
+            for (int i : publisherPieces(m)) {
+                todo.add(new int[] {m, i, 1});
+            }
+        }
+        while (!todo.isEmpty()) {
+            int[] at = todo.poll();
+            most = Math.max(most, at[2]);
+            for (Forward f : forwards.get(at[0]).get(at[1])) {
+                todo.add(new int[] {f.target(), f.targetPiece(), at[2] + 1});
+            }
+        }
+        return most;
+    }
+
     /** {@return the pieces of member {@code m} that come from the publisher} */
     public List<Integer> publisherPieces(int m) {
         List<Integer> out = new ArrayList<>();
