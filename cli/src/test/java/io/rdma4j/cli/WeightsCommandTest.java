@@ -159,7 +159,8 @@ class WeightsCommandTest {
                             progress.getLast().matches(".*: (\\S+ \\S+) of \\1 \\(100%\\), .*, in .*"),
                             sub.stderrText());
                 }
-                assertTrue(pub.until("  version 1 to weights-sub-").contains(": synced in "));
+                String served = pub.until("  version 1 to weights-sub-");
+                assertTrue(served.contains(": synced in "), served);
                 assertSameTensors(in, out);
                 try (Safetensors.MappedFile got = Safetensors.open(out)) {
                     Map<String, String> md = got.tensors().metadata();

@@ -72,6 +72,9 @@ public final class WeightSubscriber implements AutoCloseable {
             r -> Thread.ofPlatform().daemon().unstarted(r));
     private final Duration rejoinCheck = Duration.ofMillis(500);
     private volatile boolean closed;
+    /** Control messages (joins, confirmations, frees) still on their way: {@link #close()} lets them arrive. */
+    private final java.util.Set<java.util.concurrent.CompletableFuture<?>> controls =
+            java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     // owned by the subscriber thread
     private final Rank[] ranks;
@@ -253,14 +256,17 @@ public final class WeightSubscriber implements AutoCloseable {
         }
         try {
             RemoteBuffer c = engine.peer(r.engineName).buffer(WeightPublisher.CONTROL);
-            engine.write(
-                    ctl,
-                    0,
-                    c,
-                    0,
-                    8,
-                    TransferOptions.tag(Tags.control(kind, r.epoch, n, mask, Math.max(0, version), newest))
-                            .withDeadline(Duration.ofSeconds(5)));
+            java.util.concurrent.CompletableFuture<?> f = engine.write(
+                            ctl,
+                            0,
+                            c,
+                            0,
+                            8,
+                            TransferOptions.tag(Tags.control(kind, r.epoch, n, mask, Math.max(0, version), newest))
+                                    .withDeadline(Duration.ofSeconds(5)))
+                    .future();
+            controls.add(f);
+            f.whenComplete((x, e) -> controls.remove(f));
         } catch (RuntimeException e) {
             // the publisher is gone or restarting: the rejoin check finds out and joins its successor
         }
@@ -628,6 +634,18 @@ public final class WeightSubscriber implements AutoCloseable {
         try {
             thread.join(2000);
             relayer.awaitTermination(2, java.util.concurrent.TimeUnit.SECONDS);
+            // a confirmation sent just before close (a subscriber that exits once it has its version) must still reach
+            // the publisher: closing the engine under it would cancel it, and the publisher would count a failure
+            long end = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            for (java.util.concurrent.CompletableFuture<?> f : List.copyOf(controls)) {
+                try {
+                    f.get(Math.max(1, end - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.ExecutionException
+                        | java.util.concurrent.TimeoutException
+                        | java.util.concurrent.CancellationException e) {
+                    // the publisher is gone or slow: it learns of this subscriber from its lease instead
+                }
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
