@@ -14,8 +14,10 @@ import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -143,7 +145,7 @@ final class EngineWriteRun implements BenchRun {
             for (String provider : o.providers()) {
                 // C first, with no engine of this bench alive: an idle engine's progress threads (a target with a peer
                 // wakes every 50 us on shm) took up to half of C's rate on this 2-core machine when C ran beside them
-                java.util.Map<Long, Double> cRates = new java.util.HashMap<>();
+                Map<Long, Double> cRates = new HashMap<>();
                 if (c.isPresent()) {
                     for (long size : o.sizes()) {
                         try {

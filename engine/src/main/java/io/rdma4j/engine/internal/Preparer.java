@@ -198,13 +198,9 @@ final class Preparer {
 
     /** {@return the ranked lane pairs to {@code link} for target {@code r} and source memory {@code source}} */
     private Ranked ranked(PeerLink link, BufferImpls.Remote r, MemoryLocation source) {
-        if (lanes.length > 64) {
-            List<Planner.Candidate> all = candidates(link, r, source, false);
-            return new Ranked(r.location, source, 0, 0, all.toArray(new Planner.Candidate[0]), Planner.best(all));
-        }
-        long now = System.nanoTime();
+        // at most 64 lanes (EngineCore refuses more): one bit each
         long usable = usable(link, r);
-        long paused = paused(usable, now);
+        long paused = paused(usable, System.nanoTime());
         Ranked c = link.ranked;
         if (c != null
                 && c.usable() == usable
@@ -213,12 +209,10 @@ final class Preparer {
                 && c.source().equals(source)) {
             return c;
         }
-        List<Planner.Candidate> all = candidates(link, r, source, false);
+        // ranked from the masks themselves, so it always matches its key; a racing transfer may rank it again
+        List<Planner.Candidate> all = candidates(link, r, source, usable, paused);
         c = new Ranked(r.location, source, usable, paused, all.toArray(new Planner.Candidate[0]), Planner.best(all));
-        // kept only if no lane changed state while it was ranked (else the next transfer ranks again)
-        if (usable(link, r) == usable && paused(usable, now) == paused) {
-            link.ranked = c;
-        }
+        link.ranked = c;
         return c;
     }
 
@@ -256,22 +250,20 @@ final class Preparer {
         return sb.toString();
     }
 
+    /** The candidates of the lanes set in {@code usable}, those set in {@code paused} ranked one level worse. */
     private List<Planner.Candidate> candidates(
-            PeerLink link, BufferImpls.Remote r, MemoryLocation localMem, boolean includeFailed) {
+            PeerLink link, BufferImpls.Remote r, MemoryLocation localMem, long usable, long paused) {
         List<Planner.Candidate> out = new ArrayList<>();
-        long now = System.nanoTime();
-        for (int i = 0; i < lanes.length; i++) {
+        for (long u = usable; u != 0; u &= u - 1) {
+            int i = Long.numberOfTrailingZeros(u);
             int rl = link.remoteLane[i];
-            if (link.connection[i] < 0 || !r.hasLane(rl) || (!includeFailed && lanes[i].failed)) {
-                continue;
-            }
             LaneDescriptor d = descriptors.get(i);
             LaneInfo remote = link.remote(rl);
             Level ll = levels.level(d.pciAddress(), d.numaNode(), localMem);
             Level rlv = LaneLevels.byNuma(remote == null ? -1 : remote.numaNode(), r.location.numaNode());
             double w = laneWeights.getOrDefault(i, d.bandwidthGbps());
             // a lane cooling down ranks one level worse so healthy lanes carry new work first
-            if (lanes[i].paused(now) && ll != Level.SYS) {
+            if ((paused & (1L << i)) != 0 && ll != Level.SYS) {
                 ll = Level.values()[ll.ordinal() + 1];
             }
             out.add(new Planner.Candidate(i, localNics[i], ll, rl, link.remoteNic(rl), rlv, w));
@@ -294,11 +286,12 @@ final class Preparer {
         Args.range(l.segment, sourceOffset, length, "explain source " + l);
         Args.range(r.length(), targetOffset, length, "explain target " + r);
         connector.ensureConnected(r.peer.link);
-        List<Planner.Candidate> all = candidates(r.peer.link, r, l.location, false);
+        Ranked ranked = ranked(r.peer.link, r, l.location);
+        List<Planner.Candidate> all = List.of(ranked.all());
         if (all.isEmpty()) {
             return new Plan(List.of(), length, "no usable lane to '" + r.peer.name() + "': " + laneHealth());
         }
-        List<Planner.Candidate> best = Planner.best(all);
+        List<Planner.Candidate> best = ranked.best();
         Planner.Assignment a = planner.assign(best, length, rotation.get());
         return planner.toPlan(a, length, levels.source() + "; " + planner.describe(all, best, length, a.size()));
     }
