@@ -84,12 +84,12 @@ public final class EngineCore implements TransferEngine {
                 name, config.topology(), config.chunkBytes(), registrations, metrics, config.meterRegistry());
         WireLanes wire = new WireLanes(backend, descriptors);
         this.publications = new Publications(name, descriptors, registrations);
-        this.inbound = new Inbound(name, backend, descriptors, publications, notes, errors);
+        int nThreads = Math.max(1, Math.min(config.progressThreads(), lanes.length));
+        this.inbound = new Inbound(name, backend, descriptors, publications, notes, errors, nThreads);
         this.timer = Executors.newSingleThreadScheduledExecutor(r ->
                 Thread.ofPlatform().daemon(true).name("rdma4j-timer-" + name).unstarted(r));
         this.dispatcher = new Dispatcher(name, backend, lanes, registrations, metrics, timer, config, () -> closed);
         metrics.watch(dispatcher, notes);
-        int nThreads = Math.max(1, Math.min(config.progressThreads(), lanes.length));
         this.threads = new ProgressThread[nThreads];
         for (int t = 0; t < nThreads; t++) {
             List<LaneRuntime> mine = new ArrayList<>();
@@ -104,6 +104,7 @@ public final class EngineCore implements TransferEngine {
                     mine.toArray(new LaneRuntime[0]),
                     config.busySpin() ? IdleStrategy.busySpin() : IdleStrategy.backoff(),
                     config.chunkBytes(),
+                    t,
                     "rdma4j-progress-" + name + "-" + t);
         }
         // the meters are in the caller's registry already: take them out again when the directory cannot be reached

@@ -47,6 +47,7 @@ final class Inbound implements AutoCloseable {
     private final AtomicReferenceArray<InChannel> inboxes = new AtomicReferenceArray<>(1 << 16);
     private final AtomicInteger nextInbox = new AtomicInteger(1);
     private final List<InChannel> retired = Collections.synchronizedList(new ArrayList<>());
+    private final Departures<Initiator> departures;
     private final AtomicLong strayImmediates = new AtomicLong();
 
     Inbound(
@@ -55,13 +56,15 @@ final class Inbound implements AutoCloseable {
             List<LaneDescriptor> lanes,
             Publications publications,
             NotificationQueue notes,
-            ProgressErrors errors) {
+            ProgressErrors errors,
+            int progressThreads) {
         this.owner = owner;
         this.backend = backend;
         this.lanes = lanes;
         this.publications = publications;
         this.notes = notes;
         this.errors = errors;
+        this.departures = new Departures<>(progressThreads);
         this.inboxSlots = Integer.getInteger(INBOX_SLOTS_PROPERTY, NotificationRecord.MAX_SLOTS);
         if (inboxSlots < 1 || inboxSlots > NotificationRecord.MAX_SLOTS) {
             throw new InvalidArgumentException("-D" + INBOX_SLOTS_PROPERTY + " must be 1.."
@@ -69,9 +72,9 @@ final class Inbound implements AutoCloseable {
         }
     }
 
-    /** {@return whether some peer is connected to us (and may be writing or reading our memory)} */
+    /** {@return whether some peer is connected to us (and may be writing or reading our memory), or just left} */
     boolean hasInbound() {
-        return !initiators.isEmpty();
+        return !initiators.isEmpty() || departures.any();
     }
 
     /** Gives {@code initiator} (just paired on {@code lanes} with {@code connections}) a fresh inbox. */
@@ -82,15 +85,32 @@ final class Inbound implements AutoCloseable {
         Initiator old = initiators.put(
                 initiator, new Initiator(initiator, generation, lanes, connections, ch, Names.inbox(initiator)));
         if (old != null) {
-            retire(old);
+            departures.add(old, System.nanoTime());
         }
     }
 
-    /** {@code initiator} left or restarted: its connections go, its inbox stops delivering. */
+    /**
+     * {@code initiator} left or restarted: its connections go and its inbox stops delivering, once what it wrote before
+     * it left has been read (see {@link Departures}).
+     */
     void drop(String initiator) {
         Initiator old = initiators.remove(initiator);
         if (old != null) {
-            retire(old);
+            departures.add(old, System.nanoTime());
+        }
+    }
+
+    /**
+     * Progress thread {@code thread} polled all its lanes in a round begun at {@code roundStart}: initiators that left
+     * before it, and that every thread has polled past, are retired (off the progress thread: disconnecting may block).
+     */
+    void polled(int thread, long roundStart) {
+        if (!departures.any()) {
+            return;
+        }
+        List<Initiator> due = departures.polled(thread, roundStart);
+        if (!due.isEmpty()) {
+            Thread.ofVirtual().name("rdma4j-retire-" + owner).start(() -> due.forEach(this::retire));
         }
     }
 
@@ -235,6 +255,8 @@ final class Inbound implements AutoCloseable {
         Closeables.closeAll(
                 () -> Closeables.closeAll(
                         initiators.values().stream().map(Initiator::inbox).toList()),
+                () -> Closeables.closeAll(
+                        departures.takeAll().stream().map(Initiator::inbox).toList()),
                 () -> Closeables.closeAll(List.copyOf(retired)));
     }
 }

@@ -43,6 +43,7 @@ final class ProgressThread implements Runnable {
 
     private final long chunkBytes;
     private final Thread thread;
+    private final int index;
     private volatile boolean running = true;
     private volatile boolean parked;
 
@@ -54,8 +55,10 @@ final class ProgressThread implements Runnable {
             LaneRuntime[] lanes,
             IdleStrategy idle,
             long chunkBytes,
+            int index,
             String name) {
         this.dispatcher = dispatcher;
+        this.index = index;
         this.inbound = inbound;
         this.errors = errors;
         this.backend = backend;
@@ -147,6 +150,7 @@ final class ProgressThread implements Runnable {
                         work += pump(l, now);
                         work += poll(l);
                     }
+                    inbound.polled(index, now);
                 } catch (Throwable t) {
                     errors.record(t);
                 }
