@@ -2,16 +2,15 @@ package io.rdma4j.weights;
 
 import io.rdma4j.Closeables;
 import io.rdma4j.InvalidArgumentException;
-import io.rdma4j.Rdma4jException;
 import io.rdma4j.engine.Access;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.Notification;
 import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.TransferEngine;
-import io.rdma4j.engine.TransferOptions;
+import io.rdma4j.weights.internal.ControlWrites;
+import io.rdma4j.weights.internal.ManifestReader;
 import io.rdma4j.weights.internal.Member;
-import io.rdma4j.weights.internal.Runs;
-import io.rdma4j.weights.internal.Sender;
+import io.rdma4j.weights.internal.Relayer;
 import io.rdma4j.weights.internal.Tags;
 import io.rdma4j.weights.internal.TensorMeta;
 import io.rdma4j.weights.internal.Wire;
@@ -66,15 +65,10 @@ public final class WeightSubscriber implements AutoCloseable {
     private final LocalBuffer want;
     private final LocalBuffer ctl;
     private final Thread thread;
-    // posts relay writes, so that a write to a dead peer, which may block until its lease expires, never stalls
-    // the counting of what lands here
-    private final java.util.concurrent.ExecutorService relayer = java.util.concurrent.Executors.newSingleThreadExecutor(
-            r -> Thread.ofPlatform().daemon().unstarted(r));
+    private final Relayer relayer;
     private final Duration rejoinCheck = Duration.ofMillis(500);
     private volatile boolean closed;
-    /** Control messages (joins, confirmations, frees) still on their way: {@link #close()} lets them arrive. */
-    private final java.util.Set<java.util.concurrent.CompletableFuture<?>> controls =
-            java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final ControlWrites controls;
 
     // owned by the subscriber thread
     private final Rank[] ranks;
@@ -129,7 +123,7 @@ public final class WeightSubscriber implements AutoCloseable {
         try {
             List<Wire.Manifest> manifests = new ArrayList<>();
             for (String p : publishers) {
-                manifests.add(readManifest(p, b.joinTimeout));
+                manifests.add(ManifestReader.read(engine, arena, p, WeightPublisher.MANIFEST, b.joinTimeout));
             }
             this.metas = ManifestChecks.agreed(manifests);
             this.metadata = manifests.stream()
@@ -177,6 +171,8 @@ public final class WeightSubscriber implements AutoCloseable {
             want = engine.register(ws);
             engine.publish(WANT, want, Access.anyPeer());
             ctl = engine.register(arena.allocate(4096, 4096));
+            controls = new ControlWrites(engine, ctl, WeightPublisher.CONTROL);
+            relayer = new Relayer(engine, slotBuffers, SLOT);
             for (Rank r : ranks) {
                 if (r != null) {
                     join(r);
@@ -201,39 +197,6 @@ public final class WeightSubscriber implements AutoCloseable {
         return new WeightSubscriberBuilder(engine, publishers);
     }
 
-    private Wire.Manifest readManifest(String publisher, Duration timeout) {
-        long end = System.nanoTime() + timeout.toNanos();
-        RuntimeException last = null;
-        while (true) {
-            try {
-                RemoteBuffer m = engine.peer(publisher).buffer(WeightPublisher.MANIFEST);
-                long len = Math.min(m.length(), 64L << 20);
-                MemorySegment seg = arena.allocate(len, 4096);
-                try (LocalBuffer lb = engine.register(seg)) {
-                    engine.read(lb, 0, m, 0, len, TransferOptions.DEFAULT.withDeadline(Duration.ofSeconds(10)))
-                            .join();
-                }
-                return Wire.manifest(seg, publisher);
-            } catch (InvalidArgumentException e) {
-                throw e;
-            } catch (RuntimeException e) {
-                last = e;
-            }
-            if (System.nanoTime() > end) {
-                throw new Rdma4jException(
-                        "no weights manifest from " + publisher + " within " + timeout.toMillis()
-                                + " ms: start the publisher (./rdma4j weights publish) or check the name",
-                        last);
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new Rdma4jException("interrupted while waiting for " + publisher, e);
-            }
-        }
-    }
-
     private void join(Rank r) {
         sendControl(r, Tags.JOIN, -1);
     }
@@ -254,22 +217,7 @@ public final class WeightSubscriber implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        try {
-            RemoteBuffer c = engine.peer(r.engineName).buffer(WeightPublisher.CONTROL);
-            java.util.concurrent.CompletableFuture<?> f = engine.write(
-                            ctl,
-                            0,
-                            c,
-                            0,
-                            8,
-                            TransferOptions.tag(Tags.control(kind, r.epoch, n, mask, Math.max(0, version), newest))
-                                    .withDeadline(Duration.ofSeconds(5)))
-                    .future();
-            controls.add(f);
-            f.whenComplete((x, e) -> controls.remove(f));
-        } catch (RuntimeException e) {
-            // the publisher is gone or restarting: the rejoin check finds out and joins its successor
-        }
+        controls.send(r.engineName, Tags.control(kind, r.epoch, n, mask, Math.max(0, version), newest));
     }
 
     /** Under lock: the buffers the publisher may write, each then given to it (no lease until it completes again). */
@@ -317,12 +265,14 @@ public final class WeightSubscriber implements AutoCloseable {
             try {
                 long g = engine.peer(r.engineName).generation();
                 if (g != r.generation) {
-                    Wire.Manifest m = readManifest(r.engineName, Duration.ofSeconds(2));
+                    Wire.Manifest m = ManifestReader.read(
+                            engine, arena, r.engineName, WeightPublisher.MANIFEST, Duration.ofSeconds(2));
                     r.generation = g;
                     r.epoch = m.epoch();
                     r.dropped = -1;
                     r.plan = null;
                     r.targets.clear();
+                    controls.forget(r.engineName);
                     join(r);
                 }
             } catch (RuntimeException e) {
@@ -416,7 +366,7 @@ public final class WeightSubscriber implements AutoCloseable {
                 progressBytes += in.length() * in.count();
             }
         }
-        forward(r, in, slot, version, n.checksum() != Notification.Checksum.NOT_REQUESTED, tag);
+        relayer.forward(r.targets, in, slot, version, n.checksum() != Notification.Checksum.NOT_REQUESTED, tag);
         for (Rank x : ranks) {
             if (x != null && (x.plan == null || x.count[slot] < x.plan.pieces().size())) {
                 return;
@@ -445,36 +395,6 @@ public final class WeightSubscriber implements AutoCloseable {
             stale++;
         } finally {
             lock.unlock();
-        }
-    }
-
-    /** Forwards a landed piece to the next subscribers of its chain; a failure is the publisher's to route around. */
-    private void forward(Rank r, Wire.InPiece in, int slot, long version, boolean crc, long tag) {
-        if (!in.forwards().isEmpty()) {
-            relayer.execute(() -> forwardNow(r, in, slot, version, crc, tag));
-        }
-    }
-
-    private void forwardNow(Rank r, Wire.InPiece in, int slot, long version, boolean crc, long tag) {
-        for (Wire.OutForward f : in.forwards()) {
-            try {
-                Map<String, RemoteBuffer[]> targets = r.targets;
-                RemoteBuffer[] t = targets.get(f.target());
-                if (t == null) {
-                    t = new RemoteBuffer[f.slots()];
-                    for (int s = 0; s < t.length; s++) {
-                        t[s] = engine.peer(f.target()).buffer(SLOT + s);
-                    }
-                    targets.put(f.target(), t);
-                }
-                Runs.Group g = new Runs.Group(
-                        in.dst(), in.dst() + f.delta(), in.length(), in.count(), in.stride(), in.stride());
-                long ftag = (tag & ~0xffffL) | f.piece();
-                TransferOptions o = TransferOptions.tag(ftag).withDeadline(Duration.ofSeconds(30));
-                Sender.send(engine, slotBuffers[slot], t[(int) (version % t.length)], g, crc ? o.withCrc32c() : o);
-            } catch (RuntimeException e) {
-                r.targets.remove(f.target());
-            }
         }
     }
 
@@ -630,22 +550,12 @@ public final class WeightSubscriber implements AutoCloseable {
         }
         closed = true;
         thread.interrupt();
-        relayer.shutdownNow();
         try {
             thread.join(2000);
-            relayer.awaitTermination(2, java.util.concurrent.TimeUnit.SECONDS);
+            relayer.stop(Duration.ofSeconds(2));
             // a confirmation sent just before close (a subscriber that exits once it has its version) must still reach
             // the publisher: closing the engine under it would cancel it, and the publisher would count a failure
-            long end = System.nanoTime() + Duration.ofSeconds(2).toNanos();
-            for (java.util.concurrent.CompletableFuture<?> f : List.copyOf(controls)) {
-                try {
-                    f.get(Math.max(1, end - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
-                } catch (java.util.concurrent.ExecutionException
-                        | java.util.concurrent.TimeoutException
-                        | java.util.concurrent.CancellationException e) {
-                    // the publisher is gone or slow: it learns of this subscriber from its lease instead
-                }
-            }
+            controls.awaitSent(Duration.ofSeconds(2));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

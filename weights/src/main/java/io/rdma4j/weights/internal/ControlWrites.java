@@ -1,0 +1,88 @@
+package io.rdma4j.weights.internal;
+
+import io.rdma4j.engine.LocalBuffer;
+import io.rdma4j.engine.RemoteBuffer;
+import io.rdma4j.engine.TransferEngine;
+import io.rdma4j.engine.TransferOptions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A subscriber's control writes to its publisher ranks (joins, confirmations, frees): 8-byte writes whose tag is the
+ * message. Each rank's control buffer is looked up once, not per write: a lookup is two directory calls, slow on a
+ * loaded machine, and cancelled by an interrupt from a closing subscriber, which lost the confirmation it was about to
+ * send. The writes still on their way are kept, so that a closing subscriber lets them arrive.
+ */
+public final class ControlWrites {
+    private final TransferEngine engine;
+    private final LocalBuffer source;
+    private final String bufferName;
+    private final Map<String, RemoteBuffer> buffers = new ConcurrentHashMap<>();
+    private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param engine the subscriber's engine
+     * @param source 8 registered bytes to write from (their content is not read: the tag carries the message)
+     * @param bufferName the control buffer every publisher rank publishes
+     */
+    public ControlWrites(TransferEngine engine, LocalBuffer source, String bufferName) {
+        this.engine = engine;
+        this.source = source;
+        this.bufferName = bufferName;
+    }
+
+    /**
+     * Writes {@code tag} to {@code publisher}'s control buffer. A failure is dropped: the publisher is gone or
+     * restarting, and the subscriber's rejoin check finds its successor.
+     */
+    public void send(String publisher, long tag) {
+        try {
+            RemoteBuffer c = buffers.get(publisher);
+            if (c == null) {
+                c = engine.peer(publisher).buffer(bufferName);
+                buffers.put(publisher, c);
+            }
+            RemoteBuffer to = c;
+            CompletableFuture<?> f = engine.write(
+                            source, 0, to, 0, 8, TransferOptions.tag(tag).withDeadline(Duration.ofSeconds(5)))
+                    .future();
+            inFlight.add(f);
+            f.whenComplete((x, e) -> {
+                inFlight.remove(f);
+                if (e != null) {
+                    buffers.remove(publisher, to); // it may have restarted: look it up afresh next time
+                }
+            });
+        } catch (RuntimeException e) {
+            buffers.remove(publisher);
+        }
+    }
+
+    /** {@code publisher} restarted: its control buffer is looked up again at the next write. */
+    public void forget(String publisher) {
+        buffers.remove(publisher);
+    }
+
+    /**
+     * Waits up to {@code max} for the writes still on their way: closing the engine under them would cancel them, and
+     * the publisher would count a subscriber that has its version as failed.
+     */
+    public void awaitSent(Duration max) throws InterruptedException {
+        long end = System.nanoTime() + max.toNanos();
+        for (CompletableFuture<?> f : List.copyOf(inFlight)) {
+            try {
+                f.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException | TimeoutException | CancellationException e) {
+                // the publisher is gone or slow: it learns of this subscriber from its lease instead
+            }
+        }
+    }
+}
