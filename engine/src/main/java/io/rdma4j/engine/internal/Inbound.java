@@ -102,15 +102,12 @@ final class Inbound implements AutoCloseable {
 
     /**
      * Progress thread {@code thread} polled all its lanes in a round begun at {@code roundStart}: initiators that left
-     * before it, and that every thread has polled past, are retired (off the progress thread: disconnecting may block).
+     * before it, and that every thread has polled past, are retired (here: a disconnect only forgets the peer's
+     * address, and the progress threads stop before the backend closes).
      */
     void polled(int thread, long roundStart) {
-        if (!departures.any()) {
-            return;
-        }
-        List<Initiator> due = departures.polled(thread, roundStart);
-        if (!due.isEmpty()) {
-            Thread.ofVirtual().name("rdma4j-retire-" + owner).start(() -> due.forEach(this::retire));
+        if (departures.any()) {
+            departures.polled(thread, roundStart).forEach(this::retire);
         }
     }
 
