@@ -11,6 +11,10 @@ import java.util.concurrent.CompletableFuture;
  * {@code TransferException} otherwise (the engine or volume closed with it in flight, a device copy failed); the native
  * error, if any, is its cause. Only {@link #cancel()} completes it with the JDK's
  * {@link java.util.concurrent.CancellationException}.
+ *
+ * <p>A chunk completes when its provider says so. Over providers that complete at transmit (libfabric's tcp, and shm
+ * for writes up to 4 KiB, which travel through its shared buffers) the bytes may still be on their way then; the
+ * notification, sent behind them on every lane that carried some, is what tells the target they landed.
  */
 public interface Transfer {
     /**

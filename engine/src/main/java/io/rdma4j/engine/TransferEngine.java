@@ -359,8 +359,9 @@ public interface TransferEngine extends AutoCloseable {
      *
      * @param batch a batch made by this engine, not empty, not being written
      * @param options deadline and notification tag; a CRC32C is refused (it covers one contiguous range)
-     * @return the running transfer, whose future completes once every descriptor landed, or fails as a single write's
-     *     does
+     * @return the running transfer, whose future completes once every descriptor completed on this side, or fails as a
+     *     single write's does (as for a single write, a provider may complete before the bytes are placed: the tag is
+     *     what tells the target they landed)
      * @throws io.rdma4j.InvalidArgumentException when the batch is empty, was made by another engine, reads device
      *     memory or the options ask for a CRC32C; nothing is posted
      * @throws IllegalStateException when the batch is already being written

@@ -39,6 +39,8 @@ final class FabricLane {
     private static final long FI_REMOTE_READ = 1L << 12;
 
     private static final long FI_REMOTE_WRITE = 1L << 13;
+    /** The remote CQ data of a plain write sent as {@code fi_writedata} (see {@link #dataCarried}): no notification. */
+    static final long NO_NOTICE = 0;
 
     final int index;
     private final Fabric fabric;
@@ -48,6 +50,14 @@ final class FabricLane {
     private final Endpoint ep;
     private final io.rdma4j.libfabric.Completions batch;
     private final byte[] name;
+    /**
+     * Writes up to this many bytes carry remote CQ data {@link #NO_NOTICE} (shm only, its inject size, else 0). shm
+     * writes a plain write with {@code process_vm_writev}, a system call per write however small; a write with data
+     * goes through its shared inject buffers instead, as {@code fi_rma_bw -o writedata} does. The target's lane drops
+     * the completions carrying that data.
+     */
+    private final long dataCarried;
+
     private long[] peerAddress = new long[16];
     private int connections;
     /** Registration handle -> region on this lane's domain. */
@@ -78,6 +88,7 @@ final class FabricLane {
             this.ep = domain.openEndpoint(cq, av);
             this.batch = new io.rdma4j.libfabric.Completions(64);
             this.name = ep.name();
+            this.dataCarried = info.provider().startsWith("shm") ? Math.min(info.injectSize(), 4096) : 0;
         } catch (RuntimeException e) {
             throw Closeables.closeAllInto(e, f);
         }
@@ -213,7 +224,12 @@ final class FabricLane {
             long offset = localAddress - mr.address();
             RemoteRegion remote = remote(remoteKey);
             return switch (op) {
-                case WRITE -> status(ep.write(mr, offset, length, peer, remote, remoteAddress, context), "fi_write");
+                case WRITE ->
+                    length <= dataCarried
+                            ? status(
+                                    ep.writeData(mr, offset, length, NO_NOTICE, peer, remote, remoteAddress, context),
+                                    "fi_writedata")
+                            : status(ep.write(mr, offset, length, peer, remote, remoteAddress, context), "fi_write");
                 case WRITE_DATA ->
                     status(
                             ep.writeData(mr, offset, length, data, peer, remote, remoteAddress, context),
@@ -271,7 +287,9 @@ final class FabricLane {
         }
         for (int i = 0; i < n; i++) {
             if (b.hasRemoteData(i)) {
-                out.add(Completions.REMOTE_IMMEDIATE, 0, (int) b.data(i));
+                if (dataCarried == 0 || b.data(i) != NO_NOTICE) {
+                    out.add(Completions.REMOTE_IMMEDIATE, 0, (int) b.data(i));
+                }
             } else if (b.context(i) != 0 || (b.flags(i) & FI_REMOTE_WRITE) == 0) {
                 out.add(Completions.LOCAL, b.context(i), 0);
             }
