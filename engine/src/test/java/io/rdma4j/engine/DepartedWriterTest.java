@@ -2,6 +2,8 @@ package io.rdma4j.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -13,7 +15,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * A writer that closes its engine as soon as its tagged write completes (a process that exits after its last message)
  * must not lose that message: the target's engine sees the writer withdraw from the directory, maybe before it has
- * polled the write's completion, and still delivers the tag.
+ * polled the write's completion, and still delivers the tag. None of the writes' notification copies is dropped as a
+ * stray.
  */
 class DepartedWriterTest {
     private static final int ROUNDS = 40;
@@ -21,8 +24,10 @@ class DepartedWriterTest {
     @ParameterizedTest
     @ValueSource(strings = {"shm", "tcp"})
     void aWriteCompletedBeforeItsWriterLeftIsDelivered(String provider) throws Exception {
+        MeterRegistry registry = new SimpleMeterRegistry();
         try (Arena arena = Arena.ofShared();
-                TransferEngine b = builder(provider, "departed-b").build()) {
+                TransferEngine b =
+                        builder(provider, "departed-b").meterRegistry(registry).build()) {
             MemorySegment dst = TestEngines.allocate(arena, 4096);
             b.publish("landing", b.register(dst), Access.anyPeer());
             List<Integer> missing = new ArrayList<>();
@@ -37,6 +42,13 @@ class DepartedWriterTest {
                 }
             }
             assertEquals(List.of(), missing, "tags whose writer left right after writing and that never arrived");
+            assertEquals(
+                    0.0,
+                    registry.get("rdma4j.notifications.stray")
+                            .tag("engine", b.name())
+                            .functionCounter()
+                            .count(),
+                    "notification copies dropped for naming no inbox");
         }
     }
 

@@ -163,7 +163,8 @@ class EngineMetricsTest {
                     "rdma4j_registration_cache_hits_total",
                     "rdma4j_registrations_active",
                     "rdma4j_transfers_active",
-                    "rdma4j_notifications_queued")) {
+                    "rdma4j_notifications_queued",
+                    "rdma4j_notifications_stray_total")) {
                 assertTrue(scrape.contains(name + "{"), name + " in\n" + scrape);
             }
             assertTrue(scrape.contains("engine=\"" + engine + "\""), scrape);

@@ -89,7 +89,7 @@ public final class EngineCore implements TransferEngine {
         this.timer = Executors.newSingleThreadScheduledExecutor(r ->
                 Thread.ofPlatform().daemon(true).name("rdma4j-timer-" + name).unstarted(r));
         this.dispatcher = new Dispatcher(name, backend, lanes, registrations, metrics, timer, config, () -> closed);
-        metrics.watch(dispatcher, notes);
+        metrics.watch(dispatcher, notes, inbound);
         this.threads = new ProgressThread[nThreads];
         for (int t = 0; t < nThreads; t++) {
             List<LaneRuntime> mine = new ArrayList<>();

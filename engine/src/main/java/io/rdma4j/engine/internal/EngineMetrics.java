@@ -169,12 +169,14 @@ final class EngineMetrics {
     }
 
     /**
-     * Registers the gauges of the engine's transfers in flight and notifications not yet taken.
+     * Registers the gauges of the engine's transfers in flight and notifications not yet taken, and the count of
+     * notifications dropped for naming no inbox.
      *
      * @param dispatcher whose transfers in flight are counted
      * @param notes the queue of notifications from peers
+     * @param inbound what peers send us
      */
-    void watch(Dispatcher dispatcher, NotificationQueue notes) {
+    void watch(Dispatcher dispatcher, NotificationQueue notes, Inbound inbound) {
         if (registry == null) {
             return;
         }
@@ -184,6 +186,10 @@ final class EngineMetrics {
                 .register(registry));
         add(Gauge.builder("rdma4j.notifications.queued", notes, NotificationQueue::size)
                 .description("Notifications from peers not yet taken")
+                .tags(tags)
+                .register(registry));
+        add(FunctionCounter.builder("rdma4j.notifications.stray", inbound, Inbound::strayImmediates)
+                .description("Notification copies from peers that named no inbox here, dropped")
                 .tags(tags)
                 .register(registry));
     }

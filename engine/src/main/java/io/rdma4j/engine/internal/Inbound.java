@@ -166,6 +166,14 @@ final class Inbound implements AutoCloseable {
         retired.add(in.inbox());
     }
 
+    /**
+     * {@return notification copies that named no inbox this engine holds, and were dropped} (a peer's write after its
+     * inbox was retired, or a corrupt immediate)
+     */
+    long strayImmediates() {
+        return strayImmediates.get();
+    }
+
     /** A notification copy arrived (on a progress thread): deliver its record once every copy is in. */
     void onImmediate(int immediate) {
         int id = immediate >>> 16;
