@@ -7,9 +7,6 @@ import io.rdma4j.engine.TransferException;
 import io.rdma4j.engine.TransferTimeoutException;
 import io.rdma4j.engine.spi.EngineBackend;
 import java.time.Duration;
-import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -36,7 +33,7 @@ final class Dispatcher {
     private final int maxRetries;
     private final long cooldownNanos;
     private final long maxCooldownNanos;
-    private final Set<TransferImpl> active = ConcurrentHashMap.newKeySet();
+    private final ActiveTransfers active;
 
     Dispatcher(
             String name,
@@ -46,8 +43,10 @@ final class Dispatcher {
             EngineMetrics metrics,
             ScheduledExecutorService timer,
             EngineConfig config,
+            ActiveTransfers active,
             BooleanSupplier closing) {
         this.name = name;
+        this.active = active;
         this.backend = backend;
         this.lanes = lanes;
         this.registrations = registrations;
@@ -66,56 +65,32 @@ final class Dispatcher {
 
     /** Fails every transfer in flight (the engine closes). */
     void failAll() {
-        for (TransferImpl t : List.copyOf(active)) {
+        for (TransferImpl t : active.snapshot(null)) {
             t.fail(new TransferException("engine " + name + " closed with the transfer in flight (" + t.bytesCompleted()
                     + " of " + t.total + " bytes done)"));
         }
     }
 
-    /** Starts a checked transfer: stripes go to the progress threads of their lanes. */
-    Transfer launch(Preparer.Prepared p) {
-        long localAddress = p.local().segment.address() + p.localOffset();
-        int crc = 0;
-        if (p.options().crc32c()) {
+    /** Starts a checked transfer: its stripes go to the progress threads of their lanes. */
+    Transfer launch(TransferImpl t) {
+        if (t.crc) {
             CRC32C c = new CRC32C();
-            c.update(p.local().segment.asSlice(p.localOffset(), p.length()).asByteBuffer());
-            crc = (int) c.getValue();
+            c.update(t.local.segment.asSlice(t.localOffset, t.total).asByteBuffer());
+            t.crcValue = (int) c.getValue();
         }
-        TransferImpl t = new TransferImpl(
-                active,
-                registrations,
-                metrics,
-                p.link(),
-                p.op(),
-                p.length(),
-                p.local().entry.registration().handle(),
-                localAddress,
-                p.remote().address,
-                p.remoteOffset(),
-                p.remote().key,
-                p.all(),
-                p.options().notifies(),
-                p.options().tag(),
-                p.options().crc32c(),
-                crc,
-                p.remote().generation(),
-                p.batch() == null ? p.remoteOffset() : p.batch().targetOffset[0],
-                p.remote().shortName,
-                p.local().entry,
-                p.batch());
+        PeerLink link = t.peer;
         active.add(t);
-        p.link().active.add(t);
         if (closing.getAsBoolean()) {
             t.fail(new TransferException("engine " + name + " closed"));
             return t;
         }
-        if (p.link().lost()) {
-            t.fail(new PeerLostException("peer '" + p.link().name + "' is gone: " + p.link().lostReason));
+        if (link.lost()) {
+            t.fail(new PeerLostException("peer '" + link.name + "' is gone: " + link.lostReason));
             return t;
         }
-        if (p.options().deadline() != null) {
-            Duration d = p.options().deadline();
-            String what = (p.op() == Op.READ ? "read" : "write") + " of " + p.length() + " bytes with " + p.link().name;
+        Duration d = t.options.deadline();
+        if (d != null) {
+            String what = (t.op == Op.READ ? "read" : "write") + " of " + t.total + " bytes with " + link.name;
             t.deadlineTask = timer.schedule(
                     () -> t.fail(new TransferTimeoutException(what + " missed its "
                             + d.toMillis() + " ms deadline with " + t.bytesCompleted() + " bytes done"
@@ -123,18 +98,15 @@ final class Dispatcher {
                     d.toNanos(),
                     TimeUnit.NANOSECONDS);
         }
-        Planner.Assignment a = p.assignment();
+        Planner.Assignment a = t.assignment;
         if (a == null) {
-            Planner.Candidate c = p.single();
-            if (p.length() > 0) {
-                lanes[c.localLane()].owner.submit(new Stripe(
-                        t, c.localLane(), c.remoteLane(), p.link().connection[c.localLane()], 0, p.length(), 0));
-                return t;
-            }
-            if (t.notify) {
+            // one lane pair carries it whole: the transfer is its own stripe
+            LaneRuntime l = lanes[t.localLane];
+            if (t.total > 0) {
+                l.owner.submit(t);
+            } else if (t.notify) {
                 t.notifying();
-                LaneRuntime l = lanes[c.localLane()];
-                l.owner.submit((Runnable) () -> dataDone(t, l, c.remoteLane(), p.link().connection[c.localLane()]));
+                l.owner.submit(() -> dataDone(t, l, t.remoteLane, t.connection));
             } else {
                 t.complete();
             }
@@ -143,13 +115,7 @@ final class Dispatcher {
         for (int i = 0; i < a.size(); i++) {
             Planner.Candidate c = a.pairs()[i];
             lanes[c.localLane()].owner.submit(new Stripe(
-                    t,
-                    c.localLane(),
-                    c.remoteLane(),
-                    p.link().connection[c.localLane()],
-                    a.start()[i],
-                    a.length()[i],
-                    0));
+                    t, c.localLane(), c.remoteLane(), link.connection[c.localLane()], a.start()[i], a.length()[i], 0));
         }
         return t;
     }
@@ -259,7 +225,7 @@ final class Dispatcher {
     private void pollVerdictLater(TransferImpl t, LaneRuntime l) {
         long pause = Math.min(VERDICT_POLL_MAX_NANOS, 10_000L << Math.min(t.verdictPolls++, 8));
         try {
-            timer.schedule(() -> l.owner.submit((Runnable) () -> pollVerdict(t, l)), pause, TimeUnit.NANOSECONDS);
+            timer.schedule(() -> l.owner.submit(() -> pollVerdict(t, l)), pause, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // closing: close() fails every transfer in flight
             t.peer.channel.verdictDone(t, l);

@@ -88,7 +88,9 @@ public final class EngineCore implements TransferEngine {
         this.inbound = new Inbound(name, backend, descriptors, publications, notes, errors, nThreads);
         this.timer = Executors.newSingleThreadScheduledExecutor(r ->
                 Thread.ofPlatform().daemon(true).name("rdma4j-timer-" + name).unstarted(r));
-        this.dispatcher = new Dispatcher(name, backend, lanes, registrations, metrics, timer, config, () -> closed);
+        ActiveTransfers active = new ActiveTransfers();
+        this.dispatcher =
+                new Dispatcher(name, backend, lanes, registrations, metrics, timer, config, active, () -> closed);
         metrics.watch(dispatcher, notes, inbound);
         this.threads = new ProgressThread[nThreads];
         for (int t = 0; t < nThreads; t++) {
@@ -127,10 +129,19 @@ public final class EngineCore implements TransferEngine {
             }
             this.handshakeServer = hs.start();
             this.membership = new Membership(
-                    name, generation, rendezvous, handshakeServer, wire, lanes.length, inbound, timer, () -> closed);
+                    name,
+                    generation,
+                    rendezvous,
+                    handshakeServer,
+                    wire,
+                    lanes.length,
+                    inbound,
+                    active,
+                    timer,
+                    () -> closed);
             this.connector = new Connector(name, generation, config.security(), lanes, wire);
-            this.preparer =
-                    new Preparer(name, lanes, descriptors, levels, config, registrations, membership, connector);
+            this.preparer = new Preparer(
+                    name, lanes, descriptors, levels, config, registrations, membership, connector, active, metrics);
         } catch (RuntimeException e) {
             metrics.close();
             for (ProgressThread t : threads) {
@@ -293,8 +304,8 @@ public final class EngineCore implements TransferEngine {
         return launch(preparer.prepare(Op.READ, target, targetOffset, source, sourceOffset, length, options));
     }
 
-    private Transfer launch(Preparer.Prepared p) {
-        if (p.local().device != null) {
+    private Transfer launch(TransferImpl p) {
+        if (p.local.device != null) {
             preparer.beforeDevice(List.of(p));
         }
         return preparer.afterDevice(p, dispatcher.launch(p));
@@ -318,7 +329,7 @@ public final class EngineCore implements TransferEngine {
             throw new IllegalStateException("the write batch is already being written: join its transfer before"
                     + " writing it again (after a failure, wait until batch.inFlight() is false)");
         }
-        Preparer.Prepared p;
+        TransferImpl p;
         try {
             p = preparer.prepareBatch(b, options);
         } catch (RuntimeException e) {
@@ -332,7 +343,7 @@ public final class EngineCore implements TransferEngine {
     public TransferBatch writeAll(List<TransferRequest> requests) {
         Objects.requireNonNull(requests, "requests");
         ensureOpen();
-        List<Preparer.Prepared> prepared = new ArrayList<>(requests.size());
+        List<TransferImpl> prepared = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
             TransferRequest r = requests.get(i);
             try {
@@ -340,8 +351,8 @@ public final class EngineCore implements TransferEngine {
                 prepared.add(preparer.prepare(
                         Op.WRITE, r.source(), r.sourceOffset(), r.target(), r.targetOffset(), r.length(), r.options()));
             } catch (RuntimeException e) {
-                for (Preparer.Prepared p : prepared) {
-                    registrations.release(p.local().entry);
+                for (TransferImpl p : prepared) {
+                    registrations.release(p.local.entry);
                 }
                 if (e instanceof InvalidArgumentException) {
                     throw new InvalidArgumentException(
@@ -352,7 +363,7 @@ public final class EngineCore implements TransferEngine {
         }
         preparer.beforeDevice(prepared);
         List<Transfer> out = new ArrayList<>(prepared.size());
-        for (Preparer.Prepared p : prepared) {
+        for (TransferImpl p : prepared) {
             out.add(preparer.afterDevice(p, dispatcher.launch(p)));
         }
         return TransferBatch.of(out);

@@ -39,6 +39,7 @@ final class Membership {
     private final WireLanes wire;
     private final int localLanes;
     private final Inbound inbound;
+    private final ActiveTransfers active;
     private final ScheduledExecutorService timer;
     private final BooleanSupplier closing;
     private final Map<String, PeerLink> peers = new ConcurrentHashMap<>();
@@ -53,6 +54,7 @@ final class Membership {
             WireLanes wire,
             int localLanes,
             Inbound inbound,
+            ActiveTransfers active,
             ScheduledExecutorService timer,
             BooleanSupplier closing) {
         this.name = name;
@@ -62,6 +64,7 @@ final class Membership {
         this.wire = wire;
         this.localLanes = localLanes;
         this.inbound = inbound;
+        this.active = active;
         this.timer = timer;
         this.closing = closing;
     }
@@ -213,14 +216,14 @@ final class Membership {
         handshakeServer.forgetAll();
     }
 
-    private static void lose(PeerLink link, String why) {
+    private void lose(PeerLink link, String why) {
         synchronized (link) {
             if (link.lostReason != null) {
                 return;
             }
             link.lostReason = why;
         }
-        for (TransferImpl t : link.active) {
+        for (TransferImpl t : active.snapshot(link)) {
             t.fail(new PeerLostException("transfer of " + t.total + " bytes with '" + link.name
                     + "' failed: the peer is gone (" + why + ") after " + t.bytesCompleted() + " bytes"));
         }

@@ -5,7 +5,7 @@ package io.rdma4j.engine.internal;
  * connection after that lane's chunks is what orders it behind them at the target; the target delivers the tag once a
  * copy arrived from every lane named in the record.
  */
-final class NotifyCopy {
+final class NotifyCopy extends LaneWork {
     final TransferImpl transfer;
     /** The initiator lane whose data this copy vouches for (carried in the immediate). */
     final int markLane;

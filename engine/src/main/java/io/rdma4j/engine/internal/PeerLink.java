@@ -4,12 +4,10 @@ import io.rdma4j.rendezvous.HandshakeResult;
 import io.rdma4j.rendezvous.LaneInfo;
 import io.rdma4j.rendezvous.PeerInfo;
 import java.util.Arrays;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Our outgoing relation to one peer generation: the connections from our lanes to its lanes (made lazily through its
- * handshake service), the notification channel into its inbox, and the transfers in flight to it.
+ * handshake service), and the notification channel into its inbox.
  */
 final class PeerLink {
     final String name;
@@ -23,7 +21,6 @@ final class PeerLink {
     volatile OutChannel channel;
     volatile HandshakeResult session;
     volatile String lostReason;
-    final Set<TransferImpl> active = ConcurrentHashMap.newKeySet();
     /** The lane pairs last ranked for a transfer to this peer, reused while the lanes' state holds. */
     volatile Preparer.Ranked ranked;
     /** The peer's lanes by index, and their NIC names for plans, for indexes up to {@link #INDEXED}. */

@@ -25,25 +25,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Preparer {
     /**
-     * A checked transfer, holding a reference on its local registration, ready for {@link Dispatcher#launch}: striped
-     * over {@code assignment}, or carried whole by {@code single} when one lane pair takes it (then {@code assignment}
-     * is null).
-     */
-    record Prepared(
-            byte op,
-            BufferImpls.Local local,
-            long localOffset,
-            BufferImpls.Remote remote,
-            long remoteOffset,
-            long length,
-            TransferOptions options,
-            PeerLink link,
-            Planner.Candidate[] all,
-            Planner.Assignment assignment,
-            Planner.Candidate single,
-            BatchImpl batch) {}
-
-    /**
      * The lane pairs to a peer ranked for one target and source memory, kept on the {@link PeerLink} while the lanes'
      * state it was ranked in holds: a small write takes them from here instead of ranking again, which allocated a
      * candidate per lane, two lists and a plan per transfer.
@@ -72,6 +53,8 @@ final class Preparer {
     private final RegistrationCache registrations;
     private final Membership membership;
     private final Connector connector;
+    private final ActiveTransfers active;
+    private final EngineMetrics metrics;
     private final AtomicInteger rotation = new AtomicInteger();
     /** Per lane: its NIC as plans name it, built once rather than for every transfer. */
     private final String[] localNics;
@@ -84,7 +67,9 @@ final class Preparer {
             EngineConfig config,
             RegistrationCache registrations,
             Membership membership,
-            Connector connector) {
+            Connector connector,
+            ActiveTransfers active,
+            EngineMetrics metrics) {
         this.name = name;
         this.lanes = lanes;
         this.descriptors = descriptors;
@@ -94,6 +79,8 @@ final class Preparer {
         this.registrations = registrations;
         this.membership = membership;
         this.connector = connector;
+        this.active = active;
+        this.metrics = metrics;
         this.localNics = descriptors.stream().map(Preparer::nic).toArray(String[]::new);
     }
 
@@ -119,8 +106,11 @@ final class Preparer {
         return r;
     }
 
-    /** Every check happens here, before anything is posted. Holds a registration reference on success. */
-    Prepared prepare(
+    /**
+     * Every check happens here, before anything is posted; {@return the transfer, ready for {@link Dispatcher#launch}
+     * and holding a reference on its local registration}
+     */
+    TransferImpl prepare(
             byte op,
             LocalBuffer localBuffer,
             long localOffset,
@@ -147,7 +137,7 @@ final class Preparer {
      * Checks a write batch made by this engine and plans it as one transfer over the batch's bytes (its descriptors'
      * ranges were checked as they were added). Holds a registration reference on success.
      */
-    Prepared prepareBatch(BatchImpl b, TransferOptions options) {
+    TransferImpl prepareBatch(BatchImpl b, TransferOptions options) {
         TransferOptions o = options == null ? TransferOptions.DEFAULT : options;
         BufferImpls.Local l = local(b.source, "batch source");
         BufferImpls.Remote r = remote(b.target, "batch target");
@@ -166,7 +156,7 @@ final class Preparer {
         return plan(Op.WRITE, l, 0, r, 0, b.bytes(), o, b);
     }
 
-    private Prepared plan(
+    private TransferImpl plan(
             byte op,
             BufferImpls.Local l,
             long localOffset,
@@ -193,7 +183,22 @@ final class Preparer {
         Planner.Candidate single = a == null ? best.get(Math.floorMod(turn, best.size())) : null;
         DeviceBuffers.check(l, op, o);
         registrations.retain(l.entry);
-        return new Prepared(op, l, localOffset, r, remoteOffset, length, o, link, ranked.all(), a, single, batch);
+        return new TransferImpl(
+                active,
+                registrations,
+                metrics,
+                op,
+                l,
+                localOffset,
+                r,
+                remoteOffset,
+                length,
+                o,
+                link,
+                ranked.all(),
+                a,
+                single,
+                batch);
     }
 
     /** {@return the ranked lane pairs to {@code link} for target {@code r} and source memory {@code source}} */
@@ -301,19 +306,19 @@ final class Preparer {
      * their staging range before anything of the batch is posted; reads into it hold one more reference for the copy
      * back.
      */
-    void beforeDevice(List<Prepared> batch) {
+    void beforeDevice(List<TransferImpl> batch) {
         int done = 0;
         try {
-            for (Prepared p : batch) {
+            for (TransferImpl p : batch) {
                 if (p.local.device != null) {
                     if (p.op == Op.WRITE) {
                         try {
-                            DeviceBuffers.beforeWrite(p.local, p.localOffset, p.length);
+                            DeviceBuffers.beforeWrite(p.local, p.localOffset, p.total);
                         } catch (RuntimeException e) {
                             // the device's own failure (its driver's, or a CudaException) becomes a transfer's, as
                             // Rdma4jException documents; the write is refused before anything is posted
                             throw new TransferException(
-                                    "write of " + p.length + " bytes from " + p.local
+                                    "write of " + p.total + " bytes from " + p.local
                                             + ": making the device memory ready to send (its producer, then the copy to host)"
                                             + " failed, nothing was posted: " + e.getMessage(),
                                     e);
@@ -326,7 +331,7 @@ final class Preparer {
             }
         } catch (RuntimeException e) {
             for (int i = 0; i < batch.size(); i++) {
-                Prepared p = batch.get(i);
+                TransferImpl p = batch.get(i);
                 registrations.release(p.local.entry);
                 if (i < done && p.local.device != null && p.op == Op.READ) {
                     registrations.release(p.local.entry);
@@ -336,9 +341,9 @@ final class Preparer {
         }
     }
 
-    Transfer afterDevice(Prepared p, Transfer t) {
+    Transfer afterDevice(TransferImpl p, Transfer t) {
         return p.local.device != null && p.op == Op.READ
-                ? DeviceBuffers.afterRead(p.local, p.localOffset, p.length, t, registrations)
+                ? DeviceBuffers.afterRead(p.local, p.localOffset, p.total, t, registrations)
                 : t;
     }
 }

@@ -4,7 +4,6 @@ import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.IdleWait;
 import io.rdma4j.ffi.Libc;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -35,7 +34,7 @@ final class ProgressThread implements Runnable {
     private final ProgressErrors errors;
     private final EngineBackend backend;
     private final LaneRuntime[] lanes;
-    private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
+    private final Inbox inbox = new Inbox();
     private final Completions completions;
     private final IdleStrategy idle;
     /** The backend's kernel wait over these lanes, or null: park between polls then. */
@@ -102,11 +101,25 @@ final class ProgressThread implements Runnable {
         thread.start();
     }
 
-    /** Hands a {@link Stripe}, a {@link NotifyCopy} or a {@link Runnable} to this thread. */
-    void submit(Object work) {
-        inbox.offer(work);
+    /** Hands a {@link Stripe} or a {@link NotifyCopy} to this thread. */
+    void submit(LaneWork work) {
+        inbox.push(work);
         if (parked) {
             wake();
+        }
+    }
+
+    /** Runs {@code task} on this thread. */
+    void submit(Runnable task) {
+        submit(new Task(task));
+    }
+
+    /** A task to run on the progress thread, as an inbox item. */
+    private static final class Task extends LaneWork {
+        final Runnable task;
+
+        Task(Runnable task) {
+            this.task = task;
         }
     }
 
@@ -194,15 +207,18 @@ final class ProgressThread implements Runnable {
 
     private int drainInbox() {
         int n = 0;
-        Object o;
-        while ((o = inbox.poll()) != null) {
+        LaneWork w = inbox.takeAll();
+        while (w != null) {
+            LaneWork o = w;
+            w = o.next;
+            o.next = null; // taken: it may be handed over again from here on
             n++;
             if (o instanceof Stripe s) {
                 lane(s.localLane).pending.add(s);
             } else if (o instanceof NotifyCopy c) {
                 lane(c.lane).notifyPending.add(c);
-            } else if (o instanceof Runnable r) {
-                r.run();
+            } else if (o instanceof Task t) {
+                t.task.run();
             }
         }
         return n;

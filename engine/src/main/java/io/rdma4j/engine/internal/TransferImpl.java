@@ -2,12 +2,12 @@ package io.rdma4j.engine.internal;
 
 import io.rdma4j.engine.Transfer;
 import io.rdma4j.engine.TransferException;
+import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.engine.TransferResult;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -15,10 +15,13 @@ import java.util.concurrent.ScheduledFuture;
 
 /**
  * A transfer's state, shared by the lane threads carrying its chunks. Its counters are plain fields updated through
- * {@link VarHandle}s rather than atomic objects: a small write allocates this object, its future and its result, not
- * seven counters beside them.
+ * {@link VarHandle}s rather than atomic objects, it links itself into the engine's {@link ActiveTransfers}, and a
+ * transfer one lane pair carries whole is its own {@link Stripe}: a small write allocates this object, its future and
+ * its result, nothing beside them.
+ *
+ * <p>The {@link Preparer} makes it once every argument is checked; the {@link Dispatcher} launches it.
  */
-final class TransferImpl implements Transfer {
+final class TransferImpl extends Stripe implements Transfer {
     private static final VarHandle COMPLETED;
     private static final VarHandle INFLIGHT;
     private static final VarHandle LANES_MASK;
@@ -47,13 +50,17 @@ final class TransferImpl implements Transfer {
     static final int DONE = 2;
 
     /** The engine's transfers in flight, which this one leaves when it ends. */
-    private final Set<TransferImpl> active;
+    private final ActiveTransfers active;
 
     private final RegistrationCache registrations;
     private final EngineMetrics metrics;
     final PeerLink peer;
     final byte op;
     final long total;
+    /** The local buffer and where in it the range starts (for device memory and the CRC32C). */
+    final BufferImpls.Local local;
+
+    final long localOffset;
     final int localHandle;
     final long localAddress;
     /**
@@ -65,10 +72,16 @@ final class TransferImpl implements Transfer {
     final long remoteOffset;
     final long[] remoteKey;
     final Planner.Candidate[] pairs;
+    /** How the bytes are striped over lane pairs; null when one pair carries them whole (this is then its stripe). */
+    final Planner.Assignment assignment;
+
+    final TransferOptions options;
     final boolean notify;
     final long tag;
     final boolean crc;
-    final int crcValue;
+    /** The source range's CRC32C, computed at launch (after device memory reached its host staging). */
+    int crcValue;
+
     final long targetGeneration;
     final long targetOffset;
     /** The target buffer's name, for messages. */
@@ -101,49 +114,60 @@ final class TransferImpl implements Transfer {
     volatile boolean terminal;
     volatile ScheduledFuture<?> deadlineTask;
     private List<String> errors;
+    /** Which list of {@link ActiveTransfers} holds this transfer (-1: none), and its neighbours there. */
+    volatile int activeList = -1;
 
+    TransferImpl activePrev;
+    TransferImpl activeNext;
+
+    /**
+     * A checked transfer, holding a reference on its local registration: striped over {@code assignment}, or carried
+     * whole by {@code single} when one lane pair takes it (then {@code assignment} is null).
+     */
     TransferImpl(
-            Set<TransferImpl> active,
+            ActiveTransfers active,
             RegistrationCache registrations,
             EngineMetrics metrics,
-            PeerLink peer,
             byte op,
-            long total,
-            int localHandle,
-            long localAddress,
-            long[] remoteBase,
+            BufferImpls.Local local,
+            long localOffset,
+            BufferImpls.Remote remote,
             long remoteOffset,
-            long[] remoteKey,
+            long length,
+            TransferOptions options,
+            PeerLink link,
             Planner.Candidate[] pairs,
-            boolean notify,
-            long tag,
-            boolean crc,
-            int crcValue,
-            long targetGeneration,
-            long targetOffset,
-            String targetName,
-            RegistrationCache.Entry registration,
+            Planner.Assignment assignment,
+            Planner.Candidate single,
             BatchImpl batch) {
+        super(
+                single == null ? -1 : single.localLane(),
+                single == null ? -1 : single.remoteLane(),
+                single == null ? -1 : link.connection[single.localLane()],
+                single == null ? 0 : length);
         this.active = active;
         this.registrations = registrations;
         this.metrics = metrics;
-        this.peer = peer;
+        this.peer = link;
         this.op = op;
-        this.total = total;
-        this.localHandle = localHandle;
-        this.localAddress = localAddress;
-        this.remoteBase = remoteBase;
+        this.total = length;
+        this.local = local;
+        this.localOffset = localOffset;
+        this.registration = local.entry;
+        this.localHandle = local.entry.registration().handle();
+        this.localAddress = local.segment.address() + localOffset;
+        this.remoteBase = remote.address;
         this.remoteOffset = remoteOffset;
-        this.remoteKey = remoteKey;
+        this.remoteKey = remote.key;
         this.pairs = pairs;
-        this.notify = notify;
-        this.tag = tag;
-        this.crc = crc;
-        this.crcValue = crcValue;
-        this.targetGeneration = targetGeneration;
-        this.targetOffset = targetOffset;
-        this.targetName = targetName;
-        this.registration = registration;
+        this.assignment = assignment;
+        this.options = options;
+        this.notify = options.notifies();
+        this.tag = options.tag();
+        this.crc = options.crc32c();
+        this.targetGeneration = remote.generation();
+        this.targetOffset = batch == null ? remoteOffset : batch.targetOffset[0];
+        this.targetName = remote.shortName;
         this.batch = batch;
     }
 
@@ -290,7 +314,6 @@ final class TransferImpl implements Transfer {
 
     private void finished() {
         active.remove(this);
-        peer.active.remove(this);
     }
 
     private void cancelDeadline() {
