@@ -65,7 +65,8 @@ final class EngineBatchRun implements BenchRun {
         System.out.printf(
                 "engine-batch: %d blocks of %s scattered in both buffers, %d batches in flight, to an engine in another"
                         + " process (%d lane(s) per NIC); against single writes of the blocks (%d in flight), the raw"
-                        + " Java fi_write loop and %s at %s, in this run; best of %d alternating %.1f s runs%n",
+                        + " Java fi_write loop and %s at %s, in this run; each side's best of %d runs (C's first, then the"
+                        + " Java sides' %.1f s runs alternating)%n",
                 blocks,
                 FabricWriteRun.bytes(block),
                 IN_FLIGHT,
@@ -84,7 +85,9 @@ final class EngineBatchRun implements BenchRun {
                 Double cRate = null;
                 if (c.isPresent()) {
                     try {
-                        cRate = c.get().writeGigabytesPerSecond(provider, block, o.window(), 100_000);
+                        cRate = c.get()
+                                .bestWriteGigabytesPerSecond(
+                                        provider, block, o.window(), 100_000, EngineWriteRun.ROUNDS);
                     } catch (IOException e) {
                         failures++;
                         System.out.println("  C baseline failed: " + e.getMessage());
