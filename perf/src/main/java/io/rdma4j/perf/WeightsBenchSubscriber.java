@@ -87,12 +87,17 @@ public final class WeightsBenchSubscriber {
         return bad[0];
     }
 
+    /**
+     * A bench engine (publisher or subscriber) on {@code provider}, with the progress threads the other benches take
+     * ({@code -Drdma4j.bench.progressThreads}, 1 by default as the engine's own).
+     */
     static TransferEngine engine(String name, String provider, String directory) {
         TransferEngine.Builder b = TransferEngine.builder()
                 .name(name)
                 .backend("libfabric")
                 .provider(provider)
                 .lanesPerNic(2)
+                .progressThreads(EngineWriteRun.progressThreads())
                 .directory(directory, Security.none());
         return provider.startsWith("tcp") ? b.nicFilter("lo").build() : b.build();
     }

@@ -367,7 +367,10 @@ final class WeightsRun implements BenchRun {
     }
 
     private static Child start(List<String> args) throws IOException {
-        List<String> cmd = ChildJava.command(List.of(), WeightsBenchSubscriber.class, args);
+        List<String> cmd = ChildJava.command(
+                List.of("-Drdma4j.bench.progressThreads=" + EngineWriteRun.progressThreads()),
+                WeightsBenchSubscriber.class,
+                args);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("IPATH_NO_BACKTRACE", "1");
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);
