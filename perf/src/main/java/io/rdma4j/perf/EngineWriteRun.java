@@ -24,7 +24,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code ./rdma4j bench engine-write [--providers shm,tcp] [--seconds 0.4] [--window 64] [--sizes ...] [--lanes 4]
+ * {@code ./rdma4j bench engine-write [--providers shm,tcp] [--seconds 2] [--window 64] [--sizes ...] [--lanes 4]
  * [--chunk N] [--threads N] [--spread] [--json]}: transfer-engine write bandwidth across two processes (the target
  * engine in a child process, as the demo runs it), next to two baselines measured in the same run for the same
  * provider, sizes and window:
@@ -55,6 +55,13 @@ final class EngineWriteRun implements BenchRun {
     }
 
     static final int ROUNDS = 3;
+    /**
+     * Seconds per measured run unless {@code --seconds} says: at 0.4 s a tcp run at 1 MiB ended while its sockets were
+     * still ramping up (the engine gave 3.8-5.2 GB/s in 0.4 s runs and 7.5 in a 4 s run, minutes apart), and the
+     * engine's ratio to C moved by up to 0.6 between runs.
+     */
+    static final double DEFAULT_SECONDS = 2.0;
+
     static final long BUFFER = 64L << 20;
 
     /** One row of the result: GB/s of each side at one provider and size. */
@@ -115,7 +122,7 @@ final class EngineWriteRun implements BenchRun {
         // one lane: one chunk per write up to 16 MiB, so engine and raw loop post the same operations; several lanes:
         // 1 MiB chunks, so a large write is striped over them
         long chunkBytes = chunk > 0 ? chunk : lanes == 1 ? 16 << 20 : 1 << 20;
-        WriteRunOptions o = WriteRunOptions.parse(rest.toArray(String[]::new), SIZES);
+        WriteRunOptions o = WriteRunOptions.parse(rest.toArray(String[]::new), SIZES, DEFAULT_SECONDS);
         int window = o.window();
         long budget = o.budgetNanos();
         // fabtests writes every operation from one buffer to one remote address; the Java sides do the same unless

@@ -9,8 +9,13 @@ import java.util.List;
  */
 record WriteRunOptions(List<String> providers, double seconds, int window, long[] sizes) {
     static WriteRunOptions parse(String[] args, long[] defaultSizes) {
+        return parse(args, defaultSizes, 0.4);
+    }
+
+    /** As {@link #parse(String[], long[])}, each point running {@code defaultSeconds} unless {@code --seconds} says. */
+    static WriteRunOptions parse(String[] args, long[] defaultSizes, double defaultSeconds) {
         List<String> providers = List.of("shm", "tcp");
-        double seconds = 0.4;
+        double seconds = defaultSeconds;
         int window = 64;
         long[] sizes = defaultSizes;
         if (args.length % 2 != 0) {
