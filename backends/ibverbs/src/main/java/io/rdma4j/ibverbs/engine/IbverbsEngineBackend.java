@@ -10,6 +10,7 @@ import io.rdma4j.engine.spi.BackendRegistration;
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.DeviceMemory;
 import io.rdma4j.engine.spi.EngineBackend;
+import io.rdma4j.engine.spi.IdleWait;
 import io.rdma4j.engine.spi.LaneDescriptor;
 import io.rdma4j.ibverbs.PortAttr;
 import io.rdma4j.ibverbs.ProtectionDomain;
@@ -36,6 +37,8 @@ import java.util.function.Function;
  */
 final class IbverbsEngineBackend implements EngineBackend {
     static final int PORT = VerbsDevice.PORT;
+    /** Whether idle progress threads sleep on the lanes' completion channels ({@code -Drdma4j.ibverbs.idleWait}). */
+    static final boolean IDLE_WAIT = Boolean.parseBoolean(System.getProperty("rdma4j.ibverbs.idleWait", "true"));
 
     private final List<VerbsDevice> devices = new ArrayList<>();
     private final List<Lane> lanes = new ArrayList<>();
@@ -106,6 +109,22 @@ final class IbverbsEngineBackend implements EngineBackend {
         if (closed) {
             throw new io.rdma4j.ClosedException("ibverbs engine backend");
         }
+    }
+
+    /**
+     * A kernel wait over {@code lanes}: their completion queues announce completions on their channels once armed
+     * ({@link VerbsIdleWait}). {@code -Drdma4j.ibverbs.idleWait=false} keeps the progress threads parking instead.
+     */
+    @Override
+    public IdleWait idleWait(int[] lanes) {
+        if (!IDLE_WAIT || lanes.length == 0) {
+            return null;
+        }
+        Lane[] mine = new Lane[lanes.length];
+        for (int i = 0; i < lanes.length; i++) {
+            mine[i] = lane(lanes[i]);
+        }
+        return new VerbsIdleWait(mine);
     }
 
     private Lane lane(int lane) {

@@ -5,6 +5,7 @@ import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_INIT;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_QPS_RESET;
 
 import io.rdma4j.Closeables;
+import io.rdma4j.ibverbs.CompletionChannel;
 import io.rdma4j.ibverbs.CompletionQueue;
 import io.rdma4j.ibverbs.QpAttr;
 import io.rdma4j.ibverbs.QpInfo;
@@ -28,6 +29,9 @@ final class Lane {
 
     final int index;
     final VerbsDevice device;
+    /** Where the completion queue announces a completion once armed: an idle progress thread sleeps on it. */
+    final CompletionChannel channel;
+
     final CompletionQueue cq;
     final int sqDepth;
     /** Every this many send requests one is signaled. */
@@ -48,11 +52,15 @@ final class Lane {
         this.signalEvery = Math.max(1, sqDepth / 4);
         this.recvDepth = device.queueDepth(queueDepth);
         this.maxMessage = Math.min(0xFFFF_FFFFL, Math.max(1, device.port.maxMsgSz()));
+        CompletionChannel ch = null;
         try {
-            this.cq = device.ctx.createCq(Math.min(device.ctx.deviceAttr().maxCqe(), 4 * (sqDepth + recvDepth) * 8));
+            ch = device.ctx.createCompletionChannel();
+            this.cq = device.ctx.createCq(
+                    Math.min(device.ctx.deviceAttr().maxCqe(), 4 * (sqDepth + recvDepth) * 8), ch, 0);
         } catch (RuntimeException e) {
-            throw Closeables.closeAllInto(e, controlRecv);
+            throw Closeables.closeAllInto(e, ch, controlRecv);
         }
+        this.channel = ch;
     }
 
     /** Creates a queue pair in INIT with its receives posted, publishes it and returns its connection index. */
@@ -154,15 +162,19 @@ final class Lane {
         retired.qp.close();
     }
 
-    /** Once no progress thread runs: destroys every queue pair, the completion queue and the control buffers. */
+    /**
+     * Once no progress thread runs: destroys every queue pair, the completion queue, its channel and the control
+     * buffers.
+     */
     void close() {
         Connection[] all = connections.removeAll();
-        AutoCloseable[] order = new AutoCloseable[all.length + 2];
+        AutoCloseable[] order = new AutoCloseable[all.length + 3];
         for (int i = 0; i < all.length; i++) {
             order[i] = all[i] == null ? null : all[i].qp;
         }
         order[all.length] = controlRecv;
         order[all.length + 1] = cq;
+        order[all.length + 2] = channel;
         Closeables.closeAll(order);
     }
 }
