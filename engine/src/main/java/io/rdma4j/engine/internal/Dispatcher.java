@@ -78,6 +78,7 @@ final class Dispatcher {
             c.update(t.local.segment.asSlice(t.localOffset, t.total).asByteBuffer());
             t.crcValue = (int) c.getValue();
         }
+        t.startNanos = System.nanoTime(); // the result's time runs from here, as before the preparer made the transfer
         PeerLink link = t.peer;
         active.add(t);
         if (closing.getAsBoolean()) {

@@ -91,7 +91,9 @@ final class TransferImpl extends Stripe implements Transfer {
     /** The write batch this transfer moves, whose descriptors map its bytes to both buffers; null for one range. */
     final BatchImpl batch;
 
-    final long startNanos = System.nanoTime();
+    /** When the transfer was launched (after its CRC32C was computed), as the result's time counts it. */
+    long startNanos = System.nanoTime();
+
     final CompletableFuture<TransferResult> future = new CompletableFuture<>();
     private volatile long completed;
     private volatile int inflight;
