@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("testvm")
 class IbverbsEngineGuestTest {
-    private static EngineBackendProvider provider() {
+    /** {@return the ibverbs engine backend provider, as ServiceLoader lists it} */
+    static EngineBackendProvider provider() {
         for (EngineBackendProvider p : ServiceLoader.load(EngineBackendProvider.class)) {
             if (p.name().equals("ibverbs")) {
                 return p;

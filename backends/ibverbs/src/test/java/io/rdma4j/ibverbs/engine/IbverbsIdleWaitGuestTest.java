@@ -16,7 +16,6 @@ import io.rdma4j.engine.spi.IdleWait;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ServiceLoader;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -30,18 +29,9 @@ class IbverbsIdleWaitGuestTest {
     private static final long LONG_WAIT = 60_000_000_000L;
     private static final long SHORT_WAIT = 20_000_000L;
 
-    private static EngineBackendProvider provider() {
-        for (EngineBackendProvider p : ServiceLoader.load(EngineBackendProvider.class)) {
-            if (p.name().equals("ibverbs")) {
-                return p;
-            }
-        }
-        throw new AssertionError("ServiceLoader does not list the ibverbs provider");
-    }
-
     @Test
     void sleepsUntilAnImmediateArrivesOrAWake() {
-        EngineBackendProvider p = provider();
+        EngineBackendProvider p = IbverbsEngineGuestTest.provider();
         assumeTrue(p.isAvailable(), p.unavailabilityCause());
         BackendConfig cfg = new BackendConfig(null, 1, 16, BackendOptions.DEFAULTS.withDevice("rxe0"));
         try (EngineBackend a = p.open(cfg);
