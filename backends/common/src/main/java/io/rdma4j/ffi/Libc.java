@@ -1,5 +1,6 @@
 package io.rdma4j.ffi;
 
+import io.rdma4j.NativeCallException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -8,7 +9,7 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
-/** The few libc functions the groundwork needs: environment, signal dispositions, error texts. */
+/** The few libc functions the groundwork needs: environment, signal dispositions, error texts, anonymous mappings. */
 public final class Libc {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
@@ -49,6 +50,37 @@ public final class Libc {
     private static final int PR_GET_TIMERSLACK = 30;
     /** {@code pid_t getpid(void);} */
     private static final MethodHandle GETPID = bind("getpid", FunctionDescriptor.of(ValueLayout.JAVA_INT));
+    /** {@code void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset);} sets errno */
+    private static final MethodHandle MMAP = bindErrno(
+            "mmap",
+            FunctionDescriptor.of(
+                    ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_LONG));
+    /** {@code int munmap(void *addr, size_t length);} sets errno */
+    private static final MethodHandle MUNMAP = bindErrno(
+            "munmap", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+    /** {@code int madvise(void *addr, size_t length, int advice);} sets errno */
+    private static final MethodHandle MADVISE = bindErrno(
+            "madvise",
+            FunctionDescriptor.of(
+                    ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+
+    private static final int PROT_READ_WRITE = 0x1 | 0x2;
+    private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
+
+    /** {@code MADV_HUGEPAGE}: back the range with transparent huge pages where the kernel's setting allows. */
+    public static final int MADV_HUGEPAGE = 14;
+
+    /** {@code MADV_POPULATE_WRITE} (Linux 5.14): fault the range in, writable, now; EINVAL on older kernels. */
+    public static final int MADV_POPULATE_WRITE = 23;
+
+    /** {@code EINVAL}: what {@code madvise} returns for advice the kernel does not know. */
+    public static final int EINVAL = 22;
 
     /**
      * {@code sizeof(struct sigaction)} on LP64 glibc (x86_64 and aarch64): handler 8, sa_mask 128, sa_flags 4 + 4
@@ -64,6 +96,11 @@ public final class Libc {
     static MethodHandle bind(String name, FunctionDescriptor fd) {
         MemorySegment addr = LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
         return LINKER.downcallHandle(addr, fd);
+    }
+
+    private static MethodHandle bindErrno(String name, FunctionDescriptor fd) {
+        MemorySegment addr = LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
+        return LINKER.downcallHandle(addr, fd, Errno.OPTION);
     }
 
     /** Sets a variable in the process environment (not only Java's view of it), so native libraries read it. */
@@ -176,6 +213,76 @@ public final class Libc {
     public static int getpid() {
         try {
             return (int) GETPID.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /**
+     * A private anonymous mapping of {@code length} bytes, readable and writable, zero until written.
+     *
+     * @return its address
+     * @throws NativeCallException naming {@code mmap}, the length and errno when the kernel refuses it
+     */
+    public static long mmapAnonymous(long length) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment capture = Errno.newCapture(a);
+            long address = (long) MMAP.invokeExact(capture, 0L, length, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0L);
+            if (address == -1L) {
+                int errno = Errno.read(capture);
+                throw new NativeCallException(
+                        "mmap",
+                        "length=" + length + ", PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS",
+                        errno,
+                        strerror(errno),
+                        "the process is out of address space or memory: allocate less, or raise ulimit -v");
+            }
+            return address;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /**
+     * Unmaps {@code [address, address + length)}.
+     *
+     * @throws NativeCallException naming {@code munmap} and errno (EINVAL: not page-aligned)
+     */
+    public static void munmap(long address, long length) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment capture = Errno.newCapture(a);
+            int rc = (int) MUNMAP.invokeExact(capture, address, length);
+            if (rc != 0) {
+                int errno = Errno.read(capture);
+                throw new NativeCallException(
+                        "munmap",
+                        "addr=0x" + Long.toHexString(address) + ", length=" + length,
+                        errno,
+                        strerror(errno),
+                        null);
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /**
+     * {@code madvise(address, length, advice)}.
+     *
+     * @return 0, or the errno it failed with: the caller decides which failures matter (EINVAL for advice an older
+     *     kernel does not know)
+     */
+    public static int madvise(long address, long length, int advice) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment capture = Errno.newCapture(a);
+            int rc = (int) MADVISE.invokeExact(capture, address, length, advice);
+            return rc == 0 ? 0 : Errno.read(capture);
+        } catch (RuntimeException | Error e) {
+            throw e;
         } catch (Throwable t) {
             throw new AssertionError(t);
         }
