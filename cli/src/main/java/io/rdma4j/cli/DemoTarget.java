@@ -1,6 +1,7 @@
 package io.rdma4j.cli;
 
 import io.rdma4j.engine.Access;
+import io.rdma4j.engine.HostMemory;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.Notification;
 import io.rdma4j.engine.TransferEngine;
@@ -44,7 +45,7 @@ public final class DemoTarget {
         try (Arena arena = Arena.ofShared();
                 TransferEngine engine = DemoCommand.engine(
                         "demo-target-" + ProcessHandle.current().pid(), provider, directory, lanes, chunk)) {
-            MemorySegment region = arena.allocate(size, 4096);
+            MemorySegment region = HostMemory.allocate(arena, size);
             LocalBuffer buffer = engine.register(region);
             engine.publish("landing", buffer, Access.anyPeer());
             System.out.println("READY " + engine.name());
