@@ -1,5 +1,6 @@
 package io.rdma4j.cli;
 
+import io.rdma4j.engine.HostMemory;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.weights.PublishResult;
 import io.rdma4j.weights.Shard;
@@ -79,7 +80,7 @@ public final class WeightsDemoProcess {
                 for (int t = 0; t < WeightsDemoData.NAMES.length; t++) {
                     long[] full = WeightsDemoData.shape(t, total);
                     long[] held = Shard.split(0, full[0], r, ranks).shape(full);
-                    MemorySegment m = arena.allocate(Tensor.byteSize(WeightsDemoData.TYPES[t], held), 4096);
+                    MemorySegment m = HostMemory.allocate(arena, Tensor.byteSize(WeightsDemoData.TYPES[t], held));
                     ms.add(m);
                     ts.add(Tensor.host(WeightsDemoData.NAMES[t], WeightsDemoData.TYPES[t], held, m));
                 }

@@ -1,5 +1,6 @@
 package io.rdma4j.perf;
 
+import io.rdma4j.engine.HostMemory;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.rendezvous.DirectoryServer;
 import io.rdma4j.weights.PublishResult;
@@ -276,7 +277,7 @@ final class WeightsRun implements BenchRun {
                 List<MemorySegment> ms = new ArrayList<>();
                 for (int t = 0; t < WeightsBenchSubscriber.TENSORS; t++) {
                     long[] shape = shard.shape(full);
-                    MemorySegment m = arena.allocate(Tensor.byteSize(WeightsBenchSubscriber.TYPE, shape), 4096);
+                    MemorySegment m = HostMemory.allocate(arena, Tensor.byteSize(WeightsBenchSubscriber.TYPE, shape));
                     ms.add(m);
                     ts.add(Tensor.host(WeightsBenchSubscriber.name(t), WeightsBenchSubscriber.TYPE, shape, m));
                 }

@@ -3,6 +3,7 @@ package io.rdma4j.weights;
 import io.rdma4j.Closeables;
 import io.rdma4j.InvalidArgumentException;
 import io.rdma4j.engine.Access;
+import io.rdma4j.engine.HostMemory;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.Notification;
 import io.rdma4j.engine.RemoteBuffer;
@@ -160,7 +161,7 @@ public final class WeightSubscriber implements AutoCloseable {
             neededBytes = needed;
             slotBuffers = new LocalBuffer[slots];
             for (int s = 0; s < slots; s++) {
-                slotBuffers[s] = engine.register(arena.allocate(slotBytes, 4096));
+                slotBuffers[s] = engine.register(HostMemory.allocate(arena, slotBytes));
                 engine.publish(SLOT + s, slotBuffers[s], Access.anyPeer());
             }
             inbox = engine.register(arena.allocate((long) Tags.MAX_RANKS * WeightPublisher.INBOX_PER_RANK, 4096));

@@ -1,5 +1,6 @@
 package io.rdma4j.weights.internal;
 
+import io.rdma4j.engine.HostMemory;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.TransferEngine;
@@ -47,7 +48,7 @@ public final class Gather implements AutoCloseable {
         this.slotBytes = chunk;
         this.free = new ArrayBlockingQueue<>(slots);
         try {
-            staging = engine.register(arena.allocate(chunk * slots, 4096));
+            staging = engine.register(HostMemory.allocate(arena, chunk * slots));
         } catch (RuntimeException e) {
             arena.close();
             throw e;
