@@ -76,6 +76,12 @@ final class PolledReceiver {
     private int dataLeft;
     private int dataFlags;
     private int dataLength;
+    /**
+     * The last C2HData went straight into memory: the next one likely will too, so a receive for headers asks for no
+     * more than {@link #DIRECT_TAIL}, and the data that follows a header is not taken into the buffer only to be copied
+     * again.
+     */
+    private boolean streaming;
 
     PolledReceiver(
             String name,
@@ -135,7 +141,8 @@ final class PolledReceiver {
             rxEnd -= rxPos;
             rxPos = 0;
         }
-        long n = socket.receive(rx.address() + rxEnd, RX_SIZE - rxEnd);
+        int room = RX_SIZE - rxEnd;
+        long n = socket.receive(rx.address() + rxEnd, streaming ? Math.min(room, DIRECT_TAIL) : room);
         if (n < 0) {
             if (rxState == Rx.HEADER && rxPos == rxEnd) {
                 throw new NvmeConnectionException(name + ": the target closed the connection");
@@ -283,6 +290,7 @@ final class PolledReceiver {
                 dataFlags = h.flags();
                 crc.reset();
                 rxState = Rx.DATA;
+                streaming = len >= DIRECT_MIN && direct(cid);
             }
             case Pdu.R2T ->
                 events.r2t(inFlight(p.get(S, 8) & 0xffff, "R2T"), p.get(S, 10) & 0xffff, p.get(I, 12), p.get(I, 16));
