@@ -101,7 +101,7 @@ final class DemoCommand implements Command {
         boolean ok = true;
         try (Arena arena = Arena.ofShared()) {
             // both sides map their buffer on huge pages, faulted in: the first write into fresh 4 KiB pages paid for
-            // each page (5 s of 1 GiB's first write on a VM that shadows page tables, 0.3 s on huge pages)
+            // each page (on a 2-vCPU VM: 4.5-5 s for 1 GiB's first write, 0.2 s repeated, 0.3 s on huge pages)
             MemorySegment source = HostMemory.allocate(arena, size);
             for (long off = 0; off < size; off += 8) {
                 source.set(ValueLayout.JAVA_LONG_UNALIGNED, off, DemoTarget.word(off));

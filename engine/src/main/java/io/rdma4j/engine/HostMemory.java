@@ -16,11 +16,11 @@ import java.util.List;
  * pages where the kernel's setting allows ({@code always} or {@code madvise} in
  * {@code /sys/kernel/mm/transparent_hugepage/enabled}), and faulted in before it is returned.
  *
- * <p>Memory from {@link Arena#allocate} sits on 4 KiB pages that the kernel maps on first touch. A transfer that is the
- * first to reach such memory from another process or from the kernel (shm's cross-memory copy, a socket's receive, a
- * NIC pinning pages at registration) pays for every page: on a virtual machine that shadows page tables that was 5 s
- * for the first 1 GiB write of {@code ./rdma4j demo}, against 0.3 s on huge pages. Huge pages also need 512 times fewer
- * translations in a NIC's memory table.
+ * <p>Memory from {@link Arena#allocate} sits on 4 KiB pages. A transfer that was the first to reach such memory from
+ * another process or from the kernel (shm's cross-memory copy, a socket's receive) paid for every page on the 2-vCPU
+ * virtual machine this was measured on: 4.5-5 s for the first 1 GiB write of {@code ./rdma4j demo}, 0.2 s for the same
+ * write repeated, 0.3 s for the first one on huge pages. Huge pages also need 512 times fewer translations in a NIC's
+ * memory table.
  *
  * <p>The mapping is released when {@code arena} closes; as with any memory a NIC may touch, close it only after its
  * registration is gone.
