@@ -36,7 +36,8 @@ public final class HostMemory {
 
     /**
      * Maps {@code bytes} of zeroed host memory aligned to {@link #hugePageSize()}, asks for transparent huge pages, and
-     * faults every page in (with {@code MADV_POPULATE_WRITE}, or by touching each page on kernels before 5.14).
+     * faults every page in (with {@code MADV_POPULATE_WRITE}, or by touching each page where the kernel, older than
+     * 5.14, or a sandbox refuses that).
      *
      * @param arena releases the mapping when it closes
      * @param bytes at least 1
@@ -77,10 +78,13 @@ public final class HostMemory {
 
     private static void populate(long start, long length, boolean populateAdvice) {
         int errno = populateAdvice ? Libc.madvise(start, length, Libc.MADV_POPULATE_WRITE) : Libc.EINVAL;
+        while (errno == Libc.EINTR) { // a signal came first; the pages faulted in so far stay
+            errno = Libc.madvise(start, length, Libc.MADV_POPULATE_WRITE);
+        }
         if (errno == 0) {
             return;
         }
-        if (errno != Libc.EINVAL) {
+        if (errno == Libc.ENOMEM || errno == Libc.EFAULT) {
             throw new NativeCallException(
                     "madvise",
                     "length=" + length + ", MADV_POPULATE_WRITE",
@@ -88,7 +92,8 @@ public final class HostMemory {
                     Libc.strerror(errno),
                     "the machine cannot back " + length + " bytes now: allocate less, or free memory");
         }
-        // before Linux 5.14: one write per page faults it in (a page of a huge page maps all of it)
+        // EINVAL before Linux 5.14, EPERM or ENOSYS where a sandbox filters the call: one write per page faults it in
+        // (a write to a page of a huge page maps all of it)
         MemorySegment s = MemorySegment.ofAddress(start).reinterpret(length);
         for (long off = 0; off < length; off += PAGE) {
             s.set(ValueLayout.JAVA_BYTE, off, (byte) 0);

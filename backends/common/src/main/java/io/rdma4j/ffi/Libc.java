@@ -82,6 +82,15 @@ public final class Libc {
     /** {@code EINVAL}: what {@code madvise} returns for advice the kernel does not know. */
     public static final int EINVAL = 22;
 
+    /** {@code EINTR}: a signal interrupted the call. */
+    public static final int EINTR = 4;
+
+    /** {@code ENOMEM}: out of memory, or (for {@code madvise}) a range that is not mapped. */
+    public static final int ENOMEM = 12;
+
+    /** {@code EFAULT}: {@code MADV_POPULATE_WRITE} could not fault a page in. */
+    public static final int EFAULT = 14;
+
     /**
      * {@code sizeof(struct sigaction)} on LP64 glibc (x86_64 and aarch64): handler 8, sa_mask 128, sa_flags 4 + 4
      * padding, sa_restorer 8. The handler (a union of sa_handler and sa_sigaction) is at offset 0, sa_flags at 136.
