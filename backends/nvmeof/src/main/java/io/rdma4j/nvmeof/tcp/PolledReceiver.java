@@ -34,12 +34,6 @@ final class PolledReceiver {
     static final int RX_SIZE = 128 << 10;
     /** C2HData payload at least this large goes from the socket straight into the caller's (confined) memory. */
     private static final int DIRECT_MIN = 16 << 10;
-    /**
-     * What a receive straight into the caller's memory takes into the buffer after the data, in the same call: the next
-     * PDU headers (and the start of the next C2HData's data, which is copied), kept small so that most of a stream of
-     * large C2HData lands straight in memory, as SPDK's initiator reads it.
-     */
-    private static final int DIRECT_TAIL = 4 << 10;
     /** Never started: a segment it may not touch is confined to some thread. */
     private static final Thread NOBODY = Thread.ofPlatform().unstarted(() -> {});
 
@@ -77,10 +71,10 @@ final class PolledReceiver {
     private int dataFlags;
     private int dataLength;
     /**
-     * The last C2HData went straight into memory: the next one likely will too, so a receive for headers asks for no
-     * more than {@link #streamHeader} bytes, and the data that follows a header is neither taken into the buffer only
-     * to be copied again nor split so that the rest lands at an odd offset (a copy to a cache-line-aligned address is
-     * the kernel's fastest).
+     * The last C2HData went straight into memory (set with it: a receive straight into memory happens only then). The
+     * next one likely will too, so a receive for headers, and the tail of a receive straight into memory, ask for
+     * {@link #streamHeader} bytes: the next PDU's header, and none of the data after it, which is then not taken into
+     * the buffer only to be copied again.
      */
     private boolean streaming;
 
@@ -118,10 +112,7 @@ final class PolledReceiver {
             rxPos = 0;
             rxEnd = 0;
             long n = socket.receive(
-                    t.memory[dataCid].address() + t.offset[dataCid] + dataAt,
-                    dataLeft,
-                    rx.address(),
-                    streaming ? streamHeader : DIRECT_TAIL);
+                    t.memory[dataCid].address() + t.offset[dataCid] + dataAt, dataLeft, rx.address(), streamHeader);
             if (n < 0) {
                 throw truncated();
             }
