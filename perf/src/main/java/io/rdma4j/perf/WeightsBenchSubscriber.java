@@ -122,6 +122,7 @@ public final class WeightsBenchSubscriber {
                         .doubleBuffer(args.length <= 6 || !args[6].equals("1"))
                         .build()) {
             System.out.println("JOINED");
+            long failedForwards = 0;
             for (long seen = 0; ; ) {
                 try (WeightSubscriber.Lease lease = sub.awaitVersion(seen + 1, Duration.ofSeconds(600))) {
                     long v = lease.version();
@@ -136,6 +137,13 @@ public final class WeightsBenchSubscriber {
                     }
                     seen = v;
                     lease.close();
+                    if (sub.relayFailures() > failedForwards) {
+                        failedForwards = sub.relayFailures();
+                        // the bench reads stdout; this goes to its stderr, which the bench's own output shows
+                        System.err.printf(
+                                "%s: %d forwards failed by version %d; the last: %s%n",
+                                args[2], failedForwards, v, sub.lastRelayFailure());
+                    }
                     System.out.println(verdict);
                 }
             }

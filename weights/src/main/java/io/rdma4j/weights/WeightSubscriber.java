@@ -482,6 +482,19 @@ public final class WeightSubscriber implements AutoCloseable {
         }
     }
 
+    /**
+     * {@return forwards this subscriber's relay failed to make}: refused at once, or failed or timed out on their way.
+     * The publisher routes around a relay whose next subscribers do not confirm; this count says why they did not.
+     */
+    public long relayFailures() {
+        return relayer.failures();
+    }
+
+    /** {@return what the last failed forward said (its target, version and error), or null if none failed} */
+    public String lastRelayFailure() {
+        return relayer.lastFailure();
+    }
+
     private void release(int slot) {
         lock.lock();
         try {
