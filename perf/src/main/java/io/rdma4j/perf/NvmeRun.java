@@ -40,8 +40,13 @@ import java.util.concurrent.atomic.AtomicReference;
  *       connect -t tcp|rdma} to the same subsystem, O_DIRECT, one thread per outstanding I/O.
  * </ul>
  *
- * With {@code --json} the last line is one object, a row per workload: IOPS, MB/s, p50 and p99 of each side measured
- * ({@code null} for a side not run) and rdma4j/SPDK IOPS. The workloads write: use a scratch namespace.
+ * With {@code --rounds N} (N > 1, SPDK and the polled queue both measured) each workload then runs N - 1 more rounds,
+ * the polled queue and SPDK's perf alternating, and prints polled/SPDK IOPS of every round and their median: on a
+ * shared machine whose speed drifts between runs, pairs measured back to back compare better than one of each.
+ *
+ * <p>With {@code --json} the last line is one object, a row per workload: IOPS, MB/s, p50 and p99 of each side measured
+ * ({@code null} for a side not run), rdma4j/SPDK IOPS, and with {@code --rounds} every round's polled/SPDK IOPS and
+ * their median. The workloads write: use a scratch namespace.
  */
 final class NvmeRun implements BenchRun {
     @Override
@@ -88,12 +93,17 @@ final class NvmeRun implements BenchRun {
         }
     }
 
-    private record Row(Workload w, Figures rdma4j, Figures polled, Figures spdk, Figures kernel) {
+    /**
+     * @param rounds polled/SPDK IOPS of each round with {@code --rounds}, the first being the row's own figures; empty
+     *     without
+     */
+    private record Row(Workload w, Figures rdma4j, Figures polled, Figures spdk, Figures kernel, List<Double> rounds) {
         String json() {
             return String.format(
                     Locale.ROOT,
                     "{\"workload\": \"%s\", \"bytes\": %d, \"qd\": %d, \"rdma4j\": %s, \"rdma4jPolled\": %s,"
-                            + " \"spdk\": %s, \"kernel\": %s, \"rdma4jOverSpdk\": %s, \"polledOverSpdk\": %s}",
+                            + " \"spdk\": %s, \"kernel\": %s, \"rdma4jOverSpdk\": %s, \"polledOverSpdk\": %s,"
+                            + " \"polledOverSpdkRounds\": %s, \"polledOverSpdkMedian\": %s}",
                     w.name(),
                     w.size(),
                     w.qd(),
@@ -102,12 +112,22 @@ final class NvmeRun implements BenchRun {
                     Figures.json(spdk),
                     Figures.json(kernel),
                     ratio(rdma4j, spdk),
-                    ratio(polled, spdk));
+                    ratio(polled, spdk),
+                    rounds.stream()
+                            .map(v -> String.format(Locale.ROOT, "%.3f", v))
+                            .toList(),
+                    rounds.isEmpty() ? "null" : String.format(Locale.ROOT, "%.3f", median(rounds)));
         }
 
         private static String ratio(Figures a, Figures b) {
             return a == null || b == null ? "null" : String.format(Locale.ROOT, "%.3f", a.iops() / b.iops());
         }
+    }
+
+    /** {@return the median of {@code values}, not empty} */
+    static double median(List<Double> values) {
+        double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
     /** What one side did in one workload: operations, seconds, latencies in nanoseconds. */
@@ -131,7 +151,7 @@ final class NvmeRun implements BenchRun {
 
     private static final String USAGE = "usage: ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1]"
             + " [--kernel-dev /dev/nvmeXnY] [--seconds 3] [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk]"
-            + " [--polled-io on|off], or --spdk-target [--tcp"
+            + " [--polled-io on|off] [--rounds 1], or --spdk-target [--tcp"
             + " 127.0.0.1:PORT] [--target-cores 0x2] [--spdk-cores 0x1] (SPDK from RDMA4J_SPDK)";
 
     @Override
@@ -141,6 +161,7 @@ final class NvmeRun implements BenchRun {
         long nsid = 1;
         double seconds = 3;
         double warmup = 1;
+        int rounds = 1;
         boolean json = false, spdkTarget = false, noSpdk = false, polledIo = false;
         String targetCores = "0x2", spdkCores = "0x1", only = null;
         for (int i = 0; i < args.length; i++) {
@@ -158,6 +179,12 @@ final class NvmeRun implements BenchRun {
                 case "--target-cores" -> targetCores = value(args, i++);
                 case "--spdk-cores" -> spdkCores = value(args, i++);
                 case "--only" -> only = value(args, i++);
+                case "--rounds" -> {
+                    rounds = Integer.parseInt(value(args, i++));
+                    if (rounds < 1 || rounds > 50) {
+                        throw new IllegalArgumentException("--rounds takes 1 to 50, not " + rounds);
+                    }
+                }
                 case "--polled-io" ->
                     polledIo = switch (value(args, i++)) {
                         case "on" -> true;
@@ -198,7 +225,8 @@ final class NvmeRun implements BenchRun {
                     warmup,
                     spdk.isEmpty() ? null : new SpdkPerf(spdk.get(), spdkCores),
                     only,
-                    polledIo);
+                    polledIo,
+                    rounds);
             if (json) {
                 StringBuilder sb = new StringBuilder("{\"rows\": [");
                 for (int i = 0; i < rows.size(); i++) {
@@ -230,7 +258,8 @@ final class NvmeRun implements BenchRun {
             double warmup,
             SpdkPerf spdk,
             String only,
-            boolean polledIo)
+            boolean polledIo,
+            int rounds)
             throws Exception {
         List<Workload> workloads = List.of(
                 new Workload("4KiB randread QD1", 4096, 1, false, true),
@@ -288,24 +317,17 @@ final class NvmeRun implements BenchRun {
                 Figures r = measure(w, ours, bytes, seconds, false).figures(w.size());
                 System.out.printf("%-22s rdma4j  %s%n", w.name(), r.line());
                 Figures pq = null;
+                NvmePolledLoop loop = null;
                 if (polled != null) {
-                    NvmePolledLoop loop =
-                            new NvmePolledLoop(polled, polledMemory, w.size(), w.qd(), w.write(), w.random(), bytes);
+                    loop = new NvmePolledLoop(polled, polledMemory, w.size(), w.qd(), w.write(), w.random(), bytes);
                     loop.run(warmup);
                     pq = loop.run(seconds).figures(w.size());
                     System.out.printf("%-22s polled  %s%n", w.name(), pq.line());
                 }
                 Figures s = null;
+                List<Double> ratios = new ArrayList<>();
                 if (spdk != null) {
-                    SpdkPerf.Report p = spdk.run(
-                            target,
-                            nqn,
-                            nsid,
-                            w.spdkPattern(),
-                            w.size(),
-                            w.qd(),
-                            (int) Math.max(1, Math.ceil(seconds)),
-                            (int) Math.ceil(warmup));
+                    SpdkPerf.Report p = spdk(spdk, target, nqn, nsid, w, seconds, warmup);
                     s = new Figures(p.iops(), p.iops() * w.size() / 1e6, p.p50Us(), p.p99Us());
                     System.out.printf(
                             "%-22s SPDK    %s  avg %7.1f us  (rdma4j/SPDK IOPS %.2f, polled/SPDK %s)%n",
@@ -314,6 +336,31 @@ final class NvmeRun implements BenchRun {
                             p.averageUs(),
                             r.iops() / s.iops(),
                             pq == null ? "-" : String.format(Locale.ROOT, "%.2f", pq.iops() / s.iops()));
+                    if (loop != null && rounds > 1) {
+                        ratios.add(pq.iops() / s.iops());
+                        for (int k = 2; k <= rounds; k++) {
+                            double mine = loop.run(seconds).figures(w.size()).iops();
+                            double theirs = spdk(spdk, target, nqn, nsid, w, seconds, warmup)
+                                    .iops();
+                            ratios.add(mine / theirs);
+                            System.out.printf(
+                                    "%-22s round %d: polled %10.0f IOPS, SPDK %10.0f IOPS, polled/SPDK %.2f%n",
+                                    w.name(), k, mine, theirs, mine / theirs);
+                        }
+                        System.out.printf(
+                                "%-22s polled/SPDK over %d alternating rounds: median %.2f, %.2f to %.2f%n",
+                                w.name(),
+                                rounds,
+                                median(ratios),
+                                ratios.stream()
+                                        .mapToDouble(Double::doubleValue)
+                                        .min()
+                                        .orElseThrow(),
+                                ratios.stream()
+                                        .mapToDouble(Double::doubleValue)
+                                        .max()
+                                        .orElseThrow());
+                    }
                 }
                 Figures k = null;
                 if (kernel != null) {
@@ -332,7 +379,7 @@ final class NvmeRun implements BenchRun {
                     System.out.printf(
                             "%-22s kernel  %s  (rdma4j/kernel IOPS %.2f)%n", w.name(), k.line(), r.iops() / k.iops());
                 }
-                rows.add(new Row(w, r, pq, s, k));
+                rows.add(new Row(w, r, pq, s, k, ratios));
             }
             if (kernel != null) {
                 kernel.close();
@@ -343,6 +390,14 @@ final class NvmeRun implements BenchRun {
             }
         }
         return rows;
+    }
+
+    private static SpdkPerf.Report spdk(
+            SpdkPerf spdk, Target target, String nqn, long nsid, Workload w, double seconds, double warmup)
+            throws Exception {
+        return spdk.run(
+                target, nqn, nsid, w.spdkPattern(), w.size(), w.qd(), (int) Math.max(1, Math.ceil(seconds)), (int)
+                        Math.ceil(warmup));
     }
 
     /** Keeps w.qd() I/Os outstanding for {@code seconds}; synchronous engines get one thread per slot. */

@@ -15,14 +15,16 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code bench nvme} ends, with {@code --json}, on one line with a row per workload: checked for shape and for rates
  * that were measured (non-zero), never for speed. Against the project's loopback NVMe/TCP peer without a baseline; and,
- * where {@code RDMA4J_SPDK} names an SPDK build, against SPDK's own target with {@code spdk_nvme_perf} beside it.
+ * where {@code RDMA4J_SPDK} names an SPDK build, against SPDK's own target with {@code spdk_nvme_perf} beside it, in
+ * two alternating rounds whose ratios and median the rows carry.
  */
 class NvmeRunTest {
     private static final String FIGURES =
             "\\{\"iops\": ([0-9]+), \"MBps\": ([0-9.]+), \"p50Us\": ([0-9.]+), \"p99Us\": ([0-9.]+)}";
     private static final Pattern ROW = Pattern.compile("\\{\"workload\": \"([^\"]+)\", \"bytes\": (\\d+), \"qd\":"
             + " (\\d+), \"rdma4j\": " + FIGURES + ", \"rdma4jPolled\": " + FIGURES + ", \"spdk\": (null|" + FIGURES
-            + "), \"kernel\": null, \"rdma4jOverSpdk\": (null|[0-9.]+), \"polledOverSpdk\": (null|[0-9.]+)}");
+            + "), \"kernel\": null, \"rdma4jOverSpdk\": (null|[0-9.]+), \"polledOverSpdk\": (null|[0-9.]+),"
+            + " \"polledOverSpdkRounds\": \\[([0-9., ]*)], \"polledOverSpdkMedian\": (null|[0-9.]+)}");
 
     private static String bench(String... args) throws Exception {
         PrintStream saved = System.out;
@@ -40,7 +42,7 @@ class NvmeRunTest {
     }
 
     /** {@return the rows of the last line, checked for shape; each side present where expected, rates non-zero} */
-    private static void checkRows(String said, boolean spdk) {
+    private static void checkRows(String said, boolean spdk, int rounds) {
         String last = said.lines().toList().getLast();
         assertTrue(last.startsWith("{\"rows\": [") && last.endsWith("]}"), said);
         Matcher m = ROW.matcher(last);
@@ -58,6 +60,20 @@ class NvmeRunTest {
             assertEquals(spdk, !m.group(18).equals("null"), m.group());
             if (spdk) {
                 assertTrue(Long.parseLong(m.group(13)) > 0, "SPDK measured no I/O in " + m.group());
+            }
+            String[] each = m.group(19).isEmpty() ? new String[0] : m.group(19).split(", ");
+            assertEquals(rounds > 1 ? rounds : 0, each.length, "a ratio per round in " + m.group());
+            assertEquals(rounds > 1, !m.group(20).equals("null"), m.group());
+            if (rounds > 1) {
+                java.util.List<Double> ratios =
+                        java.util.Arrays.stream(each).map(Double::parseDouble).toList();
+                assertTrue(ratios.stream().allMatch(r -> r > 0), m.group());
+                // the median is of the rounds printed beside it (to the printed precision)
+                assertEquals(NvmeRun.median(ratios), Double.parseDouble(m.group(20)), 0.0015, m.group());
+                assertTrue(
+                        said.contains(
+                                String.format("%-22s polled/SPDK over %d alternating rounds: median ", name, rounds)),
+                        said);
             }
         }
         assertTrue(!m.find(), "8 rows only: " + last);
@@ -78,7 +94,7 @@ class NvmeRunTest {
                     "--no-spdk",
                     "--json");
             assertTrue(said.contains("(no baseline: set RDMA4J_SPDK"), said);
-            checkRows(said, false);
+            checkRows(said, false, 1);
         }
     }
 
@@ -89,8 +105,17 @@ class NvmeRunTest {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        String said =
-                bench("--spdk-target", "--tcp", "127.0.0.1:" + port, "--seconds", "1", "--warmup", "0.1", "--json");
-        checkRows(said, true);
+        String said = bench(
+                "--spdk-target",
+                "--tcp",
+                "127.0.0.1:" + port,
+                "--seconds",
+                "1",
+                "--warmup",
+                "0.1",
+                "--rounds",
+                "2",
+                "--json");
+        checkRows(said, true, 2);
     }
 }
