@@ -40,6 +40,10 @@ import java.util.concurrent.TimeUnit;
  * timed from {@code publish} to the last subscriber's confirmation and sample-checked in every subscriber. GB/s counts
  * bytes delivered to subscribers. Subscribers keep two buffers, or one where two would not fit in the available memory
  * (said beside the point); a point that would not fit even so is skipped and said so.
+ *
+ * <p>Beside them, per size, the machine's copy floor ({@link CopyFloor}): the same bytes copied by as many threads at
+ * once as the fewest and the most subscribers, the least time any CPU-copy transport (shm, tcp) can take here, and its
+ * ratio the least the relay's ratio can be.
  */
 final class WeightsRun implements BenchRun {
     private static final String USAGE =
@@ -102,6 +106,7 @@ final class WeightsRun implements BenchRun {
                         + " version, then best of %d; GB/s = bytes delivered to subscribers / s%n",
                 repeat);
         int failures = 0;
+        Map<Long, double[]> floors = new java.util.HashMap<>();
         try (DirectoryServer dir = DirectoryServer.builder().port(0).start()) {
             for (String provider : providers) {
                 for (long size : sizes) {
@@ -119,10 +124,24 @@ final class WeightsRun implements BenchRun {
                             "GB/s",
                             "trainer B",
                             "relayed B");
+                    int max = Arrays.stream(counts).max().orElseThrow();
+                    double[] floor = floors.get(bytes);
+                    if (floor == null) {
+                        floor = new double[] {CopyFloor.seconds(bytes, counts[0]), CopyFloor.seconds(bytes, max)};
+                        floors.put(bytes, floor);
+                    }
+                    out.printf(
+                            "  copy floor: %.3f s for %d thread(s) of this process copying %s each at once, %.3f s for"
+                                    + " %d (%.2fx)%n",
+                            floor[0],
+                            counts[0],
+                            bytes(bytes),
+                            floor[1],
+                            max,
+                            floor[1] / floor[0]);
                     Point relay1 = null;
                     Point relayMax = null;
                     Point directMax = null;
-                    int max = Arrays.stream(counts).max().orElseThrow();
                     for (int n : counts) {
                         for (boolean relay : new boolean[] {false, true}) {
                             String[] parts = new String[n];
@@ -170,11 +189,12 @@ final class WeightsRun implements BenchRun {
                                     ? 1
                                     : 0);
                     out.printf(
-                            "  %d subs vs %d, relay: %s time; relay vs direct at %d subs: %s of direct's time;"
-                                    + " resharding: %s of aligned's time%n",
+                            "  %d subs vs %d, relay: %s time (the copy floor's: %.2fx); relay vs direct at %d subs: %s"
+                                    + " of direct's time; resharding: %s of aligned's time%n",
                             max,
                             counts[0],
                             ratio(relayMax, relay1),
+                            floor[1] / floor[0],
                             max,
                             ratio(relayMax, directMax),
                             ratio(resharded, aligned));
