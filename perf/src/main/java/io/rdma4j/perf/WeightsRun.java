@@ -38,8 +38,9 @@ import java.util.concurrent.TimeUnit;
  * half: contiguous, one to one) against resharded (the two subscribers need halves of dim 1: rows of both ranks,
  * strided). Each point: fresh subscriber processes, a warm-up version, then the best of {@code --repeat} versions, each
  * timed from {@code publish} to the last subscriber's confirmation and sample-checked in every subscriber. GB/s counts
- * bytes delivered to subscribers. Subscribers keep two buffers, or one where two would not fit in the available memory
- * (said beside the point); a point that would not fit even so is skipped and said so.
+ * bytes delivered to subscribers. Subscribers keep two buffers, or one where two would not fit in
+ * {@code --memory-fraction} (0.8 by default) of the available memory (said beside the point); a point that would not
+ * fit even so is skipped and said so.
  *
  * <p>Beside them, per size, the machine's copy floor ({@link CopyFloor}): the same bytes copied by as many threads at
  * once as the fewest and the most subscribers, the least time any CPU-copy transport (shm, tcp) can take here, and its
@@ -47,7 +48,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class WeightsRun implements BenchRun {
     private static final String USAGE =
-            " (--sizes 1g,4g --subscribers 1,2,4 --providers shm,tcp --repeat 2; sizes take k, m, g suffixes)";
+            " (--sizes 1g,4g --subscribers 1,2,4 --providers shm,tcp --repeat 2 --memory-fraction 0.8; sizes take k, m,"
+                    + " g suffixes)";
 
     @Override
     public String name() {
@@ -75,6 +77,7 @@ final class WeightsRun implements BenchRun {
         int[] counts = {1, 2, 4};
         List<String> providers = List.of("shm", "tcp");
         int repeat = 2;
+        double memoryFraction = 0.8;
         if (args.length % 2 != 0) {
             throw new IllegalArgumentException("option " + args[args.length - 1] + " needs a value" + USAGE);
         }
@@ -91,14 +94,17 @@ final class WeightsRun implements BenchRun {
                             .toArray();
                 case "--providers" -> providers = List.of(v.split(","));
                 case "--repeat" -> repeat = Integer.parseInt(v);
+                case "--memory-fraction" -> memoryFraction = Double.parseDouble(v);
                 default -> throw new IllegalArgumentException("unknown option " + args[i] + USAGE);
             }
         }
         if (repeat < 1
+                || !(memoryFraction >= 0.1 && memoryFraction <= 0.95)
                 || Arrays.stream(counts).anyMatch(c -> c < 1 || c > 16)
                 || Arrays.stream(sizes).anyMatch(s -> s < (1L << 20))) {
             throw new IllegalArgumentException(
-                    "need --repeat >= 1, 1 to 16 subscribers and sizes of 1m or more" + USAGE);
+                    "need --repeat >= 1, 1 to 16 subscribers, sizes of 1m or more and a --memory-fraction of 0.1 to"
+                            + " 0.95" + USAGE);
         }
         PrintStream out = System.out;
         out.printf(
@@ -133,12 +139,7 @@ final class WeightsRun implements BenchRun {
                     out.printf(
                             "  copy floor: %.3f s for %d thread(s) of this process copying %s each at once, %.3f s for"
                                     + " %d (%.2fx)%n",
-                            floor[0],
-                            counts[0],
-                            bytes(bytes),
-                            floor[1],
-                            max,
-                            floor[1] / floor[0]);
+                            floor[0], counts[0], bytes(bytes), floor[1], max, floor[1] / floor[0]);
                     Point relay1 = null;
                     Point relayMax = null;
                     Point directMax = null;
@@ -146,7 +147,17 @@ final class WeightsRun implements BenchRun {
                         for (boolean relay : new boolean[] {false, true}) {
                             String[] parts = new String[n];
                             Arrays.fill(parts, "full");
-                            Point p = point(dir.target(), provider, rows, 1, parts, relay, repeat, bytes, bytes * n);
+                            Point p = point(
+                                    dir.target(),
+                                    provider,
+                                    rows,
+                                    1,
+                                    parts,
+                                    relay,
+                                    repeat,
+                                    bytes,
+                                    bytes * n,
+                                    memoryFraction);
                             print(out, n + " full, " + (relay ? "relay chains" : "direct fan-out"), p);
                             failures += p.failure() != null && !p.failure().startsWith("skipped") ? 1 : 0;
                             if (relay && n == counts[0]) {
@@ -170,7 +181,8 @@ final class WeightsRun implements BenchRun {
                             true,
                             repeat,
                             bytes,
-                            bytes);
+                            bytes,
+                            memoryFraction);
                     print(out, "2 halves, aligned (dim 0 = TP)", aligned);
                     Point resharded = point(
                             dir.target(),
@@ -181,7 +193,8 @@ final class WeightsRun implements BenchRun {
                             true,
                             repeat,
                             bytes,
-                            bytes);
+                            bytes,
+                            memoryFraction);
                     print(out, "2 halves, resharded (dim 1)", resharded);
                     failures += (aligned.failure() != null && !aligned.failure().startsWith("skipped") ? 1 : 0)
                             + (resharded.failure() != null
@@ -250,24 +263,27 @@ final class WeightsRun implements BenchRun {
             boolean relay,
             int repeat,
             long tensorBytes,
-            long neededBytes)
+            long neededBytes,
+            double memoryFraction)
             throws Exception {
         long available = availableMemory();
+        long usable = (long) (available * memoryFraction);
         // double-buffered subscribers where they fit, else single-buffered (one version at a time either way here)
         int buffers = 2;
         long memory = tensorBytes + 2 * neededBytes;
-        if (available > 0 && memory > available * 8 / 10) {
+        if (available > 0 && memory > usable) {
             buffers = 1;
             memory = tensorBytes + neededBytes;
         }
-        if (available > 0 && memory > available * 8 / 10) {
+        if (available > 0 && memory > usable) {
             return new Point(
                     0,
                     0,
                     0,
                     0,
-                    "skipped: needs about " + bytes(memory) + " with one buffer per subscriber, " + bytes(available)
-                            + " available (lower --sizes or --subscribers)");
+                    "skipped: needs about " + bytes(memory) + " with one buffer per subscriber, over "
+                            + Math.round(memoryFraction * 100) + "% of the " + bytes(available)
+                            + " available (lower --sizes or --subscribers, or raise --memory-fraction)");
         }
         String prefix = "wbench-" + ProcessHandle.current().pid() + "-" + (++seq);
         List<String> pubNames = new ArrayList<>();
