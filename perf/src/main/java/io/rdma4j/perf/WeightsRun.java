@@ -45,6 +45,11 @@ import java.util.concurrent.TimeUnit;
  * <p>Beside them, per size, the machine's copy floor ({@link CopyFloor}): the same bytes copied by as many threads at
  * once as the fewest and the most subscribers, the least time any CPU-copy transport (shm, tcp) can take here, and its
  * ratio the least the relay's ratio can be.
+ *
+ * <p>And per point, the CPU a timed version cost ({@link ProcessCpu}): the mean over the timed versions of the CPU
+ * seconds the trainer's and the subscribers' processes used from {@code publish} to its result. On a machine whose
+ * cores the processes share, time cannot fall below that CPU divided by the cores, so it says which plan costs more
+ * work.
  */
 final class WeightsRun implements BenchRun {
     private static final String USAGE =
@@ -61,9 +66,20 @@ final class WeightsRun implements BenchRun {
         return "weight sync of 1 and 4 GiB to 1, 2, 4 subscriber processes: relay vs direct, resharded vs not";
     }
 
-    record Point(double seconds, long delivered, long publisherBytes, long relayedBytes, String failure, int buffers) {
+    /**
+     * A point's best time, what it moved, and the mean CPU seconds a timed version cost in all the processes (the
+     * trainer's and the subscribers'; NaN when one's was unknown).
+     */
+    record Point(
+            double seconds,
+            long delivered,
+            long publisherBytes,
+            long relayedBytes,
+            String failure,
+            int buffers,
+            double cpuSeconds) {
         Point(double seconds, long delivered, long publisherBytes, long relayedBytes, String failure) {
-            this(seconds, delivered, publisherBytes, relayedBytes, failure, 2);
+            this(seconds, delivered, publisherBytes, relayedBytes, failure, 2, Double.NaN);
         }
 
         double gbps() {
@@ -119,7 +135,7 @@ final class WeightsRun implements BenchRun {
                     long rows = WeightsBenchSubscriber.rows(size);
                     long bytes = rows * WeightsBenchSubscriber.ROW_BYTES * WeightsBenchSubscriber.TENSORS;
                     out.printf(
-                            "%n%s, %s (%d tensors of BF16[%d, %d])%n  %-34s %9s %9s %12s %12s%n",
+                            "%n%s, %s (%d tensors of BF16[%d, %d])%n  %-34s %9s %9s %9s %12s %12s%n",
                             provider,
                             bytes(bytes),
                             WeightsBenchSubscriber.TENSORS,
@@ -127,6 +143,7 @@ final class WeightsRun implements BenchRun {
                             WeightsBenchSubscriber.COLUMNS,
                             "subscribers, plan",
                             "s",
+                            "CPU s",
                             "GB/s",
                             "trainer B",
                             "relayed B");
@@ -203,14 +220,17 @@ final class WeightsRun implements BenchRun {
                                     : 0);
                     out.printf(
                             "  %d subs vs %d, relay: %s time (the copy floor's: %.2fx); relay vs direct at %d subs: %s"
-                                    + " of direct's time; resharding: %s of aligned's time%n",
+                                    + " of direct's time, %s of its CPU; resharding: %s of aligned's time, %s of its"
+                                    + " CPU%n",
                             max,
                             counts[0],
                             ratio(relayMax, relay1),
                             floor[1] / floor[0],
                             max,
                             ratio(relayMax, directMax),
-                            ratio(resharded, aligned));
+                            cpuRatio(relayMax, directMax),
+                            ratio(resharded, aligned),
+                            cpuRatio(resharded, aligned));
                 }
             }
         }
@@ -224,14 +244,23 @@ final class WeightsRun implements BenchRun {
         return String.format("%.2fx", a.seconds() / b.seconds());
     }
 
+    private static String cpuRatio(Point a, Point b) {
+        if (a == null || b == null || a.failure() != null || b.failure() != null) {
+            return "n/a";
+        }
+        double r = a.cpuSeconds() / b.cpuSeconds();
+        return Double.isFinite(r) ? String.format("%.2fx", r) : "n/a";
+    }
+
     private static void print(PrintStream out, String label, Point p) {
         if (p.failure() != null) {
             out.printf("  %-34s %s%n", label, p.failure());
         } else {
             out.printf(
-                    "  %-34s %9.3f %9.3f %12d %12d%s%n",
+                    "  %-34s %9.3f %9.3f %9.3f %12d %12d%s%n",
                     label,
                     p.seconds(),
+                    p.cpuSeconds(),
                     p.gbps(),
                     p.publisherBytes(),
                     p.relayedBytes(),
@@ -346,6 +375,13 @@ final class WeightsRun implements BenchRun {
             long delivered = 0;
             long pubBytes = 0;
             long relayed = 0;
+            List<ProcessHandle> all = new ArrayList<>();
+            all.add(ProcessHandle.current());
+            for (Child c : children) {
+                all.add(c.process().toHandle());
+            }
+            ProcessCpu cpu = new ProcessCpu(all);
+            long cpuSum = 0;
             for (int v = 1; v <= repeat + 1; v++) {
                 for (int r = 0; r < ranks; r++) {
                     Shard shard = ranks == 1 ? Shard.FULL : Shard.split(0, rows, r, ranks);
@@ -354,6 +390,8 @@ final class WeightsRun implements BenchRun {
                     }
                 }
                 long version = v;
+                // from publish to the last confirmation, as the time counts: the subscribers' checks come after
+                long cpu0 = cpu.nanos();
                 List<Future<PublishResult>> running = new ArrayList<>();
                 for (WeightPublisher p : pubs) {
                     running.add(pool.submit(() -> p.publish(version)));
@@ -370,6 +408,10 @@ final class WeightsRun implements BenchRun {
                     pb += res.publisherBytes();
                     rb += res.relayedBytes();
                 }
+                long cpu1 = cpu.nanos();
+                if (v > 1) {
+                    cpuSum = cpuSum < 0 || cpu0 < 0 || cpu1 < 0 ? -1 : cpuSum + cpu1 - cpu0;
+                }
                 for (Child c : children) {
                     String l = c.next();
                     if (!l.equals("OK " + v)) {
@@ -383,7 +425,8 @@ final class WeightsRun implements BenchRun {
                     relayed = rb;
                 }
             }
-            return new Point(best, delivered, pubBytes, relayed, null, buffers);
+            return new Point(
+                    best, delivered, pubBytes, relayed, null, buffers, cpuSum < 0 ? Double.NaN : cpuSum / 1e9 / repeat);
         } finally {
             pool.shutdownNow();
             for (WeightPublisher p : pubs) {
