@@ -46,10 +46,10 @@ import java.util.concurrent.TimeUnit;
  * once as the fewest and the most subscribers, the least time any CPU-copy transport (shm, tcp) can take here, and its
  * ratio the least the relay's ratio can be.
  *
- * <p>And per point, the CPU a timed version cost ({@link ProcessCpu}): the mean over the timed versions of the CPU
- * seconds the trainer's and the subscribers' processes used from {@code publish} to its result. On a machine whose
- * cores the processes share, time cannot fall below that CPU divided by the cores, so it says which plan costs more
- * work.
+ * <p>And per point, the CPU its best version cost ({@link ProcessCpu}): the CPU seconds the trainer's and the
+ * subscribers' processes used from {@code publish} to its result, counted in clock ticks (10 ms a process). On a
+ * machine whose cores the processes share, the time cannot fall below that CPU divided by the cores, so it tells a plan
+ * that costs more work from one that waits longer.
  */
 final class WeightsRun implements BenchRun {
     private static final String USAGE =
@@ -67,8 +67,8 @@ final class WeightsRun implements BenchRun {
     }
 
     /**
-     * A point's best time, what it moved, and the mean CPU seconds a timed version cost in all the processes (the
-     * trainer's and the subscribers'; NaN when one's was unknown).
+     * A point's best time, what that version moved, and the CPU seconds it cost in all the processes (the trainer's and
+     * the subscribers'; NaN when one's was unknown).
      */
     record Point(
             double seconds,
@@ -381,7 +381,7 @@ final class WeightsRun implements BenchRun {
                 all.add(c.process().toHandle());
             }
             ProcessCpu cpu = new ProcessCpu(all);
-            long cpuSum = 0;
+            double bestCpu = Double.NaN;
             for (int v = 1; v <= repeat + 1; v++) {
                 for (int r = 0; r < ranks; r++) {
                     Shard shard = ranks == 1 ? Shard.FULL : Shard.split(0, rows, r, ranks);
@@ -409,9 +409,6 @@ final class WeightsRun implements BenchRun {
                     rb += res.relayedBytes();
                 }
                 long cpu1 = cpu.nanos();
-                if (v > 1) {
-                    cpuSum = cpuSum < 0 || cpu0 < 0 || cpu1 < 0 ? -1 : cpuSum + cpu1 - cpu0;
-                }
                 for (Child c : children) {
                     String l = c.next();
                     if (!l.equals("OK " + v)) {
@@ -423,10 +420,10 @@ final class WeightsRun implements BenchRun {
                     delivered = pb + rb;
                     pubBytes = pb;
                     relayed = rb;
+                    bestCpu = cpu0 < 0 || cpu1 < 0 ? Double.NaN : (cpu1 - cpu0) / 1e9;
                 }
             }
-            return new Point(
-                    best, delivered, pubBytes, relayed, null, buffers, cpuSum < 0 ? Double.NaN : cpuSum / 1e9 / repeat);
+            return new Point(best, delivered, pubBytes, relayed, null, buffers, bestCpu);
         } finally {
             pool.shutdownNow();
             for (WeightPublisher p : pubs) {
