@@ -1,6 +1,8 @@
 package io.rdma4j.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.engine.internal.Level;
@@ -42,6 +44,25 @@ class PlannerTest {
         assertEquals(0, p.assign(best, 4096, 0).pairs()[0].localLane());
         assertEquals(1, p.assign(best, 4096, 1).pairs()[0].localLane());
         assertEquals(1, p.assign(best, (128 << 10) - 1, 0).size());
+    }
+
+    @Test
+    void theSameStripesAreGivenAgainForTheSamePairsAndBytes() {
+        Planner p = new Planner(1 << 20, 128 << 10);
+        List<Candidate> best = List.of(c(0, Level.PIX, Level.PIX, 100), c(1, Level.PIX, Level.PIX, 100));
+        long bytes = 8L << 20;
+        Planner.Assignment a = p.assign(best, bytes, 0);
+        assertSame(a, p.assign(best, bytes, 1), "a repeated transfer plans nothing new");
+        Planner.Assignment other = p.assign(best, bytes + 4096, 0);
+        assertNotSame(a, other);
+        assertEquals(bytes + 4096, other.length()[0] + other.length()[1], "a new size is striped anew");
+        // a new ranking (the peer's lanes changed) is a new list, even with equal pairs: planned anew
+        List<Candidate> reranked = List.of(c(0, Level.PIX, Level.PIX, 300), c(1, Level.PIX, Level.PIX, 100));
+        Planner.Assignment r = p.assign(reranked, bytes, 0);
+        assertTrue(
+                r.length()[0] > r.length()[1],
+                "stripes follow the new weights: " + r.length()[0] + ", " + r.length()[1]);
+        assertNotSame(r, p.assign(best, bytes, 0));
     }
 
     @Test

@@ -32,15 +32,27 @@ public final class Planner {
         }
     }
 
-    /** The chosen pairs with their contiguous byte ranges [start, start + length) of the transfer. */
+    /**
+     * The chosen pairs with their contiguous byte ranges [start, start + length) of the transfer; shared by every
+     * transfer given it (see {@link #assign}), so its arrays are never written after it is made.
+     */
     public record Assignment(Candidate[] pairs, long[] start, long[] length, long[] chunks) {
         public int size() {
             return pairs.length;
         }
     }
 
+    /** A striped assignment and what it was made for. */
+    private record Made(List<Candidate> best, long bytes, Assignment assignment) {}
+
     private final long chunkBytes;
     private final long smallThreshold;
+    /**
+     * The last striped assignment, given again while the same ranked pairs carry the same bytes: repeated transfers of
+     * one size (a batch refilled with the same blocks, the chunks of a weight sync) plan nothing new and allocate
+     * nothing for it. The pairs are compared by identity: a peer's ranking is a new list whenever its lanes change.
+     */
+    private volatile Made last;
 
     public Planner(long chunkBytes, long smallThreshold) {
         if (chunkBytes < 1) {
@@ -101,6 +113,16 @@ public final class Planner {
             return new Assignment(
                     new Candidate[] {c}, new long[] {0}, new long[] {bytes}, new long[] {chunksOf(bytes)});
         }
+        Made m = last;
+        if (m != null && m.best == best && m.bytes == bytes) {
+            return m.assignment;
+        }
+        Assignment a = stripe(best, bytes);
+        last = new Made(best, bytes, a);
+        return a;
+    }
+
+    private Assignment stripe(List<Candidate> best, long bytes) {
         long totalChunks = chunksOf(bytes);
         int n = (int) Math.min(best.size(), totalChunks);
         double sum = 0;
