@@ -411,7 +411,11 @@ public final class WeightPublisher implements AutoCloseable {
             throws InterruptedException {
         Map<String, List<CompletableFuture<?>>> writes = new HashMap<>();
         TransferOptions base = TransferOptions.DEFAULT.withDeadline(deadline);
-        for (int i = 0; i < ms.size(); i++) {
+        for (int j = 0; j < ms.size(); j++) {
+            // each rank starts at another member (its rank's, modulo): ranks that all write to every member (a
+            // resharded plan) then write to different ones at once, not all into the first and then all into the next,
+            // where two writers share one receiver's link and, over shm, its lock
+            int i = (j + rank) % ms.size();
             MemberState m = ms.get(i);
             RemoteBuffer slot = m.slots()[(int) (version % m.member().slots())];
             List<CompletableFuture<?>> fs = new ArrayList<>();
