@@ -29,6 +29,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
 
 /**
  * {@code ./rdma4j bench weights [--sizes 1g,4g] [--subscribers 1,2,4] [--providers shm,tcp] [--repeat 2]}: weight sync
@@ -238,17 +239,19 @@ final class WeightsRun implements BenchRun {
     }
 
     private static String ratio(Point a, Point b) {
-        if (a == null || b == null || a.failure() != null || b.failure() != null) {
-            return "n/a";
-        }
-        return String.format("%.2fx", a.seconds() / b.seconds());
+        return ratio(a, b, Point::seconds);
     }
 
     private static String cpuRatio(Point a, Point b) {
+        return ratio(a, b, Point::cpuSeconds);
+    }
+
+    /** {@return a's {@code of} over b's, or n/a when either failed or the quotient is not a number} */
+    private static String ratio(Point a, Point b, ToDoubleFunction<Point> of) {
         if (a == null || b == null || a.failure() != null || b.failure() != null) {
             return "n/a";
         }
-        double r = a.cpuSeconds() / b.cpuSeconds();
+        double r = of.applyAsDouble(a) / of.applyAsDouble(b);
         return Double.isFinite(r) ? String.format("%.2fx", r) : "n/a";
     }
 

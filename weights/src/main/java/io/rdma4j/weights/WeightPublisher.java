@@ -42,6 +42,10 @@ import java.util.concurrent.TimeUnit;
  * every version. A subscriber that fails is reported and dropped; the others still sync; it rejoins by joining again.
  *
  * <p>Threads: one thread calls {@link #publish}; a control thread owned by the publisher reads notifications.
+ *
+ * <p>One unit (about 600 lines): admission, planning, the data writes and the confirmations all read and change the
+ * same member states and version slots of one publishing thread; what stands alone is in {@code internal} already
+ * ({@code Planner}, {@code Gather}, {@code Sender}, {@code Wire}, {@code ControlWrites}).
  */
 public final class WeightPublisher implements AutoCloseable {
     static final String MANIFEST = "w.manifest";
@@ -412,9 +416,8 @@ public final class WeightPublisher implements AutoCloseable {
         Map<String, List<CompletableFuture<?>>> writes = new HashMap<>();
         TransferOptions base = TransferOptions.DEFAULT.withDeadline(deadline);
         for (int j = 0; j < ms.size(); j++) {
-            // each rank starts at another member (its rank's, modulo): ranks that all write to every member (a
-            // resharded plan) then write to different ones at once, not all into the first and then all into the next,
-            // where two writers share one receiver's link and, over shm, its lock
+            // each rank starts at its own member: ranks writing to every member (resharded) then write to different
+            // ones at once, not two into one receiver's link (and, over shm, its lock) while another waits
             int i = (j + rank) % ms.size();
             MemberState m = ms.get(i);
             RemoteBuffer slot = m.slots()[(int) (version % m.member().slots())];
