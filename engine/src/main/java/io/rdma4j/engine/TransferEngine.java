@@ -583,6 +583,7 @@ public interface TransferEngine extends AutoCloseable {
         private Duration cooldown = Duration.ofMillis(20);
         private Duration maxCooldown = Duration.ofSeconds(2);
         private Duration lease = Duration.ofSeconds(10);
+        private Duration directoryDeadline = Duration.ofSeconds(15);
         private java.nio.file.Path topology;
         private final Map<Integer, Double> laneWeights = new HashMap<>();
         private UnaryOperator<EngineBackend> backendWrapper = UnaryOperator.identity();
@@ -752,7 +753,20 @@ public interface TransferEngine extends AutoCloseable {
          * @return this builder
          */
         public Builder lease(Duration lease) {
-            this.lease = lease;
+            this.lease = Objects.requireNonNull(lease, "lease");
+            return this;
+        }
+
+        /**
+         * How long one call to the directory may take (the announcement, its renewals, a peer's lookup); default 15 s.
+         * The first call pays for setting up the channel (and, to the embedded directory, for loading gRPC): raise it
+         * where that is slow, as in an emulated guest on a busy host or with a directory far away.
+         *
+         * @param deadline each call's deadline, 100 ms to 10 min
+         * @return this builder
+         */
+        public Builder directoryDeadline(Duration deadline) {
+            this.directoryDeadline = Objects.requireNonNull(deadline, "deadline");
             return this;
         }
 
@@ -836,6 +850,7 @@ public interface TransferEngine extends AutoCloseable {
                     cooldown,
                     maxCooldown,
                     lease,
+                    directoryDeadline,
                     topology,
                     Map.copyOf(laneWeights),
                     backendWrapper,

@@ -6,6 +6,7 @@ import io.rdma4j.engine.spi.BackendConfig;
 import io.rdma4j.engine.spi.BackendOptions;
 import io.rdma4j.engine.spi.EngineBackend;
 import io.rdma4j.engine.spi.EngineBackendProvider;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -42,6 +43,10 @@ final class BackendSelection {
         }
         if (c.maxRetries() < 0 || c.maxRetries() > 100) {
             throw bad("maxRetries", "max retries must be 0..100, got " + c.maxRetries());
+        }
+        if (c.directoryDeadline().compareTo(Duration.ofMillis(100)) < 0
+                || c.directoryDeadline().compareTo(Duration.ofMinutes(10)) > 0) {
+            throw bad("directoryDeadline", "directory deadline must be 100 ms..10 min, got " + c.directoryDeadline());
         }
         for (var w : c.laneWeights().entrySet()) {
             if (!(w.getValue() > 0)) {

@@ -112,13 +112,10 @@ public final class EngineCore implements TransferEngine {
         // the meters are in the caller's registry already: take them out again when the directory cannot be reached
         try {
             boolean embedded = config.directory() == null;
-            // a generous call deadline: the first call over TCP pays for channel set-up on a loaded machine, and the
-            // first
-            // call to the embedded directory for loading gRPC (over 5 s in an emulated guest on a busy host)
             this.rendezvous = Rendezvous.connect(
                     embedded ? Rendezvous.embeddedTarget() : config.directory(),
                     config.security(),
-                    Duration.ofSeconds(15));
+                    config.directoryDeadline());
             HandshakeServer.Builder hs = HandshakeServer.builder(
                             name,
                             generation,
