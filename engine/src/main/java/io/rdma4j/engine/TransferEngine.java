@@ -583,7 +583,7 @@ public interface TransferEngine extends AutoCloseable {
         private Duration cooldown = Duration.ofMillis(20);
         private Duration maxCooldown = Duration.ofSeconds(2);
         private Duration lease = Duration.ofSeconds(10);
-        private Duration directoryDeadline = Duration.ofSeconds(15);
+        private Duration rendezvousDeadline = Duration.ofSeconds(15);
         private java.nio.file.Path topology;
         private final Map<Integer, Double> laneWeights = new HashMap<>();
         private UnaryOperator<EngineBackend> backendWrapper = UnaryOperator.identity();
@@ -758,15 +758,16 @@ public interface TransferEngine extends AutoCloseable {
         }
 
         /**
-         * How long one call to the directory may take (the announcement, its renewals, a peer's lookup); default 15 s.
-         * The first call pays for setting up the channel (and, to the embedded directory, for loading gRPC): raise it
-         * where that is slow, as in an emulated guest on a busy host or with a directory far away.
+         * How long one call of the rendezvous may take: each call to the directory (the announcement, its renewals, a
+         * peer's lookup) and each lane handshake with a peer's engine; default 15 s. A first call pays for setting up
+         * its channel (and, to the embedded directory, for loading gRPC): raise it where that is slow, as in an
+         * emulated guest on a busy host or with a directory far away.
          *
          * @param deadline each call's deadline, 100 ms to 10 min
          * @return this builder
          */
-        public Builder directoryDeadline(Duration deadline) {
-            this.directoryDeadline = Objects.requireNonNull(deadline, "deadline");
+        public Builder rendezvousDeadline(Duration deadline) {
+            this.rendezvousDeadline = Objects.requireNonNull(deadline, "deadline");
             return this;
         }
 
@@ -850,7 +851,7 @@ public interface TransferEngine extends AutoCloseable {
                     cooldown,
                     maxCooldown,
                     lease,
-                    directoryDeadline,
+                    rendezvousDeadline,
                     topology,
                     Map.copyOf(laneWeights),
                     backendWrapper,

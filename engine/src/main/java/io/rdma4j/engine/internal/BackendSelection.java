@@ -44,9 +44,10 @@ final class BackendSelection {
         if (c.maxRetries() < 0 || c.maxRetries() > 100) {
             throw bad("maxRetries", "max retries must be 0..100, got " + c.maxRetries());
         }
-        if (c.directoryDeadline().compareTo(Duration.ofMillis(100)) < 0
-                || c.directoryDeadline().compareTo(Duration.ofMinutes(10)) > 0) {
-            throw bad("directoryDeadline", "directory deadline must be 100 ms..10 min, got " + c.directoryDeadline());
+        if (c.rendezvousDeadline().compareTo(Duration.ofMillis(100)) < 0
+                || c.rendezvousDeadline().compareTo(Duration.ofMinutes(10)) > 0) {
+            throw bad(
+                    "rendezvousDeadline", "rendezvous deadline must be 100 ms..10 min, got " + c.rendezvousDeadline());
         }
         for (var w : c.laneWeights().entrySet()) {
             if (!(w.getValue() > 0)) {

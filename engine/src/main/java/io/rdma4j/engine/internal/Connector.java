@@ -28,15 +28,17 @@ final class Connector implements AutoCloseable {
     private final String name;
     private final long generation;
     private final Security security;
+    private final Duration deadline;
     private final EngineBackend backend;
     private final LaneRuntime[] lanes;
     private final WireLanes wire;
     private final Map<String, HandshakeClient> handshakeClients = new ConcurrentHashMap<>();
 
-    Connector(String name, long generation, Security security, LaneRuntime[] lanes, WireLanes wire) {
+    Connector(String name, long generation, Security security, Duration deadline, LaneRuntime[] lanes, WireLanes wire) {
         this.name = name;
         this.generation = generation;
         this.security = security;
+        this.deadline = deadline;
         this.backend = wire.backend;
         this.lanes = lanes;
         this.wire = wire;
@@ -67,8 +69,7 @@ final class Connector implements AutoCloseable {
             HandshakeResult result;
             try {
                 HandshakeClient client = handshakeClients.computeIfAbsent(
-                        link.info.handshakeAddress(),
-                        a -> HandshakeClient.connect(a, security, Duration.ofSeconds(15)));
+                        link.info.handshakeAddress(), a -> HandshakeClient.connect(a, security, deadline));
                 result = client.connect(name, generation, link.name, offer);
                 if (result.responderGeneration() != link.generation) {
                     throw new PeerLostException("peer '" + link.name + "' restarted (generation " + link.generation

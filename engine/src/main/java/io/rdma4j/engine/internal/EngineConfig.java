@@ -26,7 +26,7 @@ public record EngineConfig(
         Duration cooldown,
         Duration maxCooldown,
         Duration lease,
-        Duration directoryDeadline,
+        Duration rendezvousDeadline,
         Path topology,
         Map<Integer, Double> laneWeights,
         UnaryOperator<EngineBackend> backendWrapper,

@@ -115,7 +115,7 @@ public final class EngineCore implements TransferEngine {
             this.rendezvous = Rendezvous.connect(
                     embedded ? Rendezvous.embeddedTarget() : config.directory(),
                     config.security(),
-                    config.directoryDeadline());
+                    config.rendezvousDeadline());
             HandshakeServer.Builder hs = HandshakeServer.builder(
                             name,
                             generation,
@@ -136,7 +136,8 @@ public final class EngineCore implements TransferEngine {
                     active,
                     timer,
                     () -> closed);
-            this.connector = new Connector(name, generation, config.security(), lanes, wire);
+            this.connector =
+                    new Connector(name, generation, config.security(), config.rendezvousDeadline(), lanes, wire);
             this.preparer = new Preparer(
                     name, lanes, descriptors, levels, config, registrations, membership, connector, active, metrics);
         } catch (RuntimeException e) {
