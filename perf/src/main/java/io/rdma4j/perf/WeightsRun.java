@@ -38,10 +38,10 @@ import java.util.function.ToDoubleFunction;
  * chains; then the same bytes aligned (two trainer ranks split along dim 0, two subscribers each needing one rank's
  * half: contiguous, one to one) against resharded (the two subscribers need halves of dim 1: rows of both ranks,
  * strided). Each point: fresh subscriber processes, a warm-up version, then the best of {@code --repeat} versions, each
- * timed from {@code publish} to the last subscriber's confirmation and sample-checked in every subscriber. GB/s counts
- * bytes delivered to subscribers. Subscribers keep two buffers, or one where two would not fit in
- * {@code --memory-fraction} (0.8 by default) of the available memory (said beside the point); a point that would not
- * fit even so is skipped and said so.
+ * timed from {@code publish} to the last subscriber's confirmation and sample-checked in every subscriber, and beside
+ * it the slowest of them (one stalled version shows there). GB/s counts bytes delivered to subscribers. Subscribers
+ * keep two buffers, or one where two would not fit in {@code --memory-fraction} (0.8 by default) of the available
+ * memory (said beside the point); a point that would not fit even so is skipped and said so.
  *
  * <p>Beside them, per size, the machine's copy floor ({@link CopyFloor}): the same bytes copied by as many threads at
  * once as the fewest and the most subscribers, the least time any CPU-copy transport (shm, tcp) can take here, and its
@@ -68,8 +68,9 @@ final class WeightsRun implements BenchRun {
     }
 
     /**
-     * A point's best time, what that version moved, and the CPU seconds it cost in all the processes (the trainer's and
-     * the subscribers'; NaN when one's was unknown).
+     * A point's best time, what that version moved, the CPU seconds it cost in all the processes (the trainer's and the
+     * subscribers'; NaN when one's was unknown), and the slowest timed version's time (a stall in one version shows
+     * there, not in the best).
      */
     record Point(
             double seconds,
@@ -78,9 +79,10 @@ final class WeightsRun implements BenchRun {
             long relayedBytes,
             String failure,
             int buffers,
-            double cpuSeconds) {
+            double cpuSeconds,
+            double worstSeconds) {
         Point(double seconds, long delivered, long publisherBytes, long relayedBytes, String failure) {
-            this(seconds, delivered, publisherBytes, relayedBytes, failure, 2, Double.NaN);
+            this(seconds, delivered, publisherBytes, relayedBytes, failure, 2, Double.NaN, Double.NaN);
         }
 
         double gbps() {
@@ -126,7 +128,7 @@ final class WeightsRun implements BenchRun {
         PrintStream out = System.out;
         out.printf(
                 "weights: publishers in this process, subscriber processes on this machine; per point a warm-up"
-                        + " version, then best of %d; GB/s = bytes delivered to subscribers / s%n",
+                        + " version, then best of %d (and the worst); GB/s = bytes delivered to subscribers / s%n",
                 repeat);
         int failures = 0;
         Map<Long, double[]> floors = new java.util.HashMap<>();
@@ -136,7 +138,7 @@ final class WeightsRun implements BenchRun {
                     long rows = WeightsBenchSubscriber.rows(size);
                     long bytes = rows * WeightsBenchSubscriber.ROW_BYTES * WeightsBenchSubscriber.TENSORS;
                     out.printf(
-                            "%n%s, %s (%d tensors of BF16[%d, %d])%n  %-34s %9s %9s %9s %12s %12s%n",
+                            "%n%s, %s (%d tensors of BF16[%d, %d])%n  %-34s %9s %9s %9s %12s %12s %9s%n",
                             provider,
                             bytes(bytes),
                             WeightsBenchSubscriber.TENSORS,
@@ -147,7 +149,8 @@ final class WeightsRun implements BenchRun {
                             "CPU s",
                             "GB/s",
                             "trainer B",
-                            "relayed B");
+                            "relayed B",
+                            "worst s");
                     int max = Arrays.stream(counts).max().orElseThrow();
                     double[] floor = floors.get(bytes);
                     if (floor == null) {
@@ -260,13 +263,14 @@ final class WeightsRun implements BenchRun {
             out.printf("  %-34s %s%n", label, p.failure());
         } else {
             out.printf(
-                    "  %-34s %9.3f %9.3f %9.3f %12d %12d%s%n",
+                    "  %-34s %9.3f %9.3f %9.3f %12d %12d %9.3f%s%n",
                     label,
                     p.seconds(),
                     p.cpuSeconds(),
                     p.gbps(),
                     p.publisherBytes(),
                     p.relayedBytes(),
+                    p.worstSeconds(),
                     p.buffers() == 1 ? "  (one buffer per subscriber: two would not fit)" : "");
         }
         out.flush();
@@ -375,6 +379,7 @@ final class WeightsRun implements BenchRun {
                 }
             }
             double best = Double.MAX_VALUE;
+            double worst = 0;
             long delivered = 0;
             long pubBytes = 0;
             long relayed = 0;
@@ -418,6 +423,9 @@ final class WeightsRun implements BenchRun {
                         return new Point(0, 0, 0, 0, "FAILED: a subscriber said '" + l + "' after version " + v);
                     }
                 }
+                if (v > 1) {
+                    worst = Math.max(worst, nanos / 1e9);
+                }
                 if (v > 1 && nanos / 1e9 < best) {
                     best = nanos / 1e9;
                     delivered = pb + rb;
@@ -426,7 +434,7 @@ final class WeightsRun implements BenchRun {
                     bestCpu = cpu0 < 0 || cpu1 < 0 ? Double.NaN : (cpu1 - cpu0) / 1e9;
                 }
             }
-            return new Point(best, delivered, pubBytes, relayed, null, buffers, bestCpu);
+            return new Point(best, delivered, pubBytes, relayed, null, buffers, bestCpu, worst);
         } finally {
             pool.shutdownNow();
             for (WeightPublisher p : pubs) {
