@@ -5,7 +5,6 @@ import io.rdma4j.engine.Access;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferOptions;
 import io.rdma4j.rendezvous.DirectoryServer;
-import io.rdma4j.rendezvous.Rendezvous;
 import io.rdma4j.rendezvous.Security;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -57,12 +56,6 @@ final class EngineIbverbsRun implements BenchRun {
         double[] engineLat;
         try (DirectoryServer dir =
                 DirectoryServer.builder().bindAddress("127.0.0.1").port(0).start()) {
-            // in the emulated guest a JVM's first gRPC call loads and compiles the client and the server for longer
-            // than the engines' 15 s call deadline (two of three runs on 2026-12-03 failed their first announce): one
-            // call with a deadline of a minute pays for that first
-            try (Rendezvous r = Rendezvous.connect(dir.target(), Security.none(), Duration.ofMinutes(1))) {
-                r.list();
-            }
             try (EngineWriteRun.WriteTarget ep = target("ibverbs:" + dev, dir.target(), size)) {
                 // seconds for about `iters` writes at perftest's rate, at least 1 s: emulated devices are slow
                 long budget = (long) Math.max(1e9, 1e9 * size * (double) iters / (perfBw[0] * (1 << 20)));

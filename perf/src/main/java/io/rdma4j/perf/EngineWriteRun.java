@@ -13,6 +13,7 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -250,7 +251,10 @@ final class EngineWriteRun implements BenchRun {
                 .chunkSize(chunk)
                 .queueDepth(Math.max(2, depth))
                 .progressThreads(progressThreads())
-                .busySpin(SPIN);
+                .busySpin(SPIN)
+                // in the emulated guest a JVM's first gRPC call loads and compiles the client and the server for longer
+                // than the default 15 s (two of three engine-ibverbs runs on 2026-12-03 failed their first announce)
+                .rendezvousDeadline(Duration.ofMinutes(1));
         return provider.startsWith("tcp") ? b.nicFilter("lo") : b;
     }
 

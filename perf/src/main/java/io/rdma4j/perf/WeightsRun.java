@@ -423,11 +423,12 @@ final class WeightsRun implements BenchRun {
                         return new Point(0, 0, 0, 0, "FAILED: a subscriber said '" + l + "' after version " + v);
                     }
                 }
+                double took = nanos / 1e9;
                 if (v > 1) {
-                    worst = Math.max(worst, nanos / 1e9);
+                    worst = Math.max(worst, took);
                 }
-                if (v > 1 && nanos / 1e9 < best) {
-                    best = nanos / 1e9;
+                if (v > 1 && took < best) {
+                    best = took;
                     delivered = pb + rb;
                     pubBytes = pb;
                     relayed = rb;
