@@ -37,11 +37,12 @@ import java.util.function.ToDoubleFunction;
  * 1, 2 and 4 subscribers that need every byte, direct fan-out (the publisher writes every copy: the baseline) and relay
  * chains; then the same bytes aligned (two trainer ranks split along dim 0, two subscribers each needing one rank's
  * half: contiguous, one to one) against resharded (the two subscribers need halves of dim 1: rows of both ranks,
- * strided). Each point: fresh subscriber processes, a warm-up version, then the best of {@code --repeat} versions, each
- * timed from {@code publish} to the last subscriber's confirmation and sample-checked in every subscriber, and beside
- * it the slowest of them (one stalled version shows there). GB/s counts bytes delivered to subscribers. Subscribers
- * keep two buffers, or one where two would not fit in {@code --memory-fraction} (0.8 by default) of the available
- * memory (said beside the point); a point that would not fit even so is skipped and said so.
+ * strided). Each point: fresh subscriber processes, a warm-up version per subscriber buffer (so that every buffer and
+ * every code path has been through one version before the timing starts), then the best of {@code --repeat} versions,
+ * each timed from {@code publish} to the last subscriber's confirmation and sample-checked in every subscriber, and
+ * beside it the slowest of them (one stalled version shows there). GB/s counts bytes delivered to subscribers.
+ * Subscribers keep two buffers, or one where two would not fit in {@code --memory-fraction} (0.8 by default) of the
+ * available memory (said beside the point); a point that would not fit even so is skipped and said so.
  *
  * <p>Beside them, per size, the machine's copy floor ({@link CopyFloor}): the same bytes copied by as many threads at
  * once as the fewest and the most subscribers, the least time any CPU-copy transport (shm, tcp) can take here, and its
@@ -128,7 +129,8 @@ final class WeightsRun implements BenchRun {
         PrintStream out = System.out;
         out.printf(
                 "weights: publishers in this process, subscriber processes on this machine; per point a warm-up"
-                        + " version, then best of %d (and the worst); GB/s = bytes delivered to subscribers / s%n",
+                        + " version per subscriber buffer, then best of %d (and the worst); GB/s = bytes delivered to"
+                        + " subscribers / s%n",
                 repeat);
         int failures = 0;
         Map<Long, double[]> floors = new java.util.HashMap<>();
@@ -288,7 +290,7 @@ final class WeightsRun implements BenchRun {
 
     /**
      * One point: {@code ranks} trainer ranks (split along dim 0) in this process, one subscriber process per entry of
-     * {@code parts}; returns the best time of {@code repeat} versions after a warm-up one.
+     * {@code parts}; returns the best time of {@code repeat} versions after a warm-up one per subscriber buffer.
      */
     private static Point point(
             String dir,
@@ -390,7 +392,10 @@ final class WeightsRun implements BenchRun {
             }
             ProcessCpu cpu = new ProcessCpu(all);
             double bestCpu = Double.NaN;
-            for (int v = 1; v <= repeat + 1; v++) {
+            // the first version into each subscriber buffer runs colder code and lands in a buffer no version has
+            // crossed yet; over tcp it was often the slowest of a point, so it is not timed
+            int warmUps = buffers;
+            for (int v = 1; v <= warmUps + repeat; v++) {
                 for (int r = 0; r < ranks; r++) {
                     Shard shard = ranks == 1 ? Shard.FULL : Shard.split(0, rows, r, ranks);
                     for (int t = 0; t < WeightsBenchSubscriber.TENSORS; t++) {
@@ -424,10 +429,10 @@ final class WeightsRun implements BenchRun {
                     }
                 }
                 double took = nanos / 1e9;
-                if (v > 1) {
+                if (v > warmUps) {
                     worst = Math.max(worst, took);
                 }
-                if (v > 1 && took < best) {
+                if (v > warmUps && took < best) {
                     best = took;
                     delivered = pb + rb;
                     pubBytes = pb;
