@@ -392,8 +392,8 @@ final class WeightsRun implements BenchRun {
             }
             ProcessCpu cpu = new ProcessCpu(all);
             double bestCpu = Double.NaN;
-            // the first version into each subscriber buffer runs colder code and lands in a buffer no version has
-            // crossed yet; over tcp it was often the slowest of a point, so it is not timed
+            // the first version into each subscriber buffer runs colder code (the subscribers' JIT still compiling);
+            // over tcp it was often the slowest of a point, so it is not timed
             int warmUps = buffers;
             for (int v = 1; v <= warmUps + repeat; v++) {
                 for (int r = 0; r < ranks; r++) {
@@ -431,13 +431,13 @@ final class WeightsRun implements BenchRun {
                 double took = nanos / 1e9;
                 if (v > warmUps) {
                     worst = Math.max(worst, took);
-                }
-                if (v > warmUps && took < best) {
-                    best = took;
-                    delivered = pb + rb;
-                    pubBytes = pb;
-                    relayed = rb;
-                    bestCpu = cpu0 < 0 || cpu1 < 0 ? Double.NaN : (cpu1 - cpu0) / 1e9;
+                    if (took < best) {
+                        best = took;
+                        delivered = pb + rb;
+                        pubBytes = pb;
+                        relayed = rb;
+                        bestCpu = cpu0 < 0 || cpu1 < 0 ? Double.NaN : (cpu1 - cpu0) / 1e9;
+                    }
                 }
             }
             return new Point(best, delivered, pubBytes, relayed, null, buffers, bestCpu, worst);
