@@ -39,8 +39,12 @@ final class FabricLane {
     private static final long FI_REMOTE_READ = 1L << 12;
 
     private static final long FI_REMOTE_WRITE = 1L << 13;
-    /** The remote CQ data of a plain write sent as {@code fi_writedata} (see {@link #dataCarried}): no notification. */
-    static final long NO_NOTICE = 0;
+    /**
+     * The remote CQ data of a plain write sent as {@code fi_writedata} (see {@link #dataCarried}): no notification. Bit
+     * 32, beyond every notification's 32-bit immediate (the engine's immediate 0, inbox 0's slot 0 vouching for lane 0,
+     * was taken for it while this was 0, and that notification never arrived).
+     */
+    static final long NO_NOTICE = 1L << 32;
 
     final int index;
     private final Fabric fabric;
@@ -51,10 +55,10 @@ final class FabricLane {
     private final io.rdma4j.libfabric.Completions batch;
     private final byte[] name;
     /**
-     * Writes up to this many bytes carry remote CQ data {@link #NO_NOTICE} (shm only, its inject size, else 0). shm
-     * writes a plain write with {@code process_vm_writev}, a system call per write however small; a write with data
-     * goes through its shared inject buffers instead, as {@code fi_rma_bw -o writedata} does. The target's lane drops
-     * the completions carrying that data.
+     * Writes up to this many bytes carry remote CQ data {@link #NO_NOTICE} (shm with 8 bytes of CQ data, its inject
+     * size, else 0). shm writes a plain write with {@code process_vm_writev}, a system call per write however small; a
+     * write with data goes through its shared inject buffers instead, as {@code fi_rma_bw -o writedata} does. The
+     * target's lane drops the completions carrying that data.
      */
     private final long dataCarried;
 
@@ -88,7 +92,9 @@ final class FabricLane {
             this.ep = domain.openEndpoint(cq, av);
             this.batch = new io.rdma4j.libfabric.Completions(64);
             this.name = ep.name();
-            this.dataCarried = info.provider().startsWith("shm") ? Math.min(info.injectSize(), 4096) : 0;
+            // only where the CQ data has room for NO_NOTICE beside every 32-bit immediate
+            this.dataCarried =
+                    info.provider().startsWith("shm") && info.cqDataSize() >= 8 ? Math.min(info.injectSize(), 4096) : 0;
         } catch (RuntimeException e) {
             throw Closeables.closeAllInto(e, f);
         }

@@ -100,6 +100,55 @@ class ShmSmallWriteTest {
         }
     }
 
+    /**
+     * The engine's first notification to a peer can carry immediate 0 (inbox 0, slot 0, vouching for lane 0): the mark
+     * of a plain small write must not be that value, or the target drops the notification as one.
+     */
+    @Test
+    void aNotificationWithImmediateZeroReachesTheTarget() {
+        assumeTrue(Libfabric.isAvailable(), "libfabric not installed");
+        BackendConfig config = new BackendConfig("shm", 1, 64);
+        try (Arena arena = Arena.ofShared();
+                LibfabricEngineBackend a = LibfabricEngineBackend.open(config);
+                LibfabricEngineBackend b = LibfabricEngineBackend.open(config);
+                BackendRegistration ra = a.register(arena.allocate(1 << 16, 4096));
+                BackendRegistration rb = b.register(arena.allocate(1 << 16, 4096))) {
+            int ca = a.prepareConnection(0);
+            int cb = b.prepareConnection(0);
+            a.connect(0, ca, b.endpointInfo(0, cb));
+            b.connect(0, cb, a.endpointInfo(0, ca));
+            long to = rb.remoteAddress(0);
+            long key = rb.remoteKey(0);
+            Completions out = new Completions(64);
+            long deadline = System.nanoTime() + DEADLINE_NANOS;
+            int rc;
+            while ((rc = a.postWriteImmediate(0, ca, ra.handle(), ra.address(), 8, to, key, 0, 1))
+                    == EngineBackend.BACK_PRESSURED) {
+                a.poll(0, out);
+                b.poll(0, out);
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("shm kept refusing the first write: " + a.laneError(0));
+                }
+            }
+            post(a, rc);
+            awaitLocal(a, 1);
+            deadline = System.nanoTime() + 5_000_000_000L;
+            while (true) {
+                int n = b.poll(0, out);
+                for (int i = 0; i < n; i++) {
+                    if (out.kind[i] == Completions.REMOTE_IMMEDIATE) {
+                        assertEquals(0, out.status[i], "target completion failed: " + out.errorText[i]);
+                        assertEquals(0, out.immediate[i], "the notification's immediate");
+                        return;
+                    }
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("the notification with immediate 0 never reached the target");
+                }
+            }
+        }
+    }
+
     private static void post(EngineBackend backend, int rc) {
         assertEquals(EngineBackend.OK, rc, "post failed: " + backend.laneError(0));
     }
