@@ -269,6 +269,12 @@ public final class WeightPublisher implements AutoCloseable {
         long bufferEnd = t0 + deadline.toNanos() / 2;
         List<MemberState> ready = new ArrayList<>();
         for (MemberState m : targets) {
+            if (m.signal().done >= version) {
+                // it confirmed this version already, so every byte it needs landed: this rank had none for it (an
+                // aligned subscriber of another rank's part), and the rank that had them published first
+                status.put(m.member().name(), PublishResult.Status.SYNCED);
+                continue;
+            }
             int slot = (int) (version % m.member().slots());
             // the buffer holding its newest complete version frees only once a newer one lands in the other: it
             // missed the version before, and takes the next one
@@ -405,9 +411,10 @@ public final class WeightPublisher implements AutoCloseable {
                 outcome.put(m.member().name(), "could not receive the plan: " + rootMessage(e));
             }
         }
-        if (all) {
-            plan = p;
-        }
+        // the members just sent this plan no longer hold the cached one (plans are numbered): after a repair round
+        // or a catch-up, the next version sends its plan to every member again instead of writing under a number
+        // these members dropped, which they would count stale and the publisher resend every version
+        plan = all ? p : null;
         return p;
     }
 

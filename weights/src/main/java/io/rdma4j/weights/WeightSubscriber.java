@@ -318,6 +318,11 @@ public final class WeightSubscriber implements AutoCloseable {
                 r.arrived[s].clear();
                 r.count[s] = 0;
             }
+            // a rank with nothing for this subscriber sends no data after its plan: when the other ranks' pieces of
+            // the version under way all landed before this plan, its arrival is what completes that version
+            for (int s = 0; s < slots; s++) {
+                completeIfWhole(s);
+            }
             return;
         }
         Wire.PlanMessage p = r.plan;
@@ -368,6 +373,15 @@ public final class WeightSubscriber implements AutoCloseable {
             }
         }
         relayer.forward(r.targets, in, slot, version, n.checksum() != Notification.Checksum.NOT_REQUESTED, tag);
+        completeIfWhole(slot);
+    }
+
+    /**
+     * Completes the version being assembled in {@code slot} once every rank's plan is known and every piece of each
+     * landed, and confirms it to every rank; nothing when none is under way there or it is already complete.
+     */
+    private void completeIfWhole(int slot) {
+        long version = assembling[slot];
         for (Rank x : ranks) {
             if (x != null && (x.plan == null || x.count[slot] < x.plan.pieces().size())) {
                 return;
@@ -375,6 +389,9 @@ public final class WeightSubscriber implements AutoCloseable {
         }
         lock.lock();
         try {
+            if (version < 0 || !given[slot] || version <= complete[slot]) {
+                return;
+            }
             complete[slot] = version;
             latestSlot = slot;
             given[slot] = false;
