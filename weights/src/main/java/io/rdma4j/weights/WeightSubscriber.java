@@ -369,7 +369,8 @@ public final class WeightSubscriber implements AutoCloseable {
                 progressBytes = 0;
             }
             if (version == progressVersion) {
-                progressBytes += in.length() * in.count();
+                // a piece resent in a repair round lands twice: the sample never passes one version's bytes
+                progressBytes = Math.min(neededBytes, progressBytes + in.length() * in.count());
             }
         }
         relayer.forward(r.targets, in, slot, version, n.checksum() != Notification.Checksum.NOT_REQUESTED, tag);
