@@ -47,31 +47,43 @@ final class CopyFloor {
 
     private static double once(MemorySegment src, List<MemorySegment> dsts, long bytes) throws Exception {
         int n = dsts.size();
-        CyclicBarrier start = new CyclicBarrier(n + 1);
+        CyclicBarrier start = new CyclicBarrier(n);
         AtomicReference<Throwable> failed = new AtomicReference<>();
+        // each thread times itself: a clock read by this thread after the barrier could come after a copy of a few
+        // milliseconds had ended (this thread descheduled on a small machine), and the floor would read near zero
+        long[] began = new long[n];
+        long[] ended = new long[n];
         List<Thread> threads = new ArrayList<>();
-        for (MemorySegment dst : dsts) {
+        for (int t = 0; t < n; t++) {
+            MemorySegment dst = dsts.get(t);
+            int i = t;
             threads.add(Thread.ofPlatform().start(() -> {
                 try {
                     start.await();
+                    began[i] = System.nanoTime();
                     for (long done = 0; done < bytes; ) {
                         long len = Math.min(src.byteSize(), bytes - done);
                         MemorySegment.copy(src, 0, dst, 0, len);
                         done += len;
                     }
+                    ended[i] = System.nanoTime();
                 } catch (Throwable e) {
                     failed.compareAndSet(null, e);
                 }
             }));
         }
-        start.await();
-        long t0 = System.nanoTime();
         for (Thread t : threads) {
             t.join();
         }
         if (failed.get() != null) {
             throw new IllegalStateException("copy floor: a copying thread failed", failed.get());
         }
-        return (System.nanoTime() - t0) / 1e9;
+        long first = began[0];
+        long last = ended[0];
+        for (int t = 1; t < n; t++) {
+            first = Math.min(first, began[t]);
+            last = Math.max(last, ended[t]);
+        }
+        return (last - first) / 1e9;
     }
 }
