@@ -40,9 +40,11 @@ import java.util.function.ToDoubleFunction;
  * strided). Each point: fresh subscriber processes, a warm-up version per subscriber buffer (so that every buffer and
  * every code path has been through one version before the timing starts), then the best of {@code --repeat} versions,
  * each timed from {@code publish} to the last subscriber's confirmation and sample-checked in every subscriber, and
- * beside it the slowest of them (one stalled version shows there). GB/s counts bytes delivered to subscribers.
- * Subscribers keep two buffers, or one where two would not fit in {@code --memory-fraction} (0.8 by default) of the
- * available memory (said beside the point); a point that would not fit even so is skipped and said so.
+ * beside it the slowest of them (one stalled version shows there), and in how many of them a trainer rank resent a
+ * subscriber's pieces after its grace ({@link io.rdma4j.weights.PublishResult#resent()}: a stall that the publisher
+ * repaired). GB/s counts bytes delivered to subscribers. Subscribers keep two buffers, or one where two would not fit
+ * in {@code --memory-fraction} (0.8 by default) of the available memory (said beside the point); a point that would not
+ * fit even so is skipped and said so.
  *
  * <p>Beside them, per size, the machine's copy floor ({@link CopyFloor}): the same bytes copied by as many threads at
  * once as the fewest and the most subscribers, the least time any CPU-copy transport (shm, tcp) can take here, and its
@@ -70,8 +72,8 @@ final class WeightsRun implements BenchRun {
 
     /**
      * A point's best time, what that version moved, the CPU seconds it cost in all the processes (the trainer's and the
-     * subscribers'; NaN when one's was unknown), and the slowest timed version's time (a stall in one version shows
-     * there, not in the best).
+     * subscribers'; NaN when one's was unknown), the slowest timed version's time (a stall in one version shows there,
+     * not in the best), and in how many timed versions a rank resent a subscriber's pieces ({@code k/n}).
      */
     record Point(
             double seconds,
@@ -81,9 +83,10 @@ final class WeightsRun implements BenchRun {
             String failure,
             int buffers,
             double cpuSeconds,
-            double worstSeconds) {
+            double worstSeconds,
+            String resent) {
         Point(double seconds, long delivered, long publisherBytes, long relayedBytes, String failure) {
-            this(seconds, delivered, publisherBytes, relayedBytes, failure, 2, Double.NaN, Double.NaN);
+            this(seconds, delivered, publisherBytes, relayedBytes, failure, 2, Double.NaN, Double.NaN, "-");
         }
 
         double gbps() {
@@ -140,7 +143,7 @@ final class WeightsRun implements BenchRun {
                     long rows = WeightsBenchSubscriber.rows(size);
                     long bytes = rows * WeightsBenchSubscriber.ROW_BYTES * WeightsBenchSubscriber.TENSORS;
                     out.printf(
-                            "%n%s, %s (%d tensors of BF16[%d, %d])%n  %-34s %9s %9s %9s %12s %12s %9s%n",
+                            "%n%s, %s (%d tensors of BF16[%d, %d])%n  %-34s %9s %9s %9s %12s %12s %9s %7s%n",
                             provider,
                             bytes(bytes),
                             WeightsBenchSubscriber.TENSORS,
@@ -152,7 +155,8 @@ final class WeightsRun implements BenchRun {
                             "GB/s",
                             "trainer B",
                             "relayed B",
-                            "worst s");
+                            "worst s",
+                            "resent");
                     int max = Arrays.stream(counts).max().orElseThrow();
                     double[] floor = floors.get(bytes);
                     if (floor == null) {
@@ -265,7 +269,7 @@ final class WeightsRun implements BenchRun {
             out.printf("  %-34s %s%n", label, p.failure());
         } else {
             out.printf(
-                    "  %-34s %9.3f %9.3f %9.3f %12d %12d %9.3f%s%n",
+                    "  %-34s %9.3f %9.3f %9.3f %12d %12d %9.3f %7s%s%n",
                     label,
                     p.seconds(),
                     p.cpuSeconds(),
@@ -273,6 +277,7 @@ final class WeightsRun implements BenchRun {
                     p.publisherBytes(),
                     p.relayedBytes(),
                     p.worstSeconds(),
+                    p.resent(),
                     p.buffers() == 1 ? "  (one buffer per subscriber: two would not fit)" : "");
         }
         out.flush();
@@ -392,6 +397,7 @@ final class WeightsRun implements BenchRun {
             }
             ProcessCpu cpu = new ProcessCpu(all);
             double bestCpu = Double.NaN;
+            int resentVersions = 0;
             // the first version into each subscriber buffer runs colder code (the subscribers' JIT still compiling);
             // over tcp it was often the slowest of a point, so it is not timed
             int warmUps = buffers;
@@ -412,12 +418,14 @@ final class WeightsRun implements BenchRun {
                 long nanos = 0;
                 long pb = 0;
                 long rb = 0;
+                boolean resend = false;
                 for (Future<PublishResult> f : running) {
                     PublishResult res = f.get();
                     if (res.synced() != parts.length) {
                         return new Point(0, 0, 0, 0, "FAILED: version " + v + ": " + res.outcomes());
                     }
                     nanos = Math.max(nanos, res.nanos());
+                    resend |= !res.resent().isEmpty();
                     pb += res.publisherBytes();
                     rb += res.relayedBytes();
                 }
@@ -430,6 +438,7 @@ final class WeightsRun implements BenchRun {
                 }
                 double took = nanos / 1e9;
                 if (v > warmUps) {
+                    resentVersions += resend ? 1 : 0;
                     worst = Math.max(worst, took);
                     if (took < best) {
                         best = took;
@@ -440,7 +449,8 @@ final class WeightsRun implements BenchRun {
                     }
                 }
             }
-            return new Point(best, delivered, pubBytes, relayed, null, buffers, bestCpu, worst);
+            return new Point(
+                    best, delivered, pubBytes, relayed, null, buffers, bestCpu, worst, resentVersions + "/" + repeat);
         } finally {
             pool.shutdownNow();
             for (WeightPublisher p : pubs) {

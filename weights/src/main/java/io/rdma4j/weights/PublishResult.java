@@ -10,8 +10,12 @@ import java.util.List;
  * @param publisherBytes bytes this rank wrote itself (relayed bytes not counted)
  * @param relayedBytes bytes subscribers forwarded onward for this rank
  * @param outcomes one per subscriber known at the call
+ * @param resent the subscribers whose pieces this rank sent a second time, directly, because they had not confirmed
+ *     within a grace after its writes (slow, or a subscriber relaying to them failed); those bytes count in
+ *     {@code publisherBytes} again. Empty in a version that sent every byte once
  */
-public record PublishResult(long version, long nanos, long publisherBytes, long relayedBytes, List<Outcome> outcomes) {
+public record PublishResult(
+        long version, long nanos, long publisherBytes, long relayedBytes, List<Outcome> outcomes, List<String> resent) {
     /** How one subscriber fared. */
     public enum Status {
         /** Every byte it needs for the version landed, and it confirmed. */
@@ -25,13 +29,15 @@ public record PublishResult(long version, long nanos, long publisherBytes, long 
     /**
      * @param subscriber its engine name
      * @param status what happened
-     * @param reason why, for anything but {@link Status#SYNCED}
+     * @param reason why, for anything but {@link Status#SYNCED}; for a subscriber synced only after its pieces were
+     *     resent, why they were, else null
      */
     public record Outcome(String subscriber, Status status, String reason) {}
 
-    /** Copies the outcomes. */
+    /** Copies the outcomes and the subscribers resent to. */
     public PublishResult {
         outcomes = List.copyOf(outcomes);
+        resent = List.copyOf(resent);
     }
 
     /** {@return the subscribers that failed} */

@@ -297,6 +297,7 @@ public final class WeightPublisher implements AutoCloseable {
         }
         long pubBytes = 0;
         long relayBytes = 0;
+        List<String> resent = new ArrayList<>();
         List<MemberState> pending = new ArrayList<>(ready);
         boolean repaired = false;
         boolean relayRound = relay;
@@ -343,6 +344,15 @@ public final class WeightPublisher implements AutoCloseable {
             }
             // a relay upstream of them failed, or they are slow: probe, and resend directly to those alive
             pending = probe(missing, outcome, status);
+            for (MemberState m : pending) {
+                resent.add(m.member().name());
+                outcome.put(
+                        m.member().name(),
+                        lost
+                                ? "its pieces were resent directly: another subscriber failed this version, and may have relayed to it"
+                                : "its pieces were resent directly: it had not confirmed " + pace / 1_000_000
+                                        + " ms after this rank's last write");
+            }
             repaired = true;
             relayRound = false;
         }
@@ -362,7 +372,7 @@ public final class WeightPublisher implements AutoCloseable {
                 drops.dropped(e.getKey(), gone.inbox(), version);
             }
         }
-        return new PublishResult(version, System.nanoTime() - t0, pubBytes, relayBytes, out);
+        return new PublishResult(version, System.nanoTime() - t0, pubBytes, relayBytes, out, resent);
     }
 
     /** The plan for {@code ms}: the cached one when they are the current members, else a new one sent to each. */

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
  * Trainer ranks publish on their own schedules, and one may start a version after another finished: two ranks (TP 2,
  * dim 0) in this JVM and subscribers in it too, over libfabric shm, so that the test sees what landed. Rollout-a holds
  * the rows rank 1 holds (aligned: rank 0 has nothing for it); rollout-b holds half the columns (resharded: both ranks
- * write to it). A rank that has to resend a subscriber's pieces says so in its bytes: a version that needed no repair
- * sends each byte once.
+ * write to it). A rank that has to resend a subscriber's pieces says so in its result, and in its bytes: a version that
+ * needed no repair sends each byte once.
  */
 class LateRankTest {
     private static final Duration DEADLINE = Duration.ofSeconds(20);
@@ -98,9 +98,14 @@ class LateRankTest {
             assertSentOnce(r0.get(), rank0);
             PublishResult late = r1.get();
             assertEquals(2, late.synced(), late.toString());
-            assertTrue(
-                    late.publisherBytes() + late.relayedBytes() > rank1,
-                    "rank 1 did not resend rollout-b's pieces, so this test saw no repair: " + late);
+            assertEquals(List.of("rollout-b"), late.resent(), "this test needs a repair: " + late);
+            assertTrue(late.publisherBytes() + late.relayedBytes() > rank1, late.toString());
+            String why = late.outcomes().stream()
+                    .filter(o -> o.subscriber().equals("rollout-b"))
+                    .findFirst()
+                    .orElseThrow()
+                    .reason();
+            assertTrue(why != null && why.contains("had not confirmed"), late.toString());
             for (int i = 0; i < subs.size(); i++) {
                 check(subs.get(i), needs.get(i), 2);
             }
@@ -142,6 +147,7 @@ class LateRankTest {
 
     private static void assertSentOnce(PublishResult r, long bytes) {
         assertEquals(r.outcomes().size(), r.synced(), r.toString());
+        assertEquals(List.of(), r.resent(), r.toString());
         assertEquals(bytes, r.publisherBytes() + r.relayedBytes(), "bytes sent or relayed, once each: " + r);
     }
 
