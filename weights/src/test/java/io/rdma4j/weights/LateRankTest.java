@@ -34,31 +34,17 @@ class LateRankTest {
     @Test
     void anEmptyPlanArrivingLastCompletesTheVersion() throws Exception {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
-        try (DirectoryServer dir = DirectoryServer.builder().port(0).start();
-                Arena arena = Arena.ofShared();
-                TransferEngine e0 = SyncFixture.engine("trainer-0", dir.target());
-                TransferEngine e1 = SyncFixture.engine("trainer-1", dir.target());
-                TransferEngine ea = SyncFixture.engine("rollout-a", dir.target());
-                ExecutorService pool = Executors.newFixedThreadPool(2)) {
-            List<List<MemorySegment>> parts = new ArrayList<>();
-            List<WeightPublisher> pubs = SyncFixture.publishers(List.of(e0, e1), arena, parts, DEADLINE);
-            WeightSubscriber a = subscriber(ea, "0:1:2");
-            for (WeightPublisher p : pubs) {
-                p.awaitSubscribers(1, Duration.ofSeconds(30));
-            }
-            SyncFixture.fillAll(parts, 1);
-            Future<PublishResult> r1 = pool.submit(() -> pubs.get(1).publish(1));
+        try (Sync s = new Sync("0:1:2")) {
+            WeightSubscriber a = s.subs.getFirst();
+            SyncFixture.fillAll(s.parts, 1);
+            Future<PublishResult> r1 = s.pool.submit(() -> s.pubs.get(1).publish(1));
             // every byte rollout-a needs comes from rank 1: once they landed, rank 0 starts the version
             awaitLanded(a, 1, a.bytesPerVersion());
-            Future<PublishResult> r0 = pool.submit(() -> pubs.get(0).publish(1));
+            Future<PublishResult> r0 = s.pool.submit(() -> s.pubs.get(0).publish(1));
             assertSentOnce(r0.get(), 0);
             assertSentOnce(r1.get(), a.bytesPerVersion());
-            check(a, "0:1:2", 1);
-            publishTogether(pubs, parts, 2, List.of(a), List.of("0:1:2"), 0, a.bytesPerVersion());
-            a.close();
-            for (WeightPublisher p : pubs) {
-                p.close();
-            }
+            s.check(1);
+            s.publishTogether(2, 0, a.bytesPerVersion());
         }
     }
 
@@ -70,31 +56,16 @@ class LateRankTest {
     @Test
     void theVersionAfterARepairIsSentOnce() throws Exception {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
-        try (DirectoryServer dir = DirectoryServer.builder().port(0).start();
-                Arena arena = Arena.ofShared();
-                TransferEngine e0 = SyncFixture.engine("trainer-0", dir.target());
-                TransferEngine e1 = SyncFixture.engine("trainer-1", dir.target());
-                TransferEngine ea = SyncFixture.engine("rollout-a", dir.target());
-                TransferEngine eb = SyncFixture.engine("rollout-b", dir.target());
-                ExecutorService pool = Executors.newFixedThreadPool(2)) {
-            List<List<MemorySegment>> parts = new ArrayList<>();
-            List<WeightPublisher> pubs = SyncFixture.publishers(List.of(e0, e1), arena, parts, DEADLINE);
-            WeightSubscriber a = subscriber(ea, "0:1:2");
-            WeightSubscriber b = subscriber(eb, "1:1:2");
-            for (WeightPublisher p : pubs) {
-                p.awaitSubscribers(2, Duration.ofSeconds(30));
-            }
-            List<WeightSubscriber> subs = List.of(a, b);
-            List<String> needs = List.of("0:1:2", "1:1:2");
+        try (Sync s = new Sync("0:1:2", "1:1:2")) {
             // rollout-a needs all of rank 1's part, rollout-b half of each rank's
-            long rank0 = b.bytesPerVersion() / 2;
-            long rank1 = a.bytesPerVersion() + b.bytesPerVersion() / 2;
-            publishTogether(pubs, parts, 1, subs, needs, rank0, rank1);
-            SyncFixture.fillAll(parts, 2);
-            Future<PublishResult> r1 = pool.submit(() -> pubs.get(1).publish(2));
+            long rank0 = s.subs.get(1).bytesPerVersion() / 2;
+            long rank1 = s.subs.get(0).bytesPerVersion() + rank0;
+            s.publishTogether(1, rank0, rank1);
+            SyncFixture.fillAll(s.parts, 2);
+            Future<PublishResult> r1 = s.pool.submit(() -> s.pubs.get(1).publish(2));
             // past rank 1's grace (500 ms after its writes): rollout-b still waits for rank 0's pieces
             Thread.sleep(1500);
-            Future<PublishResult> r0 = pool.submit(() -> pubs.get(0).publish(2));
+            Future<PublishResult> r0 = s.pool.submit(() -> s.pubs.get(0).publish(2));
             assertSentOnce(r0.get(), rank0);
             PublishResult late = r1.get();
             assertEquals(2, late.synced(), late.toString());
@@ -106,42 +77,83 @@ class LateRankTest {
                     .orElseThrow()
                     .reason();
             assertTrue(why != null && why.contains("had not confirmed"), late.toString());
-            for (int i = 0; i < subs.size(); i++) {
-                check(subs.get(i), needs.get(i), 2);
-            }
+            s.check(2);
             for (long v = 3; v <= 4; v++) {
-                publishTogether(pubs, parts, v, subs, needs, rank0, rank1);
-            }
-            a.close();
-            b.close();
-            for (WeightPublisher p : pubs) {
-                p.close();
+                s.publishTogether(v, rank0, rank1);
             }
         }
     }
 
-    private static WeightSubscriber subscriber(TransferEngine engine, String part) {
-        return WeightSubscriber.builder(engine, List.of("trainer-0", "trainer-1"))
-                .needs(n -> SubscriberProcess.need(part, n))
-                .build();
-    }
+    /**
+     * Two trainer ranks (deadline 20 s) and one subscriber per part, named rollout-a, rollout-b..., all in this JVM and
+     * joined to both ranks.
+     */
+    private static final class Sync implements AutoCloseable {
+        final List<String> needs;
+        final DirectoryServer dir = DirectoryServer.builder().port(0).start();
+        final Arena arena = Arena.ofShared();
+        final List<TransferEngine> engines = new ArrayList<>();
+        final List<List<MemorySegment>> parts = new ArrayList<>();
+        final List<WeightPublisher> pubs = new ArrayList<>();
+        final List<WeightSubscriber> subs = new ArrayList<>();
+        final ExecutorService pool = Executors.newFixedThreadPool(2);
 
-    /** Publishes {@code v} from both ranks at once; each must send every byte once, and every subscriber have it. */
-    private static void publishTogether(
-            List<WeightPublisher> pubs,
-            List<List<MemorySegment>> parts,
-            long v,
-            List<WeightSubscriber> subs,
-            List<String> needs,
-            long rank0,
-            long rank1)
-            throws Exception {
-        SyncFixture.fillAll(parts, v);
-        List<PublishResult> results = SyncFixture.publishAll(pubs, v);
-        assertSentOnce(results.get(0), rank0);
-        assertSentOnce(results.get(1), rank1);
-        for (int i = 0; i < subs.size(); i++) {
-            check(subs.get(i), needs.get(i), v);
+        Sync(String... needs) throws Exception {
+            this.needs = List.of(needs);
+            try {
+                engines.add(SyncFixture.engine("trainer-0", dir.target()));
+                engines.add(SyncFixture.engine("trainer-1", dir.target()));
+                pubs.addAll(SyncFixture.publishers(engines, arena, parts, DEADLINE));
+                for (int i = 0; i < needs.length; i++) {
+                    TransferEngine e = SyncFixture.engine("rollout-" + (char) ('a' + i), dir.target());
+                    engines.add(e);
+                    String part = needs[i];
+                    subs.add(WeightSubscriber.builder(e, List.of("trainer-0", "trainer-1"))
+                            .needs(n -> SubscriberProcess.need(part, n))
+                            .build());
+                }
+                for (WeightPublisher p : pubs) {
+                    p.awaitSubscribers(needs.length, Duration.ofSeconds(30));
+                }
+            } catch (Exception | Error e) {
+                close();
+                throw e;
+            }
+        }
+
+        /**
+         * Publishes {@code v} from both ranks at once; each must send every byte once, and every subscriber have it.
+         */
+        void publishTogether(long v, long rank0, long rank1) throws Exception {
+            SyncFixture.fillAll(parts, v);
+            List<PublishResult> results = SyncFixture.publishAll(pubs, v);
+            assertSentOnce(results.get(0), rank0);
+            assertSentOnce(results.get(1), rank1);
+            check(v);
+        }
+
+        /** Every subscriber leases version {@code v}, whose bytes are the fixture's. */
+        void check(long v) throws InterruptedException {
+            for (int i = 0; i < subs.size(); i++) {
+                try (WeightSubscriber.Lease lease = subs.get(i).awaitVersion(v, DEADLINE)) {
+                    assertEquals(v, lease.version());
+                    for (int t = 0; t < SyncFixture.NAMES.length; t++) {
+                        Tensor x = lease.tensors().get(SyncFixture.NAMES[t]);
+                        Shard need = SubscriberProcess.need(needs.get(i), x.name());
+                        assertEquals(-1, SyncFixture.check(x.host(), v, t, need), x.name());
+                    }
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            pool.shutdownNow();
+            subs.forEach(WeightSubscriber::close);
+            pubs.forEach(WeightPublisher::close);
+            engines.forEach(TransferEngine::close);
+            arena.close();
+            dir.close();
         }
     }
 
@@ -156,16 +168,6 @@ class LateRankTest {
         while (s.versionLanding() < version || s.bytesLanded() < bytes) {
             assertTrue(System.nanoTime() < end, "version " + version + "'s " + bytes + " bytes did not land");
             Thread.sleep(1);
-        }
-    }
-
-    private static void check(WeightSubscriber s, String part, long v) throws InterruptedException {
-        try (WeightSubscriber.Lease lease = s.awaitVersion(v, DEADLINE)) {
-            assertEquals(v, lease.version());
-            for (int t = 0; t < SyncFixture.NAMES.length; t++) {
-                Tensor x = lease.tensors().get(SyncFixture.NAMES[t]);
-                assertEquals(-1, SyncFixture.check(x.host(), v, t, SubscriberProcess.need(part, x.name())), x.name());
-            }
         }
     }
 }
