@@ -349,7 +349,8 @@ public final class WeightPublisher implements AutoCloseable {
                 outcome.put(
                         m.member().name(),
                         lost
-                                ? "its pieces were resent directly: another subscriber failed this version, and may have relayed to it"
+                                ? "its pieces were resent directly: another subscriber failed this version, and"
+                                        + " may have relayed to it"
                                 : "its pieces were resent directly: it had not confirmed " + pace / 1_000_000
                                         + " ms after this rank's last write");
             }
