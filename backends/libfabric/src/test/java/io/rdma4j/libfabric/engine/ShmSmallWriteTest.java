@@ -13,6 +13,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,28 +34,14 @@ class ShmSmallWriteTest {
                 LibfabricEngineBackend b = LibfabricEngineBackend.open(config);
                 BackendRegistration ra = a.register(arena.allocate(1 << 17, 4096));
                 BackendRegistration rb = b.register(arena.allocate(1 << 17, 4096))) {
-            int ca = a.prepareConnection(0);
-            int cb = b.prepareConnection(0);
-            a.connect(0, ca, b.endpointInfo(0, cb));
-            b.connect(0, cb, a.endpointInfo(0, ca));
+            int ca = connect(a, b);
             MemorySegment local = MemorySegment.ofAddress(ra.address()).reinterpret(ra.length());
             MemorySegment remote = MemorySegment.ofAddress(rb.address()).reinterpret(rb.length());
             local.fill((byte) 0x5A);
             long to = rb.remoteAddress(0);
             long key = rb.remoteKey(0);
 
-            // shm maps the peer's region at the first post, and refuses it until then: both sides poll meanwhile
-            Completions scratch = new Completions(64);
-            long deadline = System.nanoTime() + DEADLINE_NANOS;
-            int first;
-            while ((first = a.postWrite(0, ca, ra.handle(), ra.address(), 4096, to, key, 1))
-                    == EngineBackend.BACK_PRESSURED) {
-                a.poll(0, scratch);
-                b.poll(0, scratch);
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("shm kept refusing the first write: " + a.laneError(0));
-                }
-            }
+            int first = postFirst(a, b, () -> a.postWrite(0, ca, ra.handle(), ra.address(), 4096, to, key, 1));
             // 4 KiB, then 64 bytes: each completes at the initiator with nothing placed until the target polls
             post(a, first);
             awaitLocal(a, 1);
@@ -73,7 +60,7 @@ class ShmSmallWriteTest {
             awaitLocal(a, 4);
             List<Integer> immediates = new ArrayList<>();
             Completions out = new Completions(64);
-            deadline = System.nanoTime() + DEADLINE_NANOS;
+            long deadline = System.nanoTime() + DEADLINE_NANOS;
             while (immediates.isEmpty()) {
                 int n = b.poll(0, out);
                 for (int i = 0; i < n; i++) {
@@ -113,26 +100,13 @@ class ShmSmallWriteTest {
                 LibfabricEngineBackend b = LibfabricEngineBackend.open(config);
                 BackendRegistration ra = a.register(arena.allocate(1 << 16, 4096));
                 BackendRegistration rb = b.register(arena.allocate(1 << 16, 4096))) {
-            int ca = a.prepareConnection(0);
-            int cb = b.prepareConnection(0);
-            a.connect(0, ca, b.endpointInfo(0, cb));
-            b.connect(0, cb, a.endpointInfo(0, ca));
+            int ca = connect(a, b);
             long to = rb.remoteAddress(0);
             long key = rb.remoteKey(0);
-            Completions out = new Completions(64);
-            long deadline = System.nanoTime() + DEADLINE_NANOS;
-            int rc;
-            while ((rc = a.postWriteImmediate(0, ca, ra.handle(), ra.address(), 8, to, key, 0, 1))
-                    == EngineBackend.BACK_PRESSURED) {
-                a.poll(0, out);
-                b.poll(0, out);
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("shm kept refusing the first write: " + a.laneError(0));
-                }
-            }
-            post(a, rc);
+            post(a, postFirst(a, b, () -> a.postWriteImmediate(0, ca, ra.handle(), ra.address(), 8, to, key, 0, 1)));
             awaitLocal(a, 1);
-            deadline = System.nanoTime() + 5_000_000_000L;
+            Completions out = new Completions(64);
+            long deadline = System.nanoTime() + 5_000_000_000L;
             while (true) {
                 int n = b.poll(0, out);
                 for (int i = 0; i < n; i++) {
@@ -147,6 +121,33 @@ class ShmSmallWriteTest {
                 }
             }
         }
+    }
+
+    /** Connects lane 0 of {@code a} and {@code b} both ways; returns {@code a}'s connection. */
+    private static int connect(LibfabricEngineBackend a, LibfabricEngineBackend b) {
+        int ca = a.prepareConnection(0);
+        int cb = b.prepareConnection(0);
+        a.connect(0, ca, b.endpointInfo(0, cb));
+        b.connect(0, cb, a.endpointInfo(0, ca));
+        return ca;
+    }
+
+    /**
+     * Posts the first write to a peer: shm maps the peer's region at the first post and refuses it until then, so both
+     * sides poll meanwhile. Returns the post's result.
+     */
+    private static int postFirst(EngineBackend a, EngineBackend b, IntSupplier write) {
+        Completions scratch = new Completions(64);
+        long deadline = System.nanoTime() + DEADLINE_NANOS;
+        int rc;
+        while ((rc = write.getAsInt()) == EngineBackend.BACK_PRESSURED) {
+            a.poll(0, scratch);
+            b.poll(0, scratch);
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("shm kept refusing the first write: " + a.laneError(0));
+            }
+        }
+        return rc;
     }
 
     private static void post(EngineBackend backend, int rc) {
