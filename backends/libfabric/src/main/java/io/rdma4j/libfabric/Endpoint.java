@@ -2,6 +2,7 @@ package io.rdma4j.libfabric;
 
 import static io.rdma4j.libfabric.ffi.FabricH.FID_OPS;
 import static io.rdma4j.libfabric.ffi.FabricH.FI_ADDR_UNSPEC;
+import static io.rdma4j.libfabric.ffi.FabricH.FI_COMPLETION;
 import static io.rdma4j.libfabric.ffi.FabricH.FI_CONTEXT;
 import static io.rdma4j.libfabric.ffi.FabricH.FI_CONTEXT2;
 import static io.rdma4j.libfabric.ffi.FabricH.FI_ENABLE;
@@ -10,10 +11,23 @@ import static io.rdma4j.libfabric.ffi.FabricH.FI_TRANSMIT;
 import static io.rdma4j.libfabric.ffi.FabricH.OPS_BIND;
 import static io.rdma4j.libfabric.ffi.FabricH.OPS_CONTROL;
 import static io.rdma4j.libfabric.ffi.FiDomainH.DOMAIN_OPS;
+import static io.rdma4j.libfabric.ffi.FiDomainH.IOVEC;
+import static io.rdma4j.libfabric.ffi.FiDomainH.IOVEC_BASE;
+import static io.rdma4j.libfabric.ffi.FiDomainH.IOVEC_LEN;
 import static io.rdma4j.libfabric.ffi.FiDomainH.OPS_DOMAIN_ENDPOINT;
 import static io.rdma4j.libfabric.ffi.FiEndpointH.EP_CM;
 import static io.rdma4j.libfabric.ffi.FiEndpointH.EP_MSG;
 import static io.rdma4j.libfabric.ffi.FiEndpointH.EP_RMA;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.FI_MSG_RMA;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.FI_RMA_IOV;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.MSG_RMA_ADDR;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.MSG_RMA_CONTEXT;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.MSG_RMA_DATA;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.MSG_RMA_DESC;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.MSG_RMA_IOV_COUNT;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.MSG_RMA_MSG_IOV;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.MSG_RMA_RMA_IOV;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.MSG_RMA_RMA_IOV_COUNT;
 import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_CM_GETNAME;
 import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_MSG_INJECT;
 import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_MSG_RECV;
@@ -22,6 +36,10 @@ import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_RMA_INJECT;
 import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_RMA_READ;
 import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_RMA_WRITE;
 import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_RMA_WRITEDATA;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.OPS_RMA_WRITEMSG;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.RMA_IOV_ADDR;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.RMA_IOV_KEY;
+import static io.rdma4j.libfabric.ffi.FiEndpointH.RMA_IOV_LEN;
 
 import io.rdma4j.ffi.OpsTable;
 import io.rdma4j.libfabric.ffi.Fi;
@@ -34,11 +52,11 @@ import java.lang.foreign.ValueLayout;
  * A reliable-datagram endpoint ({@code fi_endpoint}, {@code FI_EP_RDM}) bound to one completion queue and one address
  * vector.
  *
- * <p>Data path: {@link #write}, {@link #writeData}, {@link #read}, {@link #send}, {@link #recv}, {@link #inject} and
- * {@link #injectWrite} call the provider's ops table directly and allocate nothing. They return 0 when the operation
- * was posted, {@link #BACK_PRESSURED} when the provider is out of resources (poll the completion queue, then retry), or
- * another negative {@code -FI_*} code ({@link Libfabric#statusText}). Misuse (a closed endpoint, a range outside the
- * local or remote region, an unknown peer, a freed segment) throws before any native call.
+ * <p>Data path: {@link #write}, {@link #writeData}, {@link #writeMsg}, {@link #read}, {@link #send}, {@link #recv},
+ * {@link #inject} and {@link #injectWrite} call the provider's ops table directly and allocate nothing. They return 0
+ * when the operation was posted, {@link #BACK_PRESSURED} when the provider is out of resources (poll the completion
+ * queue, then retry), or another negative {@code -FI_*} code ({@link Libfabric#statusText}). Misuse (a closed endpoint,
+ * a range outside the local or remote region, an unknown peer, a freed segment) throws before any native call.
  *
  * <p>{@code context} is a caller's number (a wr_id) that comes back in {@link Completions#context(int)}; for providers
  * that require {@code FI_CONTEXT}/{@code FI_CONTEXT2} mode the endpoint passes a slot of its own context memory instead
@@ -56,6 +74,12 @@ public final class Endpoint extends FabricResource {
     public static final long BACK_PRESSURED = -FiErrnoH.FI_EAGAIN;
     /** The operation was posted. */
     public static final long OK = 0;
+    /** The most pieces {@link #writeMsg} takes whatever the provider allows. */
+    public static final int MAX_VECTOR = 16;
+
+    /** Native bytes per piece of {@link #writeMsg}: its iovec, descriptor and RMA iov. */
+    private static final long PIECE_BYTES = IOVEC.byteSize() + 8 + FI_RMA_IOV.byteSize();
+
     /** {@code FI_ADDR_UNSPEC}: for {@link #recv}, a message from any peer. */
     public static final long ANY_PEER = FI_ADDR_UNSPEC;
 
@@ -70,6 +94,12 @@ public final class Endpoint extends FabricResource {
     private final MemorySegment rmaWrite;
     private final MemorySegment rmaWriteData;
     private final MemorySegment rmaInject;
+    private final MemorySegment rmaWriteMsg;
+    /** The most pieces one {@link #writeMsg} takes: the provider's iov and RMA iov limits, at most 16. */
+    private final int vectorLimit;
+    /** {@link #writeMsg}'s {@code fi_msg_rma}, then its iovecs, descriptors and RMA iovs; rewritten by every call. */
+    private final MemorySegment message;
+
     private final MemorySegment msgSend;
     private final MemorySegment msgRecv;
     private final MemorySegment msgInject;
@@ -121,6 +151,11 @@ public final class Endpoint extends FabricResource {
         this.rmaWrite = OpsTable.functionOrNull(rma, OPS_RMA_WRITE);
         this.rmaWriteData = OpsTable.functionOrNull(rma, OPS_RMA_WRITEDATA);
         this.rmaInject = OpsTable.functionOrNull(rma, OPS_RMA_INJECT);
+        this.rmaWriteMsg = OpsTable.functionOrNull(rma, OPS_RMA_WRITEMSG);
+        this.vectorLimit = rmaWriteMsg.equals(MemorySegment.NULL)
+                ? 0
+                : (int) Math.clamp(Math.min(info.iovLimit(), info.rmaIovLimit()), 0, MAX_VECTOR);
+        this.message = Arena.ofAuto().allocate(FI_MSG_RMA.byteSize() + MAX_VECTOR * PIECE_BYTES, 8);
         this.msgSend = OpsTable.functionOrNull(msg, OPS_MSG_SEND);
         this.msgRecv = OpsTable.functionOrNull(msg, OPS_MSG_RECV);
         this.msgInject = OpsTable.functionOrNull(msg, OPS_MSG_INJECT);
@@ -308,6 +343,90 @@ public final class Endpoint extends FabricResource {
             throw rethrow(t);
         } finally {
             java.lang.ref.Reference.reachabilityFence(local);
+        }
+    }
+
+    /**
+     * The most pieces one {@link #writeMsg} takes on this endpoint: the provider's {@code iov_limit} and
+     * {@code rma_iov_limit}, at most {@link #MAX_VECTOR}; 0 where the provider has no {@code fi_writemsg}.
+     */
+    public int vectorLimit() {
+        return vectorLimit;
+    }
+
+    /**
+     * {@code fi_writemsg} of {@code count} pieces in one operation, one completion: piece {@code i} copies
+     * {@code lengths[from + i]} bytes at {@code localOffsets[from + i]} of {@code local} to {@code remoteOffsets[from +
+     * i]} of the peer's region. The provider writes the local pieces, one after the other, into the remote ones, one
+     * after the other; each piece's local and remote lengths are the same, so each lands where it is named. Scattered
+     * blocks go out as one operation where the provider gathers them (shm passes all of them to one process_vm_readv).
+     * Allocates nothing: the message is built in native memory the endpoint keeps.
+     *
+     * @param count 1 to {@link #vectorLimit()}
+     * @return {@link #OK}, {@link #BACK_PRESSURED}, or another negative {@code -FI_*} code
+     */
+    public long writeMsg(
+            MemoryRegion local,
+            long[] localOffsets,
+            long[] remoteOffsets,
+            long[] lengths,
+            int from,
+            int count,
+            long peer,
+            RemoteRegion remote,
+            long context) {
+        checkOp(local, peer, rmaWriteMsg, "fi_writemsg");
+        if (count < 1 || count > vectorLimit) {
+            throw new IllegalArgumentException("fi_writemsg: " + count + " pieces; this endpoint takes 1 to "
+                    + vectorLimit + " (the provider's iov_limit and rma_iov_limit)");
+        }
+        if (from < 0
+                || from > lengths.length - count
+                || from > localOffsets.length - count
+                || from > remoteOffsets.length - count) {
+            throw new IndexOutOfBoundsException("fi_writemsg: pieces " + from + ".." + (from + count - 1)
+                    + " are outside the arrays (lengths " + lengths.length + ", local offsets "
+                    + localOffsets.length + ", remote offsets " + remoteOffsets.length + ")");
+        }
+        MemorySegment m = message;
+        long iovs = FI_MSG_RMA.byteSize();
+        long descs = iovs + MAX_VECTOR * IOVEC.byteSize();
+        long rmaIovs = descs + MAX_VECTOR * 8L;
+        long total = 0;
+        long desc = local.descriptor();
+        for (int i = 0; i < count; i++) {
+            long length = lengths[from + i];
+            long buf = local.checkedAddress(localOffsets[from + i], length, "fi_writemsg");
+            long raddr = remote.addressOf(remoteOffsets[from + i], length);
+            total += length;
+            m.set(ValueLayout.JAVA_LONG, iovs + i * IOVEC.byteSize() + IOVEC_BASE, buf);
+            m.set(ValueLayout.JAVA_LONG, iovs + i * IOVEC.byteSize() + IOVEC_LEN, length);
+            m.set(ValueLayout.JAVA_LONG, descs + i * 8L, desc);
+            m.set(ValueLayout.JAVA_LONG, rmaIovs + i * FI_RMA_IOV.byteSize() + RMA_IOV_ADDR, raddr);
+            m.set(ValueLayout.JAVA_LONG, rmaIovs + i * FI_RMA_IOV.byteSize() + RMA_IOV_LEN, length);
+            m.set(ValueLayout.JAVA_LONG, rmaIovs + i * FI_RMA_IOV.byteSize() + RMA_IOV_KEY, remote.key());
+        }
+        checkLength(total, "fi_writemsg");
+        long base = m.address();
+        m.set(ValueLayout.JAVA_LONG, MSG_RMA_MSG_IOV, base + iovs);
+        m.set(ValueLayout.JAVA_LONG, MSG_RMA_DESC, base + descs);
+        m.set(ValueLayout.JAVA_LONG, MSG_RMA_IOV_COUNT, count);
+        m.set(ValueLayout.JAVA_LONG, MSG_RMA_ADDR, peer);
+        m.set(ValueLayout.JAVA_LONG, MSG_RMA_RMA_IOV, base + rmaIovs);
+        m.set(ValueLayout.JAVA_LONG, MSG_RMA_RMA_IOV_COUNT, count);
+        m.set(ValueLayout.JAVA_LONG, MSG_RMA_DATA, 0);
+        try {
+            long c = acquire(context);
+            if (c == 0 && pool != null) {
+                return BACK_PRESSURED;
+            }
+            m.set(ValueLayout.JAVA_LONG, MSG_RMA_CONTEXT, c);
+            return posted((long) Fi.RMA_MSG.invokeExact(rmaWriteMsg, ep, base, FI_COMPLETION), c);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(local);
+            java.lang.ref.Reference.reachabilityFence(m);
         }
     }
 

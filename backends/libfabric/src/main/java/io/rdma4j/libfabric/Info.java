@@ -30,6 +30,8 @@ import static io.rdma4j.libfabric.ffi.FabricH.INFO_SRC_ADDRLEN;
 import static io.rdma4j.libfabric.ffi.FabricH.INFO_TX_ATTR;
 import static io.rdma4j.libfabric.ffi.FabricH.RX_SIZE;
 import static io.rdma4j.libfabric.ffi.FabricH.TX_INJECT_SIZE;
+import static io.rdma4j.libfabric.ffi.FabricH.TX_IOV_LIMIT;
+import static io.rdma4j.libfabric.ffi.FabricH.TX_RMA_IOV_LIMIT;
 import static io.rdma4j.libfabric.ffi.FabricH.TX_SIZE;
 
 import io.rdma4j.ClosedException;
@@ -59,6 +61,8 @@ public final class Info {
     private final long cqDataSize;
     private final long mrKeySize;
     private final long txSize;
+    private final long iovLimit;
+    private final long rmaIovLimit;
     private final long rxSize;
     private final int dataProgress;
     private final int threading;
@@ -89,6 +93,8 @@ public final class Info {
         this.maxMsgSize = ep == 0 ? 0 : Fi.getLong(ep + EP_MAX_MSG_SIZE);
         this.injectSize = tx == 0 ? 0 : Fi.getLong(tx + TX_INJECT_SIZE);
         this.txSize = tx == 0 ? 0 : Fi.getLong(tx + TX_SIZE);
+        this.iovLimit = tx == 0 ? 0 : Fi.getLong(tx + TX_IOV_LIMIT);
+        this.rmaIovLimit = tx == 0 ? 0 : Fi.getLong(tx + TX_RMA_IOV_LIMIT);
         this.rxSize = rx == 0 ? 0 : Fi.getLong(rx + RX_SIZE);
     }
 
@@ -204,6 +210,16 @@ public final class Info {
     /** @return transmit queue depth */
     public long txSize() {
         return txSize;
+    }
+
+    /** @return the most local buffers one transmit operation takes ({@code tx_attr->iov_limit}) */
+    public long iovLimit() {
+        return iovLimit;
+    }
+
+    /** @return the most remote ranges one RMA operation takes ({@code tx_attr->rma_iov_limit}) */
+    public long rmaIovLimit() {
+        return rmaIovLimit;
     }
 
     /** @return receive queue depth */

@@ -42,6 +42,44 @@ class BadInputTest {
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"shm", "tcp"})
+    void rejectsVectoredWritesOfBadPieces(String provider) {
+        try (InfoList infos = Libfabric.getinfo(Peer.hints(provider));
+                Peer a = new Peer(infos.first(), 8192);
+                Peer b = new Peer(infos.first(), 4096)) {
+            long peer = a.av.insert(b.ep.name());
+            RemoteRegion remote = b.mr.remote();
+            int n = a.ep.vectorLimit();
+            long[] offsets = new long[n + 1];
+            long[] lengths = new long[n + 1];
+            java.util.Arrays.fill(lengths, 8);
+            var none = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> a.ep.writeMsg(a.mr, offsets, offsets, lengths, 0, 0, peer, remote, 1));
+            assertTrue(none.getMessage().contains("0 pieces; this endpoint takes 1 to " + n), none.getMessage());
+            var many = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> a.ep.writeMsg(a.mr, offsets, offsets, lengths, 0, n + 1, peer, remote, 1));
+            assertTrue(many.getMessage().contains("iov_limit and rma_iov_limit"), many.getMessage());
+            var arrays = assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> a.ep.writeMsg(a.mr, offsets, offsets, lengths, 2, n, peer, remote, 1));
+            assertTrue(arrays.getMessage().contains("outside the arrays"), arrays.getMessage());
+            // one piece past either region is refused before anything is posted
+            long[] far = new long[n];
+            far[n - 1] = 4090;
+            assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> a.ep.writeMsg(a.mr, new long[n], far, lengths, 0, n, peer, remote, 1));
+            long[] past = new long[n];
+            past[0] = 8190;
+            assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> a.ep.writeMsg(a.mr, past, new long[n], lengths, 0, n, peer, remote, 1));
+        }
+    }
+
     /**
      * tcp;ofi_rxm checks keys at the target and fails the operation. (shm in libfabric 1.17 does not check keys: it
      * reaches the peer's memory by virtual address through cross-memory attach, so there is nothing to test there.) A

@@ -49,6 +49,8 @@ class LayoutTest {
                 .struct("struct fi_ops_msg", FiEndpointH.FI_OPS_MSG)
                 .struct("struct fi_ops_rma", FiEndpointH.FI_OPS_RMA)
                 .struct("struct fi_ops_cm", FiEndpointH.FI_OPS_CM)
+                .struct("struct fi_rma_iov", FiEndpointH.FI_RMA_IOV)
+                .struct("struct fi_msg_rma", FiEndpointH.FI_MSG_RMA)
                 .struct("struct fi_cq_attr", FiEqH.FI_CQ_ATTR)
                 .struct("struct fi_cq_data_entry", FiEqH.FI_CQ_DATA_ENTRY)
                 .struct("struct fi_cq_err_entry", FiEqH.FI_CQ_ERR_ENTRY)

@@ -13,9 +13,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The data path allocates nothing on the Java heap: after a warm-up, 10,000 of each of write, writedata, read, send +
- * recv, inject + recv and inject-write, with the completion-queue reads that reap them, are posted from this thread
- * over a real provider while the JVM counts the bytes this thread allocates
+ * The data path allocates nothing on the Java heap: after a warm-up, 10,000 of each of write, writedata, writemsg of
+ * two pieces, read, send + recv, inject + recv and inject-write, with the completion-queue reads that reap them, are
+ * posted from this thread over a real provider while the JVM counts the bytes this thread allocates
  * ({@code com.sun.management.ThreadMXBean#getThreadAllocatedBytes}). Each operation carries its index as data and the
  * test checks it arrived, so the loop cannot pass by doing nothing.
  */
@@ -35,6 +35,7 @@ class PostPathAllocationTest {
     enum Op {
         WRITE,
         WRITEDATA,
+        WRITEMSG,
         READ,
         SEND_RECV,
         INJECT_RECV,
@@ -106,6 +107,11 @@ class PostPathAllocationTest {
         long bRemoteData;
         long bLastData;
         long next = 1;
+        /** Two pieces, each local one going to the other's place at the target. */
+        final long[] localPieces = {16384, 20480};
+
+        final long[] remotePieces = {20480, 16384};
+        final long[] pieceLengths = {SIZE, SIZE};
 
         Loop(Peer a, Peer b) {
             this.a = a;
@@ -123,6 +129,7 @@ class PostPathAllocationTest {
                 switch (op) {
                     case WRITE -> write(v);
                     case WRITEDATA -> writeData(v);
+                    case WRITEMSG -> writeMsg(v);
                     case READ -> read(v);
                     case SEND_RECV -> sendRecv(v, false);
                     case INJECT_RECV -> sendRecv(v, true);
@@ -164,6 +171,25 @@ class PostPathAllocationTest {
             expect(bLastData, data, "remote CQ data");
             // the remote CQ data comes after the bytes, so they are visible now
             expect(b.buffer.get(ValueLayout.JAVA_LONG, 2048), v, "bytes of fi_writedata at the target");
+        }
+
+        private void writeMsg(long v) {
+            a.buffer.set(ValueLayout.JAVA_LONG, 16384, v);
+            a.buffer.set(ValueLayout.JAVA_LONG, 20480, ~v);
+            long rc;
+            long deadline = System.nanoTime() + DEADLINE_NANOS;
+            while ((rc = a.ep.writeMsg(a.mr, localPieces, remotePieces, pieceLengths, 0, 2, peer, remote, v))
+                    == Endpoint.BACK_PRESSURED) {
+                poll(deadline);
+            }
+            posted(rc, "fi_writemsg");
+            long want = aCompletions + 1;
+            while (aCompletions < want
+                    || b.buffer.get(ValueLayout.JAVA_LONG, 20480) != v
+                    || b.buffer.get(ValueLayout.JAVA_LONG, 16384) != ~v) {
+                poll(deadline);
+            }
+            expect(aLastContext, v, "fi_writemsg completion context");
         }
 
         private void read(long v) {

@@ -85,4 +85,58 @@ class RmaTest {
             }
         }
     }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"shm", "tcp"})
+    void writeMsgPutsEachScatteredPieceWhereItIsNamed(String provider) {
+        try (InfoList infos = Libfabric.getinfo(Peer.hints(provider))) {
+            Info info = infos.first();
+            try (Peer initiator = new Peer(info, MAX);
+                    Peer target = new Peer(info, MAX)) {
+                long peer = initiator.av.insert(target.ep.name());
+                target.av.insert(initiator.ep.name());
+                RemoteRegion remote = target.mr.remote();
+                int n = initiator.ep.vectorLimit();
+                assertTrue(n >= 1 && n <= Endpoint.MAX_VECTOR, provider + " vector limit " + n);
+                // pieces of different lengths, the local ones in reverse order of the remote ones, gaps between
+                long[] lengths = new long[n];
+                long[] local = new long[n];
+                long[] far = new long[n];
+                for (int i = 0; i < n; i++) {
+                    lengths[i] = 4096L * (i + 1) + 7 * i;
+                    local[i] = (1L << 19) * (n - i);
+                    far[i] = (1L << 20) * i + 4096 * 3 + i;
+                }
+                fill(initiator.buffer, MAX, 4);
+                Peer.post(
+                        initiator,
+                        target,
+                        () -> initiator.ep.writeMsg(initiator.mr, local, far, lengths, 0, n, peer, remote, 21));
+                Peer.post(initiator, target, () -> initiator.ep.writeData(initiator.mr, 0, 1, 9, peer, remote, 0, 22));
+                Peer.progressUntil(
+                        initiator,
+                        target,
+                        () -> !target.remoteData.isEmpty()
+                                && initiator.contexts.contains(21L)
+                                && initiator.contexts.contains(22L),
+                        "writemsg");
+                for (int i = 0; i < n; i++) {
+                    assertTrue(
+                            initiator
+                                            .buffer
+                                            .asSlice(local[i], lengths[i])
+                                            .mismatch(target.buffer.asSlice(far[i], lengths[i]))
+                                    == -1,
+                            "piece " + i + " of " + n);
+                    long gap = far[i] - 1;
+                    assertEquals(0, target.buffer.get(ValueLayout.JAVA_BYTE, gap), "byte before piece " + i);
+                }
+                assertEquals(
+                        2,
+                        initiator.contexts.stream()
+                                .filter(c -> c == 21L || c == 22L)
+                                .count());
+            }
+        }
+    }
 }

@@ -332,6 +332,7 @@ public final class FabricH {
     public static final long TX_INJECT_SIZE = offset(FI_TX_ATTR, "inject_size");
     public static final long TX_SIZE = offset(FI_TX_ATTR, "size");
     public static final long TX_IOV_LIMIT = offset(FI_TX_ATTR, "iov_limit");
+    public static final long TX_RMA_IOV_LIMIT = offset(FI_TX_ATTR, "rma_iov_limit");
     public static final long RX_CAPS = offset(FI_RX_ATTR, "caps");
     public static final long RX_MODE = offset(FI_RX_ATTR, "mode");
     public static final long RX_SIZE = offset(FI_RX_ATTR, "size");

@@ -133,6 +133,9 @@ public final class Fi {
     public static final MethodHandle RMA_WRITEDATA = OpsTable.indirect(FunctionDescriptor.of(
             JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG,
             JAVA_LONG));
+    /** {@code ssize_t (*writemsg)(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags);} */
+    public static final MethodHandle RMA_MSG =
+            OpsTable.indirect(FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /**
      * {@code ssize_t (*inject)(struct fid_ep *, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t addr,
      * uint64_t key);}

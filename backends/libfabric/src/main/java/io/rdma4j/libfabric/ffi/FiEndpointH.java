@@ -2,6 +2,7 @@ package io.rdma4j.libfabric.ffi;
 
 import static io.rdma4j.ffi.Structs.POINTER;
 import static io.rdma4j.ffi.Structs.SIZE_T;
+import static io.rdma4j.ffi.Structs.U64;
 import static io.rdma4j.ffi.Structs.offset;
 import static io.rdma4j.ffi.Structs.struct;
 
@@ -116,6 +117,35 @@ public final class FiEndpointH {
             POINTER.withName("shutdown"),
             POINTER.withName("join"));
 
+    /**
+     *
+     *
+     * <pre>
+     * struct fi_rma_iov { uint64_t addr; size_t len; uint64_t key; };</pre>
+     */
+    public static final StructLayout FI_RMA_IOV =
+            struct("fi_rma_iov", U64.withName("addr"), SIZE_T.withName("len"), U64.withName("key"));
+
+    /**
+     *
+     *
+     * <pre>
+     * struct fi_msg_rma {
+     *     const struct iovec *msg_iov; void **desc; size_t iov_count; fi_addr_t addr;
+     *     const struct fi_rma_iov *rma_iov; size_t rma_iov_count; void *context; uint64_t data;
+     * };</pre>
+     */
+    public static final StructLayout FI_MSG_RMA = struct(
+            "fi_msg_rma",
+            POINTER.withName("msg_iov"),
+            POINTER.withName("desc"),
+            SIZE_T.withName("iov_count"),
+            U64.withName("addr"),
+            POINTER.withName("rma_iov"),
+            SIZE_T.withName("rma_iov_count"),
+            POINTER.withName("context"),
+            U64.withName("data"));
+
     public static final long EP_CM = offset(FID_EP, "cm");
     public static final long EP_MSG = offset(FID_EP, "msg");
     public static final long EP_RMA = offset(FID_EP, "rma");
@@ -124,7 +154,19 @@ public final class FiEndpointH {
     public static final long OPS_MSG_INJECT = offset(FI_OPS_MSG, "inject");
     public static final long OPS_RMA_READ = offset(FI_OPS_RMA, "read");
     public static final long OPS_RMA_WRITE = offset(FI_OPS_RMA, "write");
+    public static final long OPS_RMA_WRITEMSG = offset(FI_OPS_RMA, "writemsg");
     public static final long OPS_RMA_INJECT = offset(FI_OPS_RMA, "inject");
     public static final long OPS_RMA_WRITEDATA = offset(FI_OPS_RMA, "writedata");
     public static final long OPS_CM_GETNAME = offset(FI_OPS_CM, "getname");
+    public static final long RMA_IOV_ADDR = offset(FI_RMA_IOV, "addr");
+    public static final long RMA_IOV_LEN = offset(FI_RMA_IOV, "len");
+    public static final long RMA_IOV_KEY = offset(FI_RMA_IOV, "key");
+    public static final long MSG_RMA_MSG_IOV = offset(FI_MSG_RMA, "msg_iov");
+    public static final long MSG_RMA_DESC = offset(FI_MSG_RMA, "desc");
+    public static final long MSG_RMA_IOV_COUNT = offset(FI_MSG_RMA, "iov_count");
+    public static final long MSG_RMA_ADDR = offset(FI_MSG_RMA, "addr");
+    public static final long MSG_RMA_RMA_IOV = offset(FI_MSG_RMA, "rma_iov");
+    public static final long MSG_RMA_RMA_IOV_COUNT = offset(FI_MSG_RMA, "rma_iov_count");
+    public static final long MSG_RMA_CONTEXT = offset(FI_MSG_RMA, "context");
+    public static final long MSG_RMA_DATA = offset(FI_MSG_RMA, "data");
 }
