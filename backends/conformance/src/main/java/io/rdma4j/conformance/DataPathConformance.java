@@ -97,6 +97,72 @@ public abstract class DataPathConformance extends EngineBackendFixture {
     }
 
     @Test
+    void aVectoredWriteLandsEachPieceWhereItIsNamed() {
+        int limit = initiator.writeVectorLimit(0);
+        assertTrue(limit >= 1, "writeVectorLimit " + limit);
+        assertTrue(initiator.writeVectorBytes(0) > 0, "writeVectorBytes " + initiator.writeVectorBytes(0));
+        MemorySegment src = arena.allocate(1 << 20, 4096);
+        MemorySegment dst = arena.allocate(1 << 20, 4096);
+        fill(src, 13);
+        try (BackendRegistration s = initiator.register(src);
+                BackendRegistration d = target.register(dst)) {
+            int c = connect(0);
+            int n = Math.max(2, limit);
+            if (limit == 1) {
+                long[] none = new long[2];
+                assertThrows(
+                        UnsupportedOperationException.class,
+                        () -> initiator.postWriteVector(0, c, s.handle(), none, none, none, 2, d.remoteKey(0), 51));
+                return;
+            }
+            // pieces small enough to go together within any byte bound, then pieces of a page and more
+            for (long unit : new long[] {16, 4096}) {
+                long[] local = new long[n];
+                long[] remote = new long[n];
+                long[] lengths = new long[n];
+                long[] at = new long[n];
+                // the local pieces in reverse order of the remote ones, of different lengths, with gaps between them
+                for (int i = 0; i < n; i++) {
+                    lengths[i] = unit + 3L * i;
+                    local[i] = src.address() + (n - 1 - i) * 65536L;
+                    at[i] = i * 65536L + 4096 + i + unit;
+                    remote[i] = d.remoteAddress(0) + at[i];
+                }
+                long context = 50 + unit;
+                assertEquals(
+                        EngineBackend.OK,
+                        post(
+                                0,
+                                () -> initiator.postWriteVector(
+                                        0, c, s.handle(), local, remote, lengths, n, d.remoteKey(0), context)));
+                assertEquals(0, await(0, context, null));
+                int[] imm = new int[2];
+                assertEquals(
+                        EngineBackend.OK,
+                        post(
+                                0,
+                                () -> initiator.postWriteImmediate(
+                                        0,
+                                        c,
+                                        s.handle(),
+                                        src.address(),
+                                        8,
+                                        d.remoteAddress(0),
+                                        d.remoteKey(0),
+                                        7,
+                                        context + 1)));
+                assertEquals(0, await(0, context + 1, imm));
+                for (int i = 0; i < n; i++) {
+                    String piece = "piece " + i + " of " + n + " (" + lengths[i] + " bytes)";
+                    assertEquals(-1, mismatch(src, (n - 1 - i) * 65536L, dst, at[i], lengths[i]), piece);
+                    assertEquals(0, dst.get(ValueLayout.JAVA_BYTE, at[i] - 1), "the byte before " + piece);
+                    assertEquals(0, dst.get(ValueLayout.JAVA_BYTE, at[i] + lengths[i]), "the byte after " + piece);
+                }
+            }
+        }
+    }
+
+    @Test
     void readsPeerMemory() {
         MemorySegment remote = arena.allocate(1 << 20, 4096);
         MemorySegment local = arena.allocate(1 << 20, 4096);

@@ -106,6 +106,43 @@ public interface EngineBackend extends AutoCloseable {
             long context);
 
     /**
+     * The most pieces one {@link #postWriteVector} on {@code lane} takes; 1 (the default) where the backend has no
+     * vectored write, and the engine then never calls it.
+     */
+    default int writeVectorLimit(int lane) {
+        return 1;
+    }
+
+    /**
+     * The most bytes one {@link #postWriteVector} on {@code lane} should carry, all pieces together: beyond it the
+     * backend's single writes are cheaper per byte (the default: no bound).
+     */
+    default long writeVectorBytes(int lane) {
+        return Long.MAX_VALUE;
+    }
+
+    /**
+     * One write of {@code count} pieces (2 to {@link #writeVectorLimit}), one completion with {@code context}: piece
+     * {@code i} copies {@code lengths[i]} bytes at {@code localAddresses[i]} (inside registration {@code localHandle})
+     * to the peer's {@code remoteAddresses[i]} (inside the region of {@code remoteKey}). Scattered blocks of a batch go
+     * out as one operation. A count outside 2 to the limit is a programming error (an exception); backends whose
+     * {@link #writeVectorLimit} is 1 refuse every call with an {@link UnsupportedOperationException}.
+     */
+    default int postWriteVector(
+            int lane,
+            int connection,
+            int localHandle,
+            long[] localAddresses,
+            long[] remoteAddresses,
+            long[] lengths,
+            int count,
+            long remoteKey,
+            long context) {
+        throw new UnsupportedOperationException(getClass().getSimpleName()
+                + " has no vectored write (its writeVectorLimit is 1): post each piece with postWrite");
+    }
+
+    /**
      * Like {@link #postWrite}, and the target gets a {@link Completions#REMOTE_IMMEDIATE} completion carrying
      * {@code immediate}.
      */

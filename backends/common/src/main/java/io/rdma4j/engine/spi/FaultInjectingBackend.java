@@ -134,6 +134,31 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
     }
 
     @Override
+    public int postWriteVector(
+            int lane,
+            int connection,
+            int localHandle,
+            long[] localAddresses,
+            long[] remoteAddresses,
+            long[] lengths,
+            int count,
+            long remoteKey,
+            long context) {
+        return failPost(lane)
+                ? FAILED
+                : inner.postWriteVector(
+                        lane,
+                        connection,
+                        localHandle,
+                        localAddresses,
+                        remoteAddresses,
+                        lengths,
+                        count,
+                        remoteKey,
+                        context);
+    }
+
+    @Override
     public int postWriteImmediate(
             int lane,
             int connection,

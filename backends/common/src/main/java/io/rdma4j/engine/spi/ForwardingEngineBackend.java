@@ -85,6 +85,31 @@ public abstract class ForwardingEngineBackend implements EngineBackend {
     }
 
     @Override
+    public int writeVectorLimit(int lane) {
+        return inner.writeVectorLimit(lane);
+    }
+
+    @Override
+    public long writeVectorBytes(int lane) {
+        return inner.writeVectorBytes(lane);
+    }
+
+    @Override
+    public int postWriteVector(
+            int lane,
+            int connection,
+            int localHandle,
+            long[] localAddresses,
+            long[] remoteAddresses,
+            long[] lengths,
+            int count,
+            long remoteKey,
+            long context) {
+        return inner.postWriteVector(
+                lane, connection, localHandle, localAddresses, remoteAddresses, lengths, count, remoteKey, context);
+    }
+
+    @Override
     public int postWriteImmediate(
             int lane,
             int connection,

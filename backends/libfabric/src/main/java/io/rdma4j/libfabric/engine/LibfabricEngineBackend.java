@@ -189,6 +189,43 @@ public final class LibfabricEngineBackend implements EngineBackend {
     }
 
     @Override
+    public int writeVectorLimit(int lane) {
+        return lane < 0 || lane >= lanes.length ? 1 : lanes[lane].vectorLimit();
+    }
+
+    @Override
+    public long writeVectorBytes(int lane) {
+        return lane < 0 || lane >= lanes.length ? Long.MAX_VALUE : lanes[lane].vectorBytes();
+    }
+
+    @Override
+    public int postWriteVector(
+            int lane,
+            int connection,
+            int localHandle,
+            long[] localAddresses,
+            long[] remoteAddresses,
+            long[] lengths,
+            int count,
+            long remoteKey,
+            long context) {
+        if (lane < 0 || lane >= lanes.length) {
+            return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
+        }
+        int limit = lanes[lane].vectorLimit();
+        if (limit == 1) {
+            throw new UnsupportedOperationException("lane " + lane + " (" + provider
+                    + ") has no vectored write (its writeVectorLimit is 1): post each piece with postWrite");
+        }
+        if (count < 2 || count > limit || count > lengths.length) {
+            throw new IllegalArgumentException("a vectored write on lane " + lane + " takes 2 to " + limit
+                    + " pieces (and arrays that hold them); got " + count + " of " + lengths.length);
+        }
+        return lanes[lane].postVector(
+                connection, localHandle, localAddresses, remoteAddresses, lengths, count, remoteKey, context);
+    }
+
+    @Override
     public int postWriteImmediate(
             int lane,
             int connection,
