@@ -58,6 +58,12 @@ final class CorruptingBackend extends ForwardingEngineBackend {
         return corrupted.get();
     }
 
+    /** Every data write goes through {@link #postWrite}, one piece at a time, so that any of them can be corrupted. */
+    @Override
+    public int writeVectorLimit(int lane) {
+        return 1;
+    }
+
     @Override
     public int postWrite(
             int lane,

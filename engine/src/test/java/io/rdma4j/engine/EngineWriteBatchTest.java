@@ -30,6 +30,7 @@ class EngineWriteBatchTest {
     static final int BLOCKS = 2048; // 8 MiB of 4 KiB blocks on each side
     static Arena arena;
     static FaultInjectingBackend[] faults = new FaultInjectingBackend[1];
+    static final CountingBackend[] counts = new CountingBackend[1];
     static TransferEngine a;
     static TransferEngine b;
     static MemorySegment src;
@@ -42,7 +43,7 @@ class EngineWriteBatchTest {
         arena = Arena.ofShared();
         a = TestEngines.tcp("batch-a", 4)
                 .laneCooldown(Duration.ofMillis(5), Duration.ofMillis(50))
-                .backendWrapper(x -> faults[0] = new FaultInjectingBackend(x))
+                .backendWrapper(x -> faults[0] = new FaultInjectingBackend(counts[0] = new CountingBackend(x)))
                 .build();
         b = TestEngines.tcp("batch-b", 4).build();
         dstMem = TestEngines.allocate(arena, BLOCKS * (long) BLOCK);
@@ -113,10 +114,16 @@ class EngineWriteBatchTest {
         WriteBatch batch = a.newWriteBatch(s, dst, 1000).add(d[0], d[1], d[2], 1000);
         assertEquals(1000, batch.added());
         assertEquals(1000L * BLOCK, batch.bytes());
+        counts[0].reset();
         TransferResult r = a.write(batch, TransferOptions.tag(3300)).join();
         assertNotNull(b.awaitTag(3300, Duration.ofSeconds(10)), "the tag follows the last block");
         assertEquals(1000L * BLOCK, r.bytes());
         assertEquals(4, r.lanesUsed().size(), "striped over every lane: " + r);
+        // tcp takes several pieces a write: the scattered blocks went out gathered, each block in exactly one write
+        int limit = counts[0].writeVectorLimit(0);
+        assertTrue(limit > 1, "tcp's vector limit " + limit);
+        assertEquals(1000, counts[0].single.get() + counts[0].pieces.get(), counts[0].toString());
+        assertTrue(counts[0].vectors.get() >= (1000 - 8 * limit) / limit, counts[0].toString());
         assertFalse(batch.inFlight());
         assertLanded(d, before);
 

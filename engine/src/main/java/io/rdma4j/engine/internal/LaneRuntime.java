@@ -36,6 +36,10 @@ final class LaneRuntime {
     final AtomicLong chunksCompleted = new AtomicLong();
     final AtomicLong chunkErrors = new AtomicLong();
     ProgressThread owner;
+    /** The most pieces one vectored write on this lane takes (the backend's limit, at most 16); 1: none. */
+    int vectorLimit = 1;
+    /** The most bytes one vectored write on this lane carries (the backend's bound). */
+    long vectorBytes = Long.MAX_VALUE;
 
     LaneRuntime(LaneDescriptor descriptor, int depth) {
         this.lane = descriptor.index();

@@ -17,6 +17,9 @@ import java.util.concurrent.locks.LockSupport;
  * copies, verdict reads), to the channel (credit reads) and to {@link Inbound} (immediates from peers).
  */
 final class ProgressThread implements Runnable {
+    /** The most pieces of one vectored write the engine asks a backend for. */
+    private static final int MAX_VECTOR = 16;
+
     /**
      * Longest park while peers are connected to this engine ({@code -Drdma4j.engine.inboundParkNanos}, default 50 us).
      */
@@ -41,6 +44,11 @@ final class ProgressThread implements Runnable {
     private final IdleWait kernelWait;
 
     private final long chunkBytes;
+    /** The pieces of one vectored write of a batch's descriptors, rewritten by each (this thread's alone). */
+    private final long[] vectorLocal = new long[MAX_VECTOR];
+
+    private final long[] vectorRemote = new long[MAX_VECTOR];
+    private final long[] vectorLength = new long[MAX_VECTOR];
     private final Thread thread;
     private final int index;
     private volatile boolean running = true;
@@ -67,6 +75,8 @@ final class ProgressThread implements Runnable {
         this.completions = new Completions(64);
         for (LaneRuntime l : lanes) {
             l.owner = this;
+            l.vectorLimit = Math.clamp(backend.writeVectorLimit(l.lane), 1, MAX_VECTOR);
+            l.vectorBytes = backend.writeVectorBytes(l.lane);
         }
         this.kernelWait = kernelWait(backend, lanes, errors);
         this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this);
@@ -331,18 +341,37 @@ final class ProgressThread implements Runnable {
             long la = t.localAddress + off;
             long ra = t.remoteAddress(s.remoteLane) + off;
             BatchImpl b = t.batch;
+            int d = -1;
             if (b != null) {
                 // byte off of a batch lies in one descriptor; a chunk ends where that descriptor does
-                int d = b.descriptorAt(off);
+                d = b.descriptorAt(off);
                 long into = off - b.start[d];
                 len = Math.min(len, b.length[d] - into);
                 la = t.localAddress + b.sourceOffset[d] + into;
                 ra = t.remoteAddress(s.remoteLane) + b.targetOffset[d] + into;
             }
             long rk = t.remoteKey[s.remoteLane];
+            int pieces = b != null && t.op == Op.WRITE ? gather(l, s, b, d, la, ra, len) : 1;
+            if (pieces > 1) {
+                len = 0;
+                for (int i = 0; i < pieces; i++) {
+                    len += vectorLength[i];
+                }
+            }
             int rc = t.op == Op.READ
                     ? backend.postRead(l.lane, s.connection, t.localHandle, la, len, ra, rk, slot)
-                    : backend.postWrite(l.lane, s.connection, t.localHandle, la, len, ra, rk, slot);
+                    : pieces > 1
+                            ? backend.postWriteVector(
+                                    l.lane,
+                                    s.connection,
+                                    t.localHandle,
+                                    vectorLocal,
+                                    vectorRemote,
+                                    vectorLength,
+                                    pieces,
+                                    rk,
+                                    slot)
+                            : backend.postWrite(l.lane, s.connection, t.localHandle, la, len, ra, rk, slot);
             if (rc == EngineBackend.OK) {
                 l.slotOwner[slot] = t;
                 l.slotKind[slot] = t.op;
@@ -367,6 +396,37 @@ final class ProgressThread implements Runnable {
             }
         }
         return posted;
+    }
+
+    /**
+     * Gathers the chunk of batch descriptor {@code d} that starts at {@code la}/{@code ra} ({@code len} bytes, to the
+     * end of its descriptor) and the whole descriptors after it into {@link #vectorLocal}, {@link #vectorRemote} and
+     * {@link #vectorLength}, while they fit the lane's vector limits (pieces and bytes), the chunk size and what is
+     * left of the stripe: scattered blocks of a batch then go out as one vectored write (one operation and one
+     * completion for several blocks).
+     *
+     * @return the pieces gathered; 1 when the chunk goes alone
+     */
+    private int gather(LaneRuntime l, Stripe s, BatchImpl b, int d, long la, long ra, long len) {
+        int limit = l.vectorLimit;
+        if (limit < 2 || s.offset + s.cursor + len != b.start[d + 1]) {
+            return 1;
+        }
+        TransferImpl t = s.transfer;
+        long room = Math.min(Math.min(chunkBytes, l.vectorBytes), s.length - s.cursor) - len;
+        vectorLocal[0] = la;
+        vectorRemote[0] = ra;
+        vectorLength[0] = len;
+        int n = 1;
+        while (n < limit && d + n < b.count && b.length[d + n] <= room) {
+            int next = d + n;
+            vectorLocal[n] = t.localAddress + b.sourceOffset[next];
+            vectorRemote[n] = t.remoteAddress(s.remoteLane) + b.targetOffset[next];
+            vectorLength[n] = b.length[next];
+            room -= b.length[next];
+            n++;
+        }
+        return n;
     }
 
     /** Posts notification copy {@code c} on owned lane {@code l}; returns the backend status. */
