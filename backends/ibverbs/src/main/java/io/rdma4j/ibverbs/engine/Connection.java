@@ -13,7 +13,10 @@ final class Connection {
     final int index;
     final QueuePair qp;
     final long[] ctx;
-    /** Whether the request in a ring slot is a fence the backend posted itself (never reported). */
+    /**
+     * Whether the request in a ring slot is never reported: a fence the backend posted itself, or a piece of a vectored
+     * write other than its last (whose context reports the whole write).
+     */
     final boolean[] internal;
 
     final int mask;

@@ -37,6 +37,8 @@ import java.util.function.Function;
  */
 final class IbverbsEngineBackend implements EngineBackend {
     static final int PORT = VerbsDevice.PORT;
+    /** The most RDMA writes one vectored write chains (one post, one doorbell). */
+    static final int VECTOR_LIMIT = 16;
     /** Whether idle progress threads sleep on the lanes' completion channels ({@code -Drdma4j.ibverbs.idleWait}). */
     static final boolean IDLE_WAIT = Boolean.parseBoolean(System.getProperty("rdma4j.ibverbs.idleWait", "true"));
 
@@ -284,6 +286,57 @@ final class IbverbsEngineBackend implements EngineBackend {
                             context);
         } catch (RuntimeException e) {
             l.error = "lane " + lane + ": posting failed: " + e;
+            return FAILED;
+        }
+    }
+
+    /** A quarter of the lane's send queue, at most {@link #VECTOR_LIMIT}: a chain always fits an empty queue. */
+    @Override
+    public int writeVectorLimit(int lane) {
+        return lane < 0 || lane >= lanes.size() ? 1 : Math.clamp(lanes.get(lane).sqDepth / 4, 1, VECTOR_LIMIT);
+    }
+
+    @Override
+    public int postWriteVector(
+            int lane,
+            int connection,
+            int localHandle,
+            long[] localAddresses,
+            long[] remoteAddresses,
+            long[] lengths,
+            int count,
+            long remoteKey,
+            long context) {
+        if (lane < 0 || lane >= lanes.size()) {
+            return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
+        }
+        int limit = writeVectorLimit(lane);
+        if (limit == 1) {
+            throw new UnsupportedOperationException("lane " + lane + "'s send queue is too short for vectored writes"
+                    + " (its writeVectorLimit is 1): post each piece with postWrite");
+        }
+        if (count < 2 || count > limit || count > lengths.length) {
+            throw new IllegalArgumentException("a vectored write on lane " + lane + " takes 2 to " + limit
+                    + " pieces (and arrays that hold them); got " + count + " of " + lengths.length);
+        }
+        Lane l = lanes.get(lane);
+        if (closed) {
+            l.error = "lane " + lane + ": the ibverbs engine backend is closed";
+            return FAILED;
+        }
+        try {
+            return sends.get(lane)
+                    .postVector(
+                            connection,
+                            localHandle,
+                            localAddresses,
+                            remoteAddresses,
+                            lengths,
+                            count,
+                            remoteKey,
+                            context);
+        } catch (RuntimeException e) {
+            l.error = "lane " + lane + ": posting a vectored write failed: " + e;
             return FAILED;
         }
     }

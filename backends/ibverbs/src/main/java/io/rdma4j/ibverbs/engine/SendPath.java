@@ -4,6 +4,7 @@ import static io.rdma4j.engine.spi.EngineBackend.BACK_PRESSURED;
 import static io.rdma4j.engine.spi.EngineBackend.FAILED;
 import static io.rdma4j.engine.spi.EngineBackend.OK;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_SEND_SIGNALED;
+import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WC_GENERAL_ERR;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_READ;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE;
 import static io.rdma4j.ibverbs.ffi.VerbsH.IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -13,7 +14,9 @@ import io.rdma4j.ibverbs.SendWr;
 
 /**
  * One lane's send path, on its progress thread: checks a request, posts it on the connection's queue pair with one work
- * request patched in place, and records its context in the connection's ring.
+ * request patched in place, and records its context in the connection's ring. A vectored write is a chain of RDMA
+ * writes posted at once (one doorbell); only its last request's context is reported, for all of them, since RC
+ * completes a queue pair's requests in order.
  *
  * <p><b>Selective signaling.</b> Only every {@code k}-th send request (k = a quarter of the send queue) is signaled; RC
  * completes in order, so a signaled completion also completes every earlier request of its queue pair. When a lane goes
@@ -24,6 +27,8 @@ final class SendPath implements AutoCloseable {
     private final Lane lane;
     private final RegistrationTable registrations;
     private final SendWr swr = new SendWr(1);
+    /** The requests of one vectored write, chained as it needs them. */
+    private final SendWr[] chain = new SendWr[IbverbsEngineBackend.VECTOR_LIMIT];
 
     SendPath(Lane lane, RegistrationTable registrations) {
         this.lane = lane;
@@ -103,6 +108,102 @@ final class SendPath implements AutoCloseable {
         return OK;
     }
 
+    /**
+     * Posts {@code count} RDMA writes, piece {@code i} from {@code localAddresses[i]} to {@code remoteAddresses[i]}, as
+     * one chain; one context for all of them. Should the provider refuse part of the chain, it returns {@code OK} and
+     * the write completes with an error.
+     *
+     * @return {@code OK}, {@code BACK_PRESSURED}, or {@code FAILED} (nothing posted) after recording on the lane why
+     */
+    int postVector(
+            int connection,
+            int localHandle,
+            long[] localAddresses,
+            long[] remoteAddresses,
+            long[] lengths,
+            int count,
+            long remoteKey,
+            long context) {
+        Lane l = lane;
+        if (l.error != null) {
+            return FAILED;
+        }
+        Connection c = l.connections.find(connection);
+        if (c == null) {
+            l.error = "lane " + l.index + " has no connection " + connection + " (never prepared, or disconnected)";
+            return FAILED;
+        }
+        if (c.remote == null) {
+            l.error = "connection " + connection + " on lane " + l.index
+                    + " was never connected: call connect with the peer's endpoint bytes first";
+            return FAILED;
+        }
+        if (c.failed) {
+            return FAILED;
+        }
+        if (c.inFlight() + count >= c.qp.maxSendWr() || c.head + count - c.reported >= c.ctx.length) {
+            return BACK_PRESSURED;
+        }
+        long seq = c.head;
+        long last = seq + count - 1;
+        boolean signal = last - c.lastSignaled >= l.signalEvery;
+        for (int i = 0; i < count; i++) {
+            long length = lengths[i];
+            MemoryRegion mr = registrations.find(localHandle, l.device.index, localAddresses[i], length);
+            if (mr == null) {
+                l.error = "lane " + l.index + ", piece " + i + " of a vectored write: "
+                        + registrations.whyNot(localHandle, localAddresses[i], length);
+                return FAILED;
+            }
+            if (length < 0 || length > l.maxMessage) {
+                l.error = "piece " + i + " of a vectored write: length " + length + " is outside [0, " + l.maxMessage
+                        + "] for lane " + l.index;
+                return FAILED;
+            }
+            SendWr w = chain[i];
+            if (w == null) {
+                w = chain[i] = new SendWr(1);
+            }
+            w.wrId(((long) connection << 32) | ((seq + i) & 0xFFFF_FFFFL))
+                    .opcode(IBV_WR_RDMA_WRITE)
+                    .sge(mr, localAddresses[i] - mr.address(), (int) length)
+                    .rdma(remoteAddresses[i], (int) remoteKey)
+                    .flags(i == count - 1 && signal ? IBV_SEND_SIGNALED : 0);
+            if (i > 0) {
+                chain[i - 1].next(w);
+            }
+        }
+        chain[count - 1].next(null);
+        int rc = c.qp.postSend(chain[0]);
+        // the whole chain is accounted as posted, whatever the provider took: only its last request reports
+        for (int i = 0; i < count; i++) {
+            int slot = (int) ((seq + i) & c.mask);
+            c.ctx[slot] = context;
+            c.internal[slot] = i < count - 1;
+        }
+        c.head = seq + count;
+        c.lastOpcode = IBV_WR_RDMA_WRITE;
+        c.lastRemote = remoteAddresses[count - 1];
+        c.lastRkey = (int) remoteKey;
+        if (rc != 0) {
+            // the provider took the requests before the one it refused (ibv_post_send's bad_wr) and not the rest; the
+            // room was checked above and every request validated, so this is the provider's own failure. The chain and
+            // every request still outstanding fail (the engine writes them again), and the connection is out of
+            // service until the lane is rebuilt.
+            String why = "ibv_post_send of a " + count + "-request chain failed on lane " + l.index + ": error " + rc;
+            c.failFrom(c.doneUpTo, IBV_WC_GENERAL_ERR, why);
+            if (l.error == null) {
+                l.error = why;
+            }
+            return OK;
+        }
+        if (signal) {
+            c.lastSignaled = last;
+            c.signaledPending++;
+        }
+        return OK;
+    }
+
     /** Posts a signaled zero-length request behind trailing unsignaled ones, so they complete. */
     void fence(Connection c) {
         if (c.head - c.reported >= c.ctx.length) {
@@ -128,5 +229,10 @@ final class SendPath implements AutoCloseable {
     @Override
     public void close() {
         swr.close();
+        for (SendWr w : chain) {
+            if (w != null) {
+                w.close();
+            }
+        }
     }
 }
