@@ -8,7 +8,10 @@ package io.rdma4j.engine;
  * filling and moving it allocate nothing per descriptor.
  *
  * <p>A descriptor that continues the previous one in both buffers is merged into it as it is added, so adjacent blocks
- * go out as one larger write. Every range is checked as it is added. A batch is not thread-safe: one thread fills it.
+ * go out as one larger write. Where the backend takes vectored writes (libfabric's {@code fi_writemsg}; ibverbs chains
+ * of RDMA writes), a lane sends several scattered descriptors as one operation with one completion, within the
+ * backend's limits on pieces and bytes. Every range is checked as it is added. A batch is not thread-safe: one thread
+ * fills it.
  */
 public interface WriteBatch {
     /**
@@ -49,7 +52,7 @@ public interface WriteBatch {
     /** {@return descriptors added since the last clear, before merging} */
     int added();
 
-    /** {@return descriptors the batch holds after merging adjacent ones: the writes it posts, before chunking} */
+    /** {@return descriptors the batch holds after merging adjacent ones: its writes, before chunking and gathering} */
     int descriptors();
 
     /** {@return descriptors it can hold} */
