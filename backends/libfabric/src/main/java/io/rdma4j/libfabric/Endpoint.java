@@ -359,8 +359,9 @@ public final class Endpoint extends FabricResource {
      * {@code lengths[from + i]} bytes at {@code localOffsets[from + i]} of {@code local} to {@code remoteOffsets[from +
      * i]} of the peer's region. The provider writes the local pieces, one after the other, into the remote ones, one
      * after the other; each piece's local and remote lengths are the same, so each lands where it is named. Scattered
-     * blocks go out as one operation where the provider gathers them (shm passes all of them to one process_vm_readv).
-     * Allocates nothing: the message is built in native memory the endpoint keeps.
+     * blocks go out as one operation: one message on tcp, one command on shm (through its inject buffer when they total
+     * at most 4 KiB, else one cross-memory copy by the target). Allocates nothing: the message is built in native
+     * memory the endpoint keeps.
      *
      * @param count 1 to {@link #vectorLimit()}
      * @return {@link #OK}, {@link #BACK_PRESSURED}, or another negative {@code -FI_*} code
