@@ -264,30 +264,32 @@ final class IbverbsEngineBackend implements EngineBackend {
             long remoteKey,
             int imm,
             long context) {
-        if (lane < 0 || lane >= lanes.size()) {
-            return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
-        }
-        Lane l = lanes.get(lane);
-        if (closed) {
-            l.error = "lane " + lane + ": the ibverbs engine backend is closed";
+        SendPath send = sendPath(lane);
+        if (send == null) {
             return FAILED;
         }
         try {
-            return sends.get(lane)
-                    .post(
-                            connection,
-                            opcode,
-                            localHandle,
-                            localAddress,
-                            length,
-                            remoteAddress,
-                            remoteKey,
-                            imm,
-                            context);
+            return send.post(
+                    connection, opcode, localHandle, localAddress, length, remoteAddress, remoteKey, imm, context);
         } catch (RuntimeException e) {
-            l.error = "lane " + lane + ": posting failed: " + e;
+            lanes.get(lane).error = "lane " + lane + ": posting failed: " + e;
             return FAILED;
         }
+    }
+
+    /**
+     * The send path of {@code lane}, or null when there is nothing to post on: no such lane (no lane to record a reason
+     * on; the engine only posts on lanes it was given), or the backend closed (recorded on the lane).
+     */
+    private SendPath sendPath(int lane) {
+        if (lane < 0 || lane >= lanes.size()) {
+            return null;
+        }
+        if (closed) {
+            lanes.get(lane).error = "lane " + lane + ": the ibverbs engine backend is closed";
+            return null;
+        }
+        return sends.get(lane);
     }
 
     /** A quarter of the lane's send queue, at most {@link #VECTOR_LIMIT}: a chain always fits an empty queue. */
@@ -307,8 +309,9 @@ final class IbverbsEngineBackend implements EngineBackend {
             int count,
             long remoteKey,
             long context) {
-        if (lane < 0 || lane >= lanes.size()) {
-            return FAILED; // no lane to record a reason on; the engine only posts on lanes it was given
+        SendPath send = sendPath(lane);
+        if (send == null) {
+            return FAILED;
         }
         int limit = writeVectorLimit(lane);
         if (limit == 1) {
@@ -319,24 +322,11 @@ final class IbverbsEngineBackend implements EngineBackend {
             throw new IllegalArgumentException("a vectored write on lane " + lane + " takes 2 to " + limit
                     + " pieces (and arrays that hold them); got " + count + " of " + lengths.length);
         }
-        Lane l = lanes.get(lane);
-        if (closed) {
-            l.error = "lane " + lane + ": the ibverbs engine backend is closed";
-            return FAILED;
-        }
         try {
-            return sends.get(lane)
-                    .postVector(
-                            connection,
-                            localHandle,
-                            localAddresses,
-                            remoteAddresses,
-                            lengths,
-                            count,
-                            remoteKey,
-                            context);
+            return send.postVector(
+                    connection, localHandle, localAddresses, remoteAddresses, lengths, count, remoteKey, context);
         } catch (RuntimeException e) {
-            l.error = "lane " + lane + ": posting a vectored write failed: " + e;
+            lanes.get(lane).error = "lane " + lane + ": posting a vectored write failed: " + e;
             return FAILED;
         }
     }

@@ -52,24 +52,12 @@ final class SendPath implements AutoCloseable {
             l.error = "lane " + l.index + ": " + registrations.whyNot(localHandle, localAddress, length);
             return FAILED;
         }
-        if (l.error != null) {
-            return FAILED;
-        }
-        Connection c = l.connections.find(connection);
+        Connection c = usable(connection);
         if (c == null) {
-            l.error = "lane " + l.index + " has no connection " + connection + " (never prepared, or disconnected)";
             return FAILED;
         }
         if (length < 0 || length > l.maxMessage) {
             l.error = "length " + length + " is outside [0, " + l.maxMessage + "] for lane " + l.index;
-            return FAILED;
-        }
-        if (c.remote == null) {
-            l.error = "connection " + connection + " on lane " + l.index
-                    + " was never connected: call connect with the peer's endpoint bytes first";
-            return FAILED;
-        }
-        if (c.failed) {
             return FAILED;
         }
         // one send queue slot stays free for the fence; contexts not yet handed to the engine keep their ring slots
@@ -125,20 +113,8 @@ final class SendPath implements AutoCloseable {
             long remoteKey,
             long context) {
         Lane l = lane;
-        if (l.error != null) {
-            return FAILED;
-        }
-        Connection c = l.connections.find(connection);
+        Connection c = usable(connection);
         if (c == null) {
-            l.error = "lane " + l.index + " has no connection " + connection + " (never prepared, or disconnected)";
-            return FAILED;
-        }
-        if (c.remote == null) {
-            l.error = "connection " + connection + " on lane " + l.index
-                    + " was never connected: call connect with the peer's endpoint bytes first";
-            return FAILED;
-        }
-        if (c.failed) {
             return FAILED;
         }
         if (c.inFlight() + count >= c.qp.maxSendWr() || c.head + count - c.reported >= c.ctx.length) {
@@ -202,6 +178,29 @@ final class SendPath implements AutoCloseable {
             c.signaledPending++;
         }
         return OK;
+    }
+
+    /**
+     * The connection to post on, or null when the lane or the connection cannot take a request: a lane already failed
+     * or a connection out of service (nothing new to record), one never prepared or never connected (recorded on the
+     * lane).
+     */
+    private Connection usable(int connection) {
+        Lane l = lane;
+        if (l.error != null) {
+            return null;
+        }
+        Connection c = l.connections.find(connection);
+        if (c == null) {
+            l.error = "lane " + l.index + " has no connection " + connection + " (never prepared, or disconnected)";
+            return null;
+        }
+        if (c.remote == null) {
+            l.error = "connection " + connection + " on lane " + l.index
+                    + " was never connected: call connect with the peer's endpoint bytes first";
+            return null;
+        }
+        return c.failed ? null : c;
     }
 
     /** Posts a signaled zero-length request behind trailing unsignaled ones, so they complete. */

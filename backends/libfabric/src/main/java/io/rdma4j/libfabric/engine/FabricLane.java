@@ -78,6 +78,10 @@ final class FabricLane {
     private MemoryRegion[] regions = new MemoryRegion[16];
 
     private final RemoteRegionCache remotes = new RemoteRegionCache();
+    /** What {@link #resolve} found for the post under way (posts hold the lane's lock). */
+    private MemoryRegion postRegion;
+
+    private long postPeer;
     /** {@link #postVector}'s local offsets, rewritten by every call (posts hold the lane's lock). */
     private final long[] localOffsets = new long[Endpoint.MAX_VECTOR];
 
@@ -232,15 +236,11 @@ final class FabricLane {
             long remoteKey,
             long data,
             long context) {
-        MemoryRegion mr = localHandle >= 0 && localHandle < regions.length ? regions[localHandle] : null;
-        long peer = connection >= 0 && connection < connections ? peerAddress[connection] : -1;
-        if (mr == null || peer < 0) {
-            error = "lane " + index + ": "
-                    + (mr == null
-                            ? "registration " + localHandle + " is unknown"
-                            : "connection " + connection + " is not connected");
+        if (!resolve(localHandle, connection)) {
             return FAILED;
         }
+        MemoryRegion mr = postRegion;
+        long peer = postPeer;
         try {
             long offset = localAddress - mr.address();
             RemoteRegion remote = remote(remoteKey);
@@ -287,15 +287,11 @@ final class FabricLane {
             int count,
             long remoteKey,
             long context) {
-        MemoryRegion mr = localHandle >= 0 && localHandle < regions.length ? regions[localHandle] : null;
-        long peer = connection >= 0 && connection < connections ? peerAddress[connection] : -1;
-        if (mr == null || peer < 0) {
-            error = "lane " + index + ": "
-                    + (mr == null
-                            ? "registration " + localHandle + " is unknown"
-                            : "connection " + connection + " is not connected");
+        if (!resolve(localHandle, connection)) {
             return FAILED;
         }
+        MemoryRegion mr = postRegion;
+        long peer = postPeer;
         try {
             for (int i = 0; i < count; i++) {
                 localOffsets[i] = localAddresses[i] - mr.address();
@@ -307,6 +303,23 @@ final class FabricLane {
             error = "lane " + index + ": " + e.getMessage();
             return FAILED;
         }
+    }
+
+    /**
+     * Looks a post's registration and peer up into {@link #postRegion} and {@link #postPeer}; false after recording in
+     * {@link #error} which is missing. Callers hold the lane's lock.
+     */
+    private boolean resolve(int localHandle, int connection) {
+        postRegion = localHandle >= 0 && localHandle < regions.length ? regions[localHandle] : null;
+        postPeer = connection >= 0 && connection < connections ? peerAddress[connection] : -1;
+        if (postRegion != null && postPeer >= 0) {
+            return true;
+        }
+        error = "lane " + index + ": "
+                + (postRegion == null
+                        ? "registration " + localHandle + " is unknown"
+                        : "connection " + connection + " is not connected");
+        return false;
     }
 
     private RemoteRegion remote(long key) {
