@@ -586,8 +586,9 @@ public final class WeightSubscriber implements AutoCloseable {
             thread.join(2000);
             relayer.stop(Duration.ofSeconds(2));
             // a confirmation sent just before close (a subscriber that exits once it has its version) must still reach
-            // the publisher: closing the engine under it would cancel it, and the publisher would count a failure
-            controls.awaitSent(Duration.ofSeconds(2));
+            // the publisher, however long a loaded machine takes to deliver it: closing the engine under it would
+            // cancel it, and the publisher would count a failure
+            controls.awaitSent();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

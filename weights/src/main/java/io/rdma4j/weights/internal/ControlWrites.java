@@ -28,6 +28,9 @@ public final class ControlWrites {
     private final Map<String, RemoteBuffer> buffers = new ConcurrentHashMap<>();
     private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
 
+    /** How long a control write may take before it fails; {@link #awaitSent} waits as long. */
+    static final Duration DEADLINE = Duration.ofSeconds(5);
+
     /**
      * @param engine the subscriber's engine
      * @param source 8 registered bytes to write from (their content is not read: the tag carries the message)
@@ -52,7 +55,7 @@ public final class ControlWrites {
             }
             RemoteBuffer to = c;
             CompletableFuture<?> f = engine.write(
-                            source, 0, to, 0, 8, TransferOptions.tag(tag).withDeadline(Duration.ofSeconds(5)))
+                            source, 0, to, 0, 8, TransferOptions.tag(tag).withDeadline(DEADLINE))
                     .future();
             inFlight.add(f);
             f.whenComplete((x, e) -> {
@@ -72,11 +75,12 @@ public final class ControlWrites {
     }
 
     /**
-     * Waits up to {@code max} for the writes still on their way: closing the engine under them would cancel them, and
-     * the publisher would count a subscriber that has its version as failed.
+     * Waits for the writes still on their way, each until it lands or its deadline passes: closing the engine under
+     * them would cancel them, and the publisher would count a subscriber that has its version as failed. A shorter wait
+     * cancelled confirmations that a loaded machine was still delivering.
      */
-    public void awaitSent(Duration max) throws InterruptedException {
-        long end = System.nanoTime() + max.toNanos();
+    public void awaitSent() throws InterruptedException {
+        long end = System.nanoTime() + DEADLINE.toNanos();
         for (CompletableFuture<?> f : List.copyOf(inFlight)) {
             try {
                 f.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS);
