@@ -109,6 +109,22 @@ class EngineFaultTest {
         assertHealthyWrite(21);
     }
 
+    /** Full send queues: the engine keeps what the backend refused and posts it again, losing nothing. */
+    @Test
+    void postsRefusedAsBackPressuredGoOutLater() throws Exception {
+        MemorySegment src = TestEngines.allocate(arena, 3 * MIB);
+        TestEngines.fill(src, 41);
+        long before = faults[0].backPressuredPosts();
+        faults[0].backPressure(Duration.ofMillis(300));
+        try (LocalBuffer s = a.register(src)) {
+            RemoteBuffer dst = a.peer(b.name()).buffer("landing");
+            a.write(s, dst, TransferOptions.tag(4141)).join();
+            assertTrue(faults[0].backPressuredPosts() > before, "no post was refused: this test tests nothing");
+            assertNotNull(b.awaitTag(4141, Duration.ofSeconds(10)));
+            assertEquals(-1, TestEngines.mismatch(src, 0, bMem, 0, src.byteSize()));
+        }
+    }
+
     @Test
     void deadlineFailsAStalledTransferAndTheEngineStaysUsable() throws Exception {
         MemorySegment src = TestEngines.allocate(arena, 1 * MIB);

@@ -5,8 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdma4j.engine.TransferEngine;
-import io.rdma4j.engine.spi.EngineBackend;
-import io.rdma4j.engine.spi.ForwardingEngineBackend;
+import io.rdma4j.engine.spi.FaultInjectingBackend;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.rendezvous.DirectoryServer;
 import io.rdma4j.rendezvous.Security;
@@ -28,12 +27,12 @@ import org.junit.jupiter.api.Test;
  */
 class SubscriberCloseTest {
     /** Longer than the subscriber once waited for its control writes at close, shorter than their deadline. */
-    private static final long REFUSED_NANOS = Duration.ofSeconds(3).toNanos();
+    private static final Duration REFUSED = Duration.ofSeconds(3);
 
     @Test
     void aConfirmationStillOnItsWayAtCloseReachesThePublisher() throws Exception {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
-        SlowPosts[] slow = new SlowPosts[1];
+        FaultInjectingBackend[] faults = new FaultInjectingBackend[1];
         List<TransferEngine> engines = new ArrayList<>();
         List<List<MemorySegment>> parts = new ArrayList<>();
         ExecutorService pool = Executors.newSingleThreadExecutor();
@@ -49,14 +48,14 @@ class SubscriberCloseTest {
                         .provider("shm")
                         .directory(dir.target(), Security.none())
                         .lease(Duration.ofSeconds(3))
-                        .backendWrapper(x -> slow[0] = new SlowPosts(x))
+                        .backendWrapper(x -> faults[0] = new FaultInjectingBackend(x))
                         .build();
                 engines.add(rollout);
                 WeightSubscriber sub =
                         WeightSubscriber.builder(rollout, List.of("trainer-0")).build();
                 pub.awaitSubscribers(1, Duration.ofSeconds(30));
                 SyncFixture.fillAll(parts, 1);
-                slow[0].arm();
+                faults[0].backPressure(REFUSED);
                 Future<PublishResult> published = pool.submit(() -> pub.publish(1));
                 try (WeightSubscriber.Lease lease = sub.awaitVersion(1, Duration.ofSeconds(20))) {
                     for (int t = 0; t < SyncFixture.NAMES.length; t++) {
@@ -65,7 +64,9 @@ class SubscriberCloseTest {
                     }
                 }
                 sub.close();
-                assertTrue(slow[0].refused() > 0, "the confirmation was never held back: this test tests nothing");
+                assertTrue(
+                        faults[0].backPressuredPosts() > 0,
+                        "the confirmation was never held back: this test tests nothing");
                 rollout.close();
                 PublishResult r = published.get();
                 assertEquals(1, r.synced(), r.toString());
@@ -74,106 +75,6 @@ class SubscriberCloseTest {
                 pool.shutdownNow();
                 engines.forEach(TransferEngine::close);
             }
-        }
-    }
-
-    /** Refuses every write as back-pressured for {@link #REFUSED_NANOS} from the first one refused once armed. */
-    private static final class SlowPosts extends ForwardingEngineBackend {
-        private volatile boolean armed;
-        private volatile long until;
-        private volatile long refused;
-
-        SlowPosts(EngineBackend inner) {
-            super(inner);
-        }
-
-        void arm() {
-            armed = true;
-        }
-
-        long refused() {
-            return refused;
-        }
-
-        private boolean refuse() {
-            if (!armed) {
-                return false;
-            }
-            long now = System.nanoTime();
-            if (until == 0) {
-                until = now + REFUSED_NANOS;
-            }
-            if (now - until < 0) {
-                refused++;
-                return true;
-            }
-            return false;
-        }
-
-        @Override
-        public int postWrite(
-                int lane,
-                int connection,
-                int localHandle,
-                long localAddress,
-                long length,
-                long remoteAddress,
-                long remoteKey,
-                long context) {
-            return refuse()
-                    ? BACK_PRESSURED
-                    : super.postWrite(
-                            lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
-        }
-
-        @Override
-        public int postWriteVector(
-                int lane,
-                int connection,
-                int localHandle,
-                long[] localAddresses,
-                long[] remoteAddresses,
-                long[] lengths,
-                int count,
-                long remoteKey,
-                long context) {
-            return refuse()
-                    ? BACK_PRESSURED
-                    : super.postWriteVector(
-                            lane,
-                            connection,
-                            localHandle,
-                            localAddresses,
-                            remoteAddresses,
-                            lengths,
-                            count,
-                            remoteKey,
-                            context);
-        }
-
-        @Override
-        public int postWriteImmediate(
-                int lane,
-                int connection,
-                int localHandle,
-                long localAddress,
-                long length,
-                long remoteAddress,
-                long remoteKey,
-                int immediate,
-                long context) {
-            return refuse()
-                    ? BACK_PRESSURED
-                    : super.postWriteImmediate(
-                            lane,
-                            connection,
-                            localHandle,
-                            localAddress,
-                            length,
-                            remoteAddress,
-                            remoteKey,
-                            immediate,
-                            context);
         }
     }
 }

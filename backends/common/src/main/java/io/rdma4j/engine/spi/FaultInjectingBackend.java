@@ -7,10 +7,11 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Wraps a real backend and injects faults on chosen lanes: failed posts, failed completions (the operation may well
- * have succeeded underneath, as after a lost acknowledgement), withheld completions (a stalled lane), and duplicated
- * immediates (as EFA delivers them). Everything else goes to the real backend. A fake only to inject faults: the
- * engine's fault tests and {@code ./rdma4j soak} install it through {@code TransferEngine.Builder.backendWrapper}. Its
- * poll copies each batch, so it is not for measured runs.
+ * have succeeded underneath, as after a lost acknowledgement), withheld completions (a stalled lane), duplicated
+ * immediates (as EFA delivers them), and posts refused as back-pressured for a while (full send queues on a loaded
+ * machine). Everything else goes to the real backend. A fake only to inject faults: the engine's fault tests and
+ * {@code ./rdma4j soak} install it through {@code TransferEngine.Builder.backendWrapper}. Its poll copies each batch,
+ * so it is not for measured runs.
  */
 public final class FaultInjectingBackend extends ForwardingEngineBackend {
     /** Native-looking error code of injected failures (EIO). */
@@ -21,6 +22,11 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
     private final AtomicIntegerArray brokenForever;
     private final AtomicIntegerArray hold;
     private volatile boolean duplicateImmediates;
+    /** Posts are refused as back-pressured for this long from the first one refused; 0: never. */
+    private volatile long backPressureNanos;
+
+    private volatile long backPressureUntil;
+    private final AtomicLong backPressured = new AtomicLong();
     private final AtomicLong injected = new AtomicLong();
     private final AtomicLong duplicated = new AtomicLong();
     private final AtomicInteger recoveries = new AtomicInteger();
@@ -82,6 +88,21 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
         return this;
     }
 
+    /**
+     * Refuses every post on every lane as {@link #BACK_PRESSURED} for {@code time}, counted from the first post
+     * refused, as full send queues would; the engine keeps the work and posts it again.
+     */
+    public FaultInjectingBackend backPressure(java.time.Duration time) {
+        backPressureUntil = 0;
+        backPressureNanos = time.toNanos();
+        return this;
+    }
+
+    /** {@return the posts refused as back-pressured so far} */
+    public long backPressuredPosts() {
+        return backPressured.get();
+    }
+
     public long injectedFailures() {
         return injected.get();
     }
@@ -99,22 +120,37 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
         return inner.description() + " (with fault injection)";
     }
 
-    private boolean failPost(int lane) {
+    /**
+     * {@return what a post on {@code lane} gets: {@link #FAILED}, {@link #BACK_PRESSURED}, or {@link #OK} (it goes on)}
+     */
+    private int refusal(int lane) {
         if (brokenForever.get(lane) == 1) {
             injected.incrementAndGet();
-            return true;
+            return FAILED;
         }
         while (true) {
             int n = failPosts.get(lane);
             if (n <= 0) {
-                return false;
+                break;
             }
             if (failPosts.compareAndSet(lane, n, n - 1)) {
                 injected.incrementAndGet();
                 lastInjected.set(lane, "injected post failure on lane " + lane);
-                return true;
+                return FAILED;
             }
         }
+        if (backPressureNanos > 0) {
+            long now = System.nanoTime();
+            if (backPressureUntil == 0) {
+                backPressureUntil = now + backPressureNanos;
+            }
+            if (now - backPressureUntil < 0) {
+                backPressured.incrementAndGet();
+                return BACK_PRESSURED;
+            }
+            backPressureNanos = 0;
+        }
+        return OK;
     }
 
     @Override
@@ -127,8 +163,9 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
             long remoteAddress,
             long remoteKey,
             long context) {
-        return failPost(lane)
-                ? FAILED
+        int refused = refusal(lane);
+        return refused != OK
+                ? refused
                 : inner.postWrite(
                         lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
     }
@@ -144,8 +181,9 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
             int count,
             long remoteKey,
             long context) {
-        return failPost(lane)
-                ? FAILED
+        int refused = refusal(lane);
+        return refused != OK
+                ? refused
                 : inner.postWriteVector(
                         lane,
                         connection,
@@ -169,8 +207,9 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
             long remoteKey,
             int immediate,
             long context) {
-        return failPost(lane)
-                ? FAILED
+        int refused = refusal(lane);
+        return refused != OK
+                ? refused
                 : inner.postWriteImmediate(
                         lane,
                         connection,
@@ -193,8 +232,9 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
             long remoteAddress,
             long remoteKey,
             long context) {
-        return failPost(lane)
-                ? FAILED
+        int refused = refusal(lane);
+        return refused != OK
+                ? refused
                 : inner.postRead(
                         lane, connection, localHandle, localAddress, length, remoteAddress, remoteKey, context);
     }
