@@ -47,17 +47,12 @@ final class SendPath implements AutoCloseable {
             int imm,
             long context) {
         Lane l = lane;
-        MemoryRegion mr = registrations.find(localHandle, l.device.index, localAddress, length);
+        MemoryRegion mr = region(localHandle, localAddress, length, -1);
         if (mr == null) {
-            l.error = "lane " + l.index + ": " + registrations.whyNot(localHandle, localAddress, length);
             return FAILED;
         }
         Connection c = usable(connection);
-        if (c == null) {
-            return FAILED;
-        }
-        if (length < 0 || length > l.maxMessage) {
-            l.error = "length " + length + " is outside [0, " + l.maxMessage + "] for lane " + l.index;
+        if (c == null || !fits(length, -1)) {
             return FAILED;
         }
         // one send queue slot stays free for the fence; contexts not yet handed to the engine keep their ring slots
@@ -125,15 +120,8 @@ final class SendPath implements AutoCloseable {
         boolean signal = last - c.lastSignaled >= l.signalEvery;
         for (int i = 0; i < count; i++) {
             long length = lengths[i];
-            MemoryRegion mr = registrations.find(localHandle, l.device.index, localAddresses[i], length);
-            if (mr == null) {
-                l.error = "lane " + l.index + ", piece " + i + " of a vectored write: "
-                        + registrations.whyNot(localHandle, localAddresses[i], length);
-                return FAILED;
-            }
-            if (length < 0 || length > l.maxMessage) {
-                l.error = "piece " + i + " of a vectored write: length " + length + " is outside [0, " + l.maxMessage
-                        + "] for lane " + l.index;
+            MemoryRegion mr = region(localHandle, localAddresses[i], length, i);
+            if (mr == null || !fits(length, i)) {
                 return FAILED;
             }
             SendWr w = chain[i];
@@ -178,6 +166,31 @@ final class SendPath implements AutoCloseable {
             c.signaledPending++;
         }
         return OK;
+    }
+
+    /**
+     * The memory region holding {@code [address, +length)} of registration {@code handle}, or null after recording on
+     * the lane why there is none; {@code piece} names a vectored write's piece in the reason (-1: a single request).
+     */
+    private MemoryRegion region(int handle, long address, long length, int piece) {
+        Lane l = lane;
+        MemoryRegion mr = registrations.find(handle, l.device.index, address, length);
+        if (mr == null) {
+            l.error = "lane " + l.index + (piece < 0 ? "" : ", piece " + piece + " of a vectored write") + ": "
+                    + registrations.whyNot(handle, address, length);
+        }
+        return mr;
+    }
+
+    /** Whether one request may carry {@code length} bytes; false after recording on the lane why not. */
+    private boolean fits(long length, int piece) {
+        Lane l = lane;
+        if (length >= 0 && length <= l.maxMessage) {
+            return true;
+        }
+        l.error = (piece < 0 ? "" : "piece " + piece + " of a vectored write: ") + "length " + length
+                + " is outside [0, " + l.maxMessage + "] for lane " + l.index;
+        return false;
     }
 
     /**
