@@ -103,9 +103,19 @@ final class IbverbsWriteRun implements BenchRun {
      */
     static double[] perftest(String tool, String dev, int gid, int size, int iters, int port, int column)
             throws IOException, InterruptedException {
+        return perftest(tool, dev, gid, size, iters, port, column, new MachineCpu[2]);
+    }
+
+    /**
+     * As {@link #perftest(String, String, int, int, int, int, int)}, with the machine's CPU counters from the client's
+     * start to its exit (its start-up and connection included) left in {@code span[0]} and {@code span[1]}.
+     */
+    static double[] perftest(
+            String tool, String dev, int gid, int size, int iters, int port, int column, MachineCpu[] span)
+            throws IOException, InterruptedException {
         // under emulation perftest's cycle clock sometimes measures no time at all and prints "inf": run it again
         for (int attempt = 1; ; attempt++) {
-            double[] r = perftestOnce(tool, dev, gid, size, iters, port, column);
+            double[] r = perftestOnce(tool, dev, gid, size, iters, port, column, span);
             if (Arrays.stream(r).allMatch(x -> Double.isFinite(x) && x > 0) || attempt == 3) {
                 return r;
             }
@@ -113,7 +123,8 @@ final class IbverbsWriteRun implements BenchRun {
         }
     }
 
-    private static double[] perftestOnce(String tool, String dev, int gid, int size, int iters, int port, int column)
+    private static double[] perftestOnce(
+            String tool, String dev, int gid, int size, int iters, int port, int column, MachineCpu[] span)
             throws IOException, InterruptedException {
         List<String> common = new ArrayList<>(List.of(
                 tool,
@@ -137,6 +148,7 @@ final class IbverbsWriteRun implements BenchRun {
             Thread.sleep(3000); // the server must listen before the client connects
             List<String> client = new ArrayList<>(common);
             client.add("127.0.0.1");
+            span[0] = MachineCpu.now();
             Process c = new ProcessBuilder(client).redirectErrorStream(true).start();
             List<String> lines = new BufferedReader(new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8))
                     .lines()
@@ -144,6 +156,7 @@ final class IbverbsWriteRun implements BenchRun {
             if (!c.waitFor(300, TimeUnit.SECONDS) || c.exitValue() != 0) {
                 throw new IllegalStateException(tool + " failed:\n" + String.join("\n", lines));
             }
+            span[1] = MachineCpu.now();
             for (String l : lines) {
                 String[] f = l.trim().split("\\s+");
                 if (f.length > column && f[0].equals(Integer.toString(size)) && f[1].equals(Integer.toString(iters))) {
