@@ -27,6 +27,11 @@ import java.util.Locale;
  */
 final class EngineIbverbsRun implements BenchRun {
     private static final int WINDOW = 64;
+    /**
+     * The longest warm-up of each side, in rounds of up to half a measured one: under emulation the engine's data path
+     * was still being compiled after 30 s of rounds (C2 compiling one method in hundreds of milliseconds there).
+     */
+    private static final long MAX_WARMUP_NANOS = 180_000_000_000L;
 
     @Override
     public String name() {
@@ -48,21 +53,42 @@ final class EngineIbverbsRun implements BenchRun {
         if (gid == null) {
             return 2;
         }
-        double[] perfBw = IbverbsWriteRun.perftest("ib_write_bw", dev, gid, size, iters, 18525, 3);
+        MachineCpu[] perfCpu = new MachineCpu[2];
+        double[] perfBw = IbverbsWriteRun.perftest("ib_write_bw", dev, gid, size, iters, 18525, 3, perfCpu);
         double[] perfLat = IbverbsWriteRun.perftest("ib_write_lat", dev, gid, 8, latIters, 18526, 4);
-        IbverbsWriteRun.javaBandwidth(dev, gid, size, Math.max(16, iters / 4)); // JIT warm-up, not measured
+        // JIT warm-up, not measured (perftest is native code): until the compilers go quiet, as for the engine
+        int javaWarm = JitWarmup.untilQuiet(
+                () -> IbverbsWriteRun.javaBandwidth(dev, gid, size, Math.max(16, iters / 2)), MAX_WARMUP_NANOS);
+        MachineCpu javaBefore = MachineCpu.now();
         double javaBw = IbverbsWriteRun.javaBandwidth(dev, gid, size, iters);
+        MachineCpu javaAfter = MachineCpu.now();
         double engineBw;
+        String engineCpu = "";
+        int engineWarm;
         double[] engineLat;
         try (DirectoryServer dir =
                 DirectoryServer.builder().bindAddress("127.0.0.1").port(0).start()) {
             try (EngineWriteRun.WriteTarget ep = target("ibverbs:" + dev, dir.target(), size)) {
                 // seconds for about `iters` writes at perftest's rate, at least 1 s: emulated devices are slow
                 long budget = (long) Math.max(1e9, 1e9 * size * (double) iters / (perfBw[0] * (1 << 20)));
-                ep.measure(size, WINDOW, budget / 4); // warm-up
+                engineWarm = JitWarmup.untilQuiet(() -> ep.measure(size, WINDOW, budget / 2), MAX_WARMUP_NANOS);
                 engineBw = 0;
                 for (int round = 0; round < 3; round++) {
-                    engineBw = Math.max(engineBw, ep.measure(size, WINDOW, budget) * 1e9 / (1 << 20));
+                    MachineCpu before = MachineCpu.now();
+                    long t0 = System.nanoTime();
+                    double gbps = ep.measure(size, WINDOW, budget);
+                    long writes = Math.round(gbps * (System.nanoTime() - t0) / size);
+                    MachineCpu after = MachineCpu.now();
+                    System.out.printf(
+                            Locale.ROOT,
+                            "engine round %d: %.1f MB/s, %s%n",
+                            round + 1,
+                            gbps * 1e9 / (1 << 20),
+                            MachineCpu.perOperation(before, after, writes));
+                    if (gbps * 1e9 / (1 << 20) > engineBw) {
+                        engineBw = gbps * 1e9 / (1 << 20);
+                        engineCpu = MachineCpu.perOperation(before, after, writes);
+                    }
                 }
                 engineLat = latency(ep, latIters);
             }
@@ -109,6 +135,15 @@ final class EngineIbverbsRun implements BenchRun {
                 engUsPerOp,
                 engUsPerOp - perfUsPerOp);
         System.out.println("  (bandwidth ratio > 1: engine faster; latency ratio < 1: engine faster)");
+        System.out.printf(
+                "  warm-up rounds until the JIT went quiet: Java verbs %s, engine %s%n",
+                warmups(javaWarm), warmups(engineWarm));
+        System.out.println("  where the machine's CPU went in each bandwidth step:");
+        System.out.println(
+                "    perftest (client's whole run): " + MachineCpu.perOperation(perfCpu[0], perfCpu[1], iters));
+        System.out.println(
+                "    Java verbs (set-up included):  " + MachineCpu.perOperation(javaBefore, javaAfter, iters));
+        System.out.println("    engine (best round):           " + engineCpu);
         return 0;
     }
 
@@ -163,6 +198,10 @@ final class EngineIbverbsRun implements BenchRun {
         public void close() {
             Closeables.closeAll(initiator, target, arena);
         }
+    }
+
+    private static String warmups(int runs) {
+        return runs > 0 ? Integer.toString(runs) : -runs + " (still compiling after the last)";
     }
 
     /** {typical, average} one-way microseconds: half of each 8-byte write's time to its completion. */
