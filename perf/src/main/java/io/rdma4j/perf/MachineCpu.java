@@ -6,7 +6,6 @@ import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.Locale;
 
 /**
@@ -65,32 +64,56 @@ record MachineCpu(
      * @param gcMillis its collection time
      */
     static MachineCpu fromStat(String text, long jitMillis, long gcMillis) {
-        long[] cpu = null;
-        long ctxt = -1;
-        for (String line : text.split("\n")) {
-            String[] f = line.trim().split("\\s+");
-            if (f[0].equals("cpu") && f.length >= 8) {
-                cpu = new long[7];
-                for (int i = 0; i < 7; i++) {
-                    cpu[i] = parse(f[i + 1]);
-                }
-            } else if (f[0].equals("ctxt") && f.length == 2) {
-                ctxt = parse(f[1]);
-            }
-        }
-        if (cpu == null || ctxt < 0 || Arrays.stream(cpu).anyMatch(v -> v < 0)) {
+        // no regular expressions or streams: the bench reads this between measured rounds, and code that only runs here
+        // would be compiled during them (the intr line alone holds hundreds of numbers)
+        long[] cpu = numbers(line(text, "cpu "), 7);
+        long[] ctxt = numbers(line(text, "ctxt "), 1);
+        if (cpu == null || ctxt == null) {
             return null;
         }
         // user nice system idle iowait irq softirq
-        return new MachineCpu(cpu[0] + cpu[1], cpu[2], cpu[5] + cpu[6], cpu[3] + cpu[4], ctxt, jitMillis, gcMillis);
+        return new MachineCpu(cpu[0] + cpu[1], cpu[2], cpu[5] + cpu[6], cpu[3] + cpu[4], ctxt[0], jitMillis, gcMillis);
     }
 
-    private static long parse(String s) {
-        try {
-            return Long.parseLong(s);
-        } catch (NumberFormatException e) {
-            return -1;
+    /** {@return the rest of the line that starts with {@code key}, or null} */
+    private static String line(String text, String key) {
+        int at = text.startsWith(key) ? 0 : text.indexOf("\n" + key);
+        if (at < 0) {
+            return null;
         }
+        int from = at == 0 ? key.length() : at + 1 + key.length();
+        int end = text.indexOf('\n', from);
+        return text.substring(from, end < 0 ? text.length() : end);
+    }
+
+    /** {@return the first {@code n} space-separated non-negative numbers of {@code rest}, or null} */
+    private static long[] numbers(String rest, int n) {
+        if (rest == null) {
+            return null;
+        }
+        long[] out = new long[n];
+        int at = 0;
+        for (int i = 0; i < n; i++) {
+            while (at < rest.length() && rest.charAt(at) == ' ') {
+                at++;
+            }
+            int from = at;
+            while (at < rest.length() && rest.charAt(at) != ' ') {
+                at++;
+            }
+            if (from == at) {
+                return null;
+            }
+            try {
+                out[i] = Long.parseLong(rest, from, at, 10);
+            } catch (NumberFormatException e) {
+                return null;
+            }
+            if (out[i] < 0) {
+                return null;
+            }
+        }
+        return out;
     }
 
     /**
