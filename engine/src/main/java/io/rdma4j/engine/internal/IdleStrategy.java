@@ -67,7 +67,20 @@ public final class IdleStrategy {
         }
     }
 
+    /**
+     * Like {@link #idle(long, IdleWait)} with a kernel wait, its sleeps growing past the park cap up to
+     * {@code longestNanos}: for a thread with nothing of its own in flight over a wait that announces everything that
+     * could give it work ({@link IdleWait#announcesAll()}).
+     */
+    public void idleQuiet(IdleWait wait, long longestNanos) {
+        idle(wait, Math.max(maxParkNanos, longestNanos));
+    }
+
     private void idle(IdleWait wait) {
+        idle(wait, maxParkNanos);
+    }
+
+    private void idle(IdleWait wait, long longestNanos) {
         if (state < spins) {
             state++;
             Thread.onSpinWait();
@@ -77,14 +90,14 @@ public final class IdleStrategy {
         } else {
             if (wait == null) {
                 LockSupport.parkNanos(parkNanos);
-            } else if (wait.await(parkNanos)) {
+            } else if (wait.await(Math.min(parkNanos, longestNanos))) {
                 // a lane's descriptor fired: peers are sending (their writes give this side no completion, so the
                 // polls that move them count no work). Poll through spins and yields again before the next sleep, as
                 // after work, instead of a system call per poll while they stream
                 reset();
                 return;
             }
-            parkNanos = Math.min(maxParkNanos, parkNanos << 1);
+            parkNanos = Math.min(wait == null ? maxParkNanos : longestNanos, parkNanos << 1);
         }
     }
 

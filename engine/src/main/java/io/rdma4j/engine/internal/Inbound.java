@@ -77,6 +77,11 @@ final class Inbound implements AutoCloseable {
         return !initiators.isEmpty() || departures.any();
     }
 
+    /** {@return whether a peer just left and its inbox waits for every progress thread to poll once} */
+    boolean departing() {
+        return departures.any();
+    }
+
     /** Gives {@code initiator} (just paired on {@code lanes} with {@code connections}) a fresh inbox. */
     void add(String initiator, long generation, int[] lanes, int[] connections) {
         int id = allocateInbox();

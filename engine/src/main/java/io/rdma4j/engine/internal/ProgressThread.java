@@ -31,6 +31,13 @@ final class ProgressThread implements Runnable {
      * more each time, and the sender stalls on full socket buffers meanwhile.
      */
     static final long TIMER_SLACK_NANOS = Long.getLong("rdma4j.engine.timerSlackNanos", 1_000);
+    /**
+     * Longest kernel wait of a thread with nothing of its own in flight, over a wait that announces everything
+     * ({@link IdleWait#announcesAll()}; {@code -Drdma4j.engine.quietWaitNanos}, default 20 ms). Anything that gives it
+     * work ends the wait sooner; what it still does on waking (a departed peer's inbox retired after every thread has
+     * polled once) may wait this long.
+     */
+    static final long QUIET_WAIT_NANOS = Long.getLong("rdma4j.engine.quietWaitNanos", 20_000_000);
 
     private final Dispatcher dispatcher;
     private final Inbound inbound;
@@ -191,11 +198,11 @@ final class ProgressThread implements Runnable {
                     if (idle.parking()) {
                         parked = true;
                         if (inbox.isEmpty()) {
-                            idle.idle(cap, kernelWait);
+                            sleep(cap);
                         }
                         parked = false;
                     } else {
-                        idle.idle(cap, kernelWait);
+                        sleep(cap);
                     }
                 }
             }
@@ -204,6 +211,27 @@ final class ProgressThread implements Runnable {
                 kernelWait.close();
             }
         }
+    }
+
+    /** One step of the idle backoff: spin, yield, park or kernel wait; a long kernel wait when quiet. */
+    private void sleep(long capNanos) {
+        if (kernelWait != null && kernelWait.announcesAll() && quiet()) {
+            idle.idleQuiet(kernelWait, QUIET_WAIT_NANOS);
+        } else {
+            idle.idle(capNanos, kernelWait);
+        }
+    }
+
+    /**
+     * {@return whether no lane has work queued, posted or waiting to be retried, and no departed peer awaits a poll}
+     */
+    private boolean quiet() {
+        for (LaneRuntime l : lanes) {
+            if (l.inflight() > 0 || !l.pending.isEmpty() || !l.notifyPending.isEmpty() || !l.creditRetry.isEmpty()) {
+                return false;
+            }
+        }
+        return !inbound.departing();
     }
 
     private boolean inflight() {

@@ -18,6 +18,16 @@ public interface IdleWait extends AutoCloseable {
      */
     boolean await(long nanos);
 
+    /**
+     * Whether everything that could give the waiting thread work while it has none of its own in flight ends the wait:
+     * a completion channel over hardware that moves its peers' writes and reads without this side polling. Such a
+     * thread then sleeps up to the engine's quiet cap (20 ms) instead of waking every millisecond. False by default: a
+     * software provider may need polls the kernel does not ask for.
+     */
+    default boolean announcesAll() {
+        return false;
+    }
+
     /** Ends the current or next {@link #await} at once; from any thread, also after {@link #close()} (then a no-op). */
     void wake();
 

@@ -64,6 +64,15 @@ final class VerbsIdleWait implements IdleWait {
         return !armedNow && waiter.await(nanos);
     }
 
+    /**
+     * True: every completion of these lanes' queues fires their channels, and the device moves peers' writes and reads
+     * into our memory without this side polling.
+     */
+    @Override
+    public boolean announcesAll() {
+        return true;
+    }
+
     @Override
     public void wake() {
         waiter.wake();
