@@ -20,12 +20,17 @@ import java.util.Locale;
  * the test VM ({@code scripts/testvm test perf --select-class io.rdma4j.perf.EngineIbverbsGuestTest}) the device is
  * Soft-RoCE under emulation: only the ratios mean something.
  *
- * <p>Bandwidth: {@code SIZE}-byte writes, 64 in flight, MB/s with MB = 2^20 as perftest prints it; the engine's clock
- * stops when a final tag has landed in the target process. Latency: perftest's is one way (half a write ping-pong); the
- * engine's is half the time from {@code write} to its completion, which on RC waits for the target's acknowledgement (a
- * round trip). Per-operation cost: the engine's microseconds per write beyond perftest's.
+ * <p>Bandwidth: {@code SIZE}-byte writes, 64 in flight (perftest: 128), each side's best of three runs, MB/s with MB =
+ * 2^20 as perftest prints it; the engine's clock stops when a final tag has landed in the target process. Latency:
+ * perftest's is one way (half a write ping-pong); the engine's is half the time from {@code write} to its completion,
+ * which on RC waits for the target's acknowledgement (a round trip). Per-operation cost: the engine's microseconds per
+ * write beyond perftest's.
  */
 final class EngineIbverbsRun implements BenchRun {
+    /**
+     * Writes in flight. perftest keeps 128 (its default {@code --tx-depth}); 128 gave the engine no more here (one run
+     * under emulation, 29.2 MB/s against 36-45 with 64), and the earlier runs in perf/README.md used 64.
+     */
     private static final int WINDOW = 64;
     /** Measured rounds of each side; the best one counts. */
     private static final int ROUNDS = 3;
@@ -55,15 +60,36 @@ final class EngineIbverbsRun implements BenchRun {
         if (gid == null) {
             return 2;
         }
+        // each side's best of ROUNDS, as for the engine: one perftest run under emulation has come out at 60% of the
+        // next
         MachineCpu[] perfCpu = new MachineCpu[2];
-        double[] perfBw = IbverbsWriteRun.perftest("ib_write_bw", dev, gid, size, iters, 18525, 3, perfCpu);
+        double[] perfBw = {0};
+        for (int round = 0; round < ROUNDS; round++) {
+            MachineCpu[] span = new MachineCpu[2];
+            double[] r = IbverbsWriteRun.perftest("ib_write_bw", dev, gid, size, iters, 18525, 3, span);
+            if (r[0] > perfBw[0]) {
+                perfBw = r;
+                perfCpu = span;
+            }
+        }
         double[] perfLat = IbverbsWriteRun.perftest("ib_write_lat", dev, gid, 8, latIters, 18526, 4);
         // JIT warm-up, not measured (perftest is native code): until the compilers go quiet, as for the engine
         int javaWarm = JitWarmup.untilQuiet(
                 () -> IbverbsWriteRun.javaBandwidth(dev, gid, size, Math.max(16, iters / 2)), MAX_WARMUP_NANOS);
-        MachineCpu javaBefore = MachineCpu.now();
-        double javaBw = IbverbsWriteRun.javaBandwidth(dev, gid, size, iters);
-        MachineCpu javaAfter = MachineCpu.now();
+        MachineCpu[] javaCpu = new MachineCpu[2 * ROUNDS];
+        double[] javaRounds = new double[ROUNDS];
+        for (int round = 0; round < ROUNDS; round++) {
+            javaCpu[2 * round] = MachineCpu.now();
+            javaRounds[round] = IbverbsWriteRun.javaBandwidth(dev, gid, size, iters);
+            javaCpu[2 * round + 1] = MachineCpu.now();
+        }
+        int javaBest = 0;
+        for (int round = 1; round < ROUNDS; round++) {
+            javaBest = javaRounds[round] > javaRounds[javaBest] ? round : javaBest;
+        }
+        double javaBw = javaRounds[javaBest];
+        MachineCpu javaBefore = javaCpu[2 * javaBest];
+        MachineCpu javaAfter = javaCpu[2 * javaBest + 1];
         double engineBw;
         String engineCpu = "";
         int engineWarm;
@@ -146,10 +172,10 @@ final class EngineIbverbsRun implements BenchRun {
                 warmups(javaWarm), warmups(engineWarm));
         System.out.println("  where the machine's CPU went in each bandwidth step:");
         System.out.println(
-                "    perftest (client's whole run): " + MachineCpu.perOperation(perfCpu[0], perfCpu[1], iters));
+                "    perftest (best client's run):   " + MachineCpu.perOperation(perfCpu[0], perfCpu[1], iters));
         System.out.println(
-                "    Java verbs (set-up included):  " + MachineCpu.perOperation(javaBefore, javaAfter, iters));
-        System.out.println("    engine (best round):           " + engineCpu);
+                "    Java verbs (best, with set-up): " + MachineCpu.perOperation(javaBefore, javaAfter, iters));
+        System.out.println("    engine (best round):            " + engineCpu);
         return 0;
     }
 
