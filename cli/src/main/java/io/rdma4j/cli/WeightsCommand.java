@@ -287,10 +287,11 @@ final class WeightsCommand implements Command {
         }
         Libfabric.ensureAvailable();
         String me = "weights-sub-" + ProcessHandle.current().pid();
+        WeightSubscriber[] opened = new WeightSubscriber[1];
         try (MetricsEndpoint metrics = metrics(o, out);
                 TransferEngine engine = DemoCommand.engine(
                         me, provider, rendezvous, 2, 1 << 20, metrics == null ? null : metrics.registry());
-                WeightSubscriber sub = WeightSubscriber.builder(engine, List.of(from))
+                WeightSubscriber sub = opened[0] = WeightSubscriber.builder(engine, List.of(from))
                         .joinTimeout(Duration.ofSeconds(timeout))
                         .build();
                 WeightSubscriber.Lease lease = await(sub, version, Duration.ofSeconds(timeout), progressOptions)) {
@@ -299,6 +300,14 @@ final class WeightsCommand implements Command {
             out.printf(
                     "rdma4j weights: version %d from %s: %d tensor(s), %s, written to %s%n",
                     lease.version(), from, got.size(), DemoCommand.bytes(got.byteSize()), file);
+        } finally {
+            // after close, which waits for the confirmation of the version on its way: say if a control write was lost
+            if (opened[0] != null && opened[0].controlWriteFailures() > 0) {
+                System.err.printf(
+                        "rdma4j weights subscribe: %d control write(s) to %s failed (the publisher may count this"
+                                + " subscriber failed); the last %s%n",
+                        opened[0].controlWriteFailures(), from, opened[0].lastControlWriteFailure());
+            }
         }
         return 0;
     }

@@ -160,7 +160,7 @@ class WeightsCommandTest {
                             sub.stderrText());
                 }
                 String served = pub.until("  version 1 to weights-sub-");
-                assertTrue(served.contains(": synced in "), served);
+                assertTrue(served.contains(": synced in "), served + "; the subscriber's stderr:\n" + sub.stderrText());
                 assertSameTensors(in, out);
                 try (Safetensors.MappedFile got = Safetensors.open(out)) {
                     Map<String, String> md = got.tensors().metadata();

@@ -449,6 +449,20 @@ public final class WeightSubscriber implements AutoCloseable {
         }
     }
 
+    /**
+     * {@return control writes to the publisher ranks (joins, confirmations, frees) that failed or could not be sent}: a
+     * publisher restarting explains some; a confirmation among them leaves the publisher counting this subscriber as
+     * failed for that version
+     */
+    public long controlWriteFailures() {
+        return controls.failures();
+    }
+
+    /** {@return the last control write that failed: to whom, which message and why, or null} */
+    public String lastControlWriteFailure() {
+        return controls.lastFailure();
+    }
+
     /** {@return the bytes of one version this subscriber needs: its parts of every tensor} */
     public long bytesPerVersion() {
         return neededBytes;
@@ -583,7 +597,9 @@ public final class WeightSubscriber implements AutoCloseable {
         closed = true;
         thread.interrupt();
         try {
-            thread.join(2000);
+            // the thread may be issuing a confirmation (its version just completed): it must be among the writes in
+            // flight before awaitSent looks, however slow a loaded machine makes it
+            thread.join(ControlWrites.DEADLINE.toMillis());
             relayer.stop(Duration.ofSeconds(2));
             // a confirmation sent just before close (a subscriber that exits once it has its version) must still reach
             // the publisher, however long a loaded machine takes to deliver it: closing the engine under it would

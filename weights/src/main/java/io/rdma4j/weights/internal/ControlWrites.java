@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A subscriber's control writes to its publisher ranks (joins, confirmations, frees): 8-byte writes whose tag is the
@@ -29,7 +30,10 @@ public final class ControlWrites {
     private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
 
     /** How long a control write may take before it fails; {@link #awaitSent} waits as long. */
-    static final Duration DEADLINE = Duration.ofSeconds(5);
+    public static final Duration DEADLINE = Duration.ofSeconds(5);
+
+    private final AtomicLong failures = new AtomicLong();
+    private volatile String lastFailure;
 
     /**
      * @param engine the subscriber's engine
@@ -61,12 +65,31 @@ public final class ControlWrites {
             f.whenComplete((x, e) -> {
                 inFlight.remove(f);
                 if (e != null) {
+                    failed(publisher, tag, e);
                     buffers.remove(publisher, to); // it may have restarted: look it up afresh next time
                 }
             });
         } catch (RuntimeException e) {
+            failed(publisher, tag, e);
             buffers.remove(publisher);
         }
+    }
+
+    private void failed(String publisher, long tag, Throwable e) {
+        failures.incrementAndGet();
+        Throwable cause =
+                e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+        lastFailure = "to " + publisher + " (tag 0x" + Long.toHexString(tag) + "): " + cause;
+    }
+
+    /** {@return the control writes that failed or could not be sent, dropped as {@link #send} says} */
+    public long failures() {
+        return failures.get();
+    }
+
+    /** {@return the last of {@link #failures()}: to whom, which message, and why; null when none failed} */
+    public String lastFailure() {
+        return lastFailure;
     }
 
     /** {@code publisher} restarted: its control buffer is looked up again at the next write. */
