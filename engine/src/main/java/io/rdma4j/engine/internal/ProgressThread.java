@@ -2,16 +2,14 @@ package io.rdma4j.engine.internal;
 
 import io.rdma4j.engine.spi.Completions;
 import io.rdma4j.engine.spi.EngineBackend;
-import io.rdma4j.engine.spi.IdleWait;
 import io.rdma4j.ffi.Libc;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * A dedicated thread that owns some lanes. It takes work from its queue ({@link #submit}: stripes of a transfer,
  * notification copies, or tasks to run here), keeps each lane's queue full up to its depth by posting chunks and
  * copies, posts the credit and verdict reads of the notification channels, and polls the lanes' completions, backing
- * off with an {@link IdleStrategy} when idle. Every backend data call for an owned lane happens here, so backends need
- * no locking on the data path.
+ * off when idle ({@link ProgressIdle}). Every backend data call for an owned lane happens here, so backends need no
+ * locking on the data path.
  *
  * <p>Work comes down from the {@link Dispatcher} and the {@link OutChannel}s; completions go to the dispatcher (chunks,
  * copies, verdict reads), to the channel (credit reads) and to {@link Inbound} (immediates from peers).
@@ -31,13 +29,6 @@ final class ProgressThread implements Runnable {
      * more each time, and the sender stalls on full socket buffers meanwhile.
      */
     static final long TIMER_SLACK_NANOS = Long.getLong("rdma4j.engine.timerSlackNanos", 1_000);
-    /**
-     * Longest kernel wait of a thread with nothing of its own in flight, over a wait that announces everything
-     * ({@link IdleWait#announcesAll()}; {@code -Drdma4j.engine.quietWaitNanos}, default 20 ms). Anything that gives it
-     * work ends the wait sooner; what it still does on waking (a departed peer's inbox retired after every thread has
-     * polled once) may wait this long.
-     */
-    static final long QUIET_WAIT_NANOS = Long.getLong("rdma4j.engine.quietWaitNanos", 20_000_000);
 
     private final Dispatcher dispatcher;
     private final Inbound inbound;
@@ -46,9 +37,7 @@ final class ProgressThread implements Runnable {
     private final LaneRuntime[] lanes;
     private final Inbox inbox = new Inbox();
     private final Completions completions;
-    private final IdleStrategy idle;
-    /** The backend's kernel wait over these lanes, or null: park between polls then. */
-    private final IdleWait kernelWait;
+    private final ProgressIdle idle;
 
     private final long chunkBytes;
     /** The pieces of one vectored write of a batch's descriptors, rewritten by each (this thread's alone). */
@@ -59,7 +48,6 @@ final class ProgressThread implements Runnable {
     private final Thread thread;
     private final int index;
     private volatile boolean running = true;
-    private volatile boolean parked;
 
     ProgressThread(
             Dispatcher dispatcher,
@@ -77,7 +65,6 @@ final class ProgressThread implements Runnable {
         this.errors = errors;
         this.backend = backend;
         this.lanes = lanes;
-        this.idle = idle;
         this.chunkBytes = chunkBytes;
         this.completions = new Completions(64);
         for (LaneRuntime l : lanes) {
@@ -85,33 +72,19 @@ final class ProgressThread implements Runnable {
             l.vectorLimit = Math.clamp(backend.writeVectorLimit(l.lane), 1, MAX_VECTOR);
             l.vectorBytes = backend.writeVectorBytes(l.lane);
         }
-        this.kernelWait = kernelWait(backend, lanes, errors);
         this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this);
-    }
-
-    private static IdleWait kernelWait(EngineBackend backend, LaneRuntime[] lanes, ProgressErrors errors) {
-        int[] ids = new int[lanes.length];
-        for (int i = 0; i < lanes.length; i++) {
-            ids[i] = lanes[i].lane;
-        }
-        try {
-            return backend.idleWait(ids);
-        } catch (RuntimeException e) {
-            errors.record(e); // park instead
-            return null;
-        }
+        this.idle = new ProgressIdle(
+                idle, ProgressIdle.kernelWait(backend, lanes, errors), thread, () -> !inbox.isEmpty(), this::quiet);
     }
 
     /** Whether this thread sleeps in the backend's kernel wait when idle (else it parks). */
     boolean waitsInKernel() {
-        return kernelWait != null;
+        return idle.inKernel();
     }
 
     /** Frees what a thread that will never start holds (its kernel wait); the engine failed to open. */
     void discard() {
-        if (kernelWait != null) {
-            kernelWait.close();
-        }
+        idle.close();
     }
 
     void start() {
@@ -121,9 +94,7 @@ final class ProgressThread implements Runnable {
     /** Hands a {@link Stripe} or a {@link NotifyCopy} to this thread. */
     void submit(LaneWork work) {
         inbox.push(work);
-        if (parked) {
-            wake();
-        }
+        idle.wakeIfParked();
     }
 
     /** Runs {@code task} on this thread. */
@@ -146,15 +117,7 @@ final class ProgressThread implements Runnable {
 
     void stop() {
         running = false;
-        wake();
-    }
-
-    private void wake() {
-        if (kernelWait != null) {
-            kernelWait.wake();
-        } else {
-            LockSupport.unpark(thread);
-        }
+        idle.wake();
     }
 
     void join(long millis) throws InterruptedException {
@@ -194,31 +157,11 @@ final class ProgressThread implements Runnable {
                     // with peers connected to us, their writes only advance while we poll (manual progress) and land
                     // without a completion here, so an idle-looking target must not sleep long
                     // (a kernel wait needs no cap: the peers' bytes wake it)
-                    long cap = inbound.hasInbound() ? INBOUND_PARK_CAP_NANOS : Long.MAX_VALUE;
-                    if (idle.parking()) {
-                        parked = true;
-                        if (inbox.isEmpty()) {
-                            sleep(cap);
-                        }
-                        parked = false;
-                    } else {
-                        sleep(cap);
-                    }
+                    idle.idle(inbound.hasInbound() ? INBOUND_PARK_CAP_NANOS : Long.MAX_VALUE);
                 }
             }
         } finally {
-            if (kernelWait != null) {
-                kernelWait.close();
-            }
-        }
-    }
-
-    /** One step of the idle backoff: spin, yield, park or kernel wait; a long kernel wait when quiet. */
-    private void sleep(long capNanos) {
-        if (kernelWait != null && kernelWait.announcesAll() && quiet()) {
-            idle.idleQuiet(kernelWait, QUIET_WAIT_NANOS);
-        } else {
-            idle.idle(capNanos, kernelWait);
+            idle.close();
         }
     }
 

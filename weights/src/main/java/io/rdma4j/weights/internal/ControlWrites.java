@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -77,8 +78,7 @@ public final class ControlWrites {
 
     private void failed(String publisher, long tag, Throwable e) {
         failures.incrementAndGet();
-        Throwable cause =
-                e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         lastFailure = "to " + publisher + " (tag 0x" + Long.toHexString(tag) + "): " + cause;
     }
 
