@@ -12,6 +12,7 @@ import io.rdma4j.weights.internal.DropNotices;
 import io.rdma4j.weights.internal.Gather;
 import io.rdma4j.weights.internal.Member;
 import io.rdma4j.weights.internal.MemberSignal;
+import io.rdma4j.weights.internal.MemberSignals;
 import io.rdma4j.weights.internal.Plan;
 import io.rdma4j.weights.internal.Planner;
 import io.rdma4j.weights.internal.Sender;
@@ -29,7 +30,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -68,7 +68,7 @@ public final class WeightPublisher implements AutoCloseable {
     private Gather gather;
     private final DropNotices drops;
     private final Map<String, MemberState> members = new TreeMap<>();
-    private final Map<String, MemberSignal> signals = new ConcurrentHashMap<>();
+    private final MemberSignals signals = new MemberSignals();
     private final ConcurrentLinkedQueue<String> joins = new ConcurrentLinkedQueue<>();
     private final Semaphore changed = new Semaphore(0);
     private final Thread controlThread;
@@ -162,18 +162,10 @@ public final class WeightPublisher implements AutoCloseable {
             switch (Tags.kind(tag)) {
                 case Tags.JOIN -> {
                     drops.joined(n.peer());
-                    MemberSignal s = new MemberSignal();
-                    s.update(Tags.controlSeq(tag), Tags.controlMask(tag), Tags.controlNewest(tag), -1);
-                    signals.put(n.peer(), s);
+                    signals.joined(n.peer(), tag);
                     joins.add(n.peer());
                 }
-                case Tags.DONE, Tags.FREE -> {
-                    MemberSignal s = signals.get(n.peer());
-                    if (s != null) {
-                        long v = Tags.kind(tag) == Tags.DONE ? Tags.controlVersion(tag) : -1;
-                        s.update(Tags.controlSeq(tag), Tags.controlMask(tag), Tags.controlNewest(tag), v);
-                    }
-                }
+                case Tags.DONE, Tags.FREE -> signals.update(n.peer(), tag);
                 default -> {
                     // a kind a subscriber never sends: ignore
                 }

@@ -18,6 +18,22 @@ public final class MemberSignal {
     private int seq = -1;
 
     /**
+     * {@return whether a notification numbered {@code seq} comes after every one taken, as the next ones of the same
+     * subscriber process do} A restarted process numbers from 1 again: its first notifications come at or before the
+     * old process's last.
+     *
+     * @param seq its sequence number (20 bits, wrapping)
+     */
+    public synchronized boolean follows(int seq) {
+        return this.seq >= 0 && after(seq, this.seq);
+    }
+
+    /** Whether {@code seq} is later than {@code last} on the 20-bit wrapping count (-1: none yet). */
+    private static boolean after(int seq, int last) {
+        return seq > last || last - seq > (1 << 19);
+    }
+
+    /**
      * Marks buffer {@code slot} as in use; under the lock, so that a concurrent update is not lost.
      *
      * @param slot the buffer
@@ -35,7 +51,7 @@ public final class MemberSignal {
      * @param done the version it confirms, or -1
      */
     public synchronized void update(int seq, int mask, int newest, long done) {
-        if (seq > this.seq || this.seq - seq > (1 << 19)) {
+        if (after(seq, this.seq)) {
             this.seq = seq;
             this.mask = mask;
             this.newest = newest;
