@@ -11,6 +11,7 @@ import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.weights.internal.ControlWrites;
 import io.rdma4j.weights.internal.ManifestReader;
 import io.rdma4j.weights.internal.Member;
+import io.rdma4j.weights.internal.PublisherWatch;
 import io.rdma4j.weights.internal.Relayer;
 import io.rdma4j.weights.internal.Tags;
 import io.rdma4j.weights.internal.TensorMeta;
@@ -67,7 +68,7 @@ public final class WeightSubscriber implements AutoCloseable {
     private final LocalBuffer ctl;
     private final Thread thread;
     private final Relayer relayer;
-    private final Duration rejoinCheck = Duration.ofMillis(500);
+    private final PublisherWatch watch;
     private volatile boolean closed;
     private final ControlWrites controls;
 
@@ -182,6 +183,15 @@ public final class WeightSubscriber implements AutoCloseable {
         } catch (RuntimeException e) {
             throw Closeables.closeAllInto(e, this::closeResources);
         }
+        String[] names = new String[ranks.length];
+        long[] generations = new long[ranks.length];
+        for (int r = 0; r < ranks.length; r++) {
+            if (ranks[r] != null) {
+                names[r] = ranks[r].engineName;
+                generations[r] = ranks[r].generation;
+            }
+        }
+        watch = new PublisherWatch(engine, arena, WeightPublisher.MANIFEST, names, generations, Duration.ofMillis(500));
         thread = Thread.ofPlatform()
                 .daemon()
                 .name("weights-subscriber-" + engine.name())
@@ -235,16 +245,14 @@ public final class WeightSubscriber implements AutoCloseable {
     }
 
     private void loop() {
-        long nextCheck = System.nanoTime() + rejoinCheck.toNanos();
         while (!closed) {
             try {
                 Notification n = engine.notifications().poll(Duration.ofMillis(50));
                 if (n != null) {
                     handle(n);
                 }
-                if (System.nanoTime() > nextCheck) {
-                    nextCheck = System.nanoTime() + rejoinCheck.toNanos();
-                    checkPublishers();
+                for (PublisherWatch.Restart x; (x = watch.poll()) != null; ) {
+                    restarted(x);
                 }
             } catch (InterruptedException e) {
                 return;
@@ -257,29 +265,16 @@ public final class WeightSubscriber implements AutoCloseable {
         }
     }
 
-    /** A restarted publisher (new generation) has new keys and a new epoch: read its manifest and join it. */
-    private void checkPublishers() {
-        for (Rank r : ranks) {
-            if (r == null) {
-                continue;
-            }
-            try {
-                long g = engine.peer(r.engineName).generation();
-                if (g != r.generation) {
-                    Wire.Manifest m = ManifestReader.read(
-                            engine, arena, r.engineName, WeightPublisher.MANIFEST, Duration.ofSeconds(2));
-                    r.generation = g;
-                    r.epoch = m.epoch();
-                    r.dropped = -1;
-                    r.plan = null;
-                    r.targets.clear();
-                    controls.forget(r.engineName);
-                    join(r);
-                }
-            } catch (RuntimeException e) {
-                // not back yet
-            }
-        }
+    /** A restarted publisher rank (new generation) has new keys and a new epoch: join it. */
+    private void restarted(PublisherWatch.Restart x) {
+        Rank r = ranks[x.rank()];
+        r.generation = x.generation();
+        r.epoch = x.epoch();
+        r.dropped = -1;
+        r.plan = null;
+        r.targets.clear();
+        controls.forget(r.engineName);
+        join(r);
     }
 
     private void handle(Notification n) {
@@ -595,6 +590,7 @@ public final class WeightSubscriber implements AutoCloseable {
             return;
         }
         closed = true;
+        watch.close();
         thread.interrupt();
         try {
             // the thread may be issuing a confirmation (its version just completed): it must be among the writes in
