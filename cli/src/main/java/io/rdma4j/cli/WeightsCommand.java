@@ -302,11 +302,19 @@ final class WeightsCommand implements Command {
                     lease.version(), from, got.size(), DemoCommand.bytes(got.byteSize()), file);
         } finally {
             // after close, which waits for the confirmation of the version on its way: say if a control write was lost
-            if (opened[0] != null && opened[0].controlWriteFailures() > 0) {
+            WeightSubscriber sub = opened[0];
+            if (sub != null && sub.controlWriteFailures() > 0) {
                 System.err.printf(
                         "rdma4j weights subscribe: %d control write(s) to %s failed (the publisher may count this"
                                 + " subscriber failed); the last %s%n",
-                        opened[0].controlWriteFailures(), from, opened[0].lastControlWriteFailure());
+                        sub.controlWriteFailures(), from, sub.lastControlWriteFailure());
+            }
+            // pieces that landed but did not count: a version that took long shows here whether its pieces came
+            if (sub != null && (sub.staleNotifications() > 0 || sub.checksumMismatches() > 0)) {
+                System.err.printf(
+                        "rdma4j weights subscribe: %d notification(s) from %s ignored as stale (an old plan, epoch or"
+                                + " version) and %d piece(s) failed their checksum%n",
+                        sub.staleNotifications(), from, sub.checksumMismatches());
             }
         }
         return 0;
