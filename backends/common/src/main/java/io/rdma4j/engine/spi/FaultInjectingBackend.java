@@ -8,10 +8,11 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Wraps a real backend and injects faults on chosen lanes: failed posts, failed completions (the operation may well
  * have succeeded underneath, as after a lost acknowledgement), withheld completions (a stalled lane), duplicated
- * immediates (as EFA delivers them), and posts refused as back-pressured for a while (full send queues on a loaded
- * machine). Everything else goes to the real backend. A fake only to inject faults: the engine's fault tests and
- * {@code ./rdma4j soak} install it through {@code TransferEngine.Builder.backendWrapper}. Its poll copies each batch,
- * so it is not for measured runs.
+ * immediates (as EFA delivers them), immediates delivered in reverse order (a peer's later writes announced before its
+ * earlier ones, as lanes polled in turn announce them), and posts refused as back-pressured for a while (full send
+ * queues on a loaded machine). Everything else goes to the real backend. A fake only to inject faults: the engine's
+ * fault tests and {@code ./rdma4j soak} install it through {@code TransferEngine.Builder.backendWrapper}. Its poll
+ * copies each batch, so it is not for measured runs.
  */
 public final class FaultInjectingBackend extends ForwardingEngineBackend {
     /** Native-looking error code of injected failures (EIO). */
@@ -36,6 +37,15 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
 
     private final ArrayDeque<Integer>[] pendingDuplicates;
 
+    /** While above 0: incoming immediates are held until none came for this long, then delivered last first. */
+    private volatile long reverseQuietNanos;
+
+    /** Per lane: immediates held for {@link #reverseImmediates}, oldest first, and when the last came. */
+    private final ArrayDeque<Integer>[] reversing;
+
+    private final long[] lastReversing;
+    private final AtomicLong reversed = new AtomicLong();
+
     @SuppressWarnings("unchecked")
     public FaultInjectingBackend(EngineBackend inner) {
         super(inner);
@@ -47,9 +57,12 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
         lastInjected = new java.util.concurrent.atomic.AtomicReferenceArray<>(n);
         withheld = new ArrayDeque[n];
         pendingDuplicates = new ArrayDeque[n];
+        reversing = new ArrayDeque[n];
+        lastReversing = new long[n];
         for (int i = 0; i < n; i++) {
             withheld[i] = new ArrayDeque<>();
             pendingDuplicates[i] = new ArrayDeque<>();
+            reversing[i] = new ArrayDeque<>();
         }
     }
 
@@ -86,6 +99,20 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
     public FaultInjectingBackend duplicateImmediates(boolean on) {
         duplicateImmediates = on;
         return this;
+    }
+
+    /**
+     * Holds the incoming immediates on each lane from now until none came for {@code quiet}, then delivers that lane's
+     * held ones newest first, once; later ones pass as they come. Each lane's poll holds and delivers its own.
+     */
+    public FaultInjectingBackend reverseImmediates(java.time.Duration quiet) {
+        reverseQuietNanos = quiet.toNanos();
+        return this;
+    }
+
+    /** {@return the immediates delivered out of order by {@link #reverseImmediates}} */
+    public long reversedImmediates() {
+        return reversed.get();
     }
 
     /**
@@ -269,9 +296,25 @@ public final class FaultInjectingBackend extends ForwardingEngineBackend {
         while (!dups.isEmpty() && out.count < out.capacity()) {
             out.add(Completions.REMOTE_IMMEDIATE, 0, dups.poll());
         }
+        ArrayDeque<Integer> rev = reversing[lane];
+        long quiet = reverseQuietNanos;
+        // a lane's held ones go once none came for the quiet time, or at once when another lane ended the hold
+        if (!rev.isEmpty() && (quiet == 0 || System.nanoTime() - lastReversing[lane] >= quiet)) {
+            while (!rev.isEmpty() && out.count < out.capacity()) {
+                out.add(Completions.REMOTE_IMMEDIATE, 0, rev.pollLast());
+                reversed.incrementAndGet();
+            }
+            if (rev.isEmpty()) {
+                reverseQuietNanos = 0; // once
+            }
+        }
+        boolean holding = reverseQuietNanos > 0;
         for (int i = 0; i < n; i++) {
             if (kind[i] == Completions.REMOTE_IMMEDIATE) {
-                if (status[i] == 0) {
+                if (status[i] == 0 && holding) {
+                    rev.add(imm[i]);
+                    lastReversing[lane] = System.nanoTime();
+                } else if (status[i] == 0) {
                     addOrCarry(lane, out, Completions.REMOTE_IMMEDIATE, 0, imm[i]);
                     if (duplicateImmediates) {
                         duplicated.incrementAndGet();
