@@ -6,11 +6,11 @@ import io.rdma4j.engine.Access;
 import io.rdma4j.engine.HostMemory;
 import io.rdma4j.engine.LocalBuffer;
 import io.rdma4j.engine.Notification;
-import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.weights.internal.ControlWrites;
 import io.rdma4j.weights.internal.ManifestReader;
 import io.rdma4j.weights.internal.Member;
+import io.rdma4j.weights.internal.PublisherRank;
 import io.rdma4j.weights.internal.PublisherWatch;
 import io.rdma4j.weights.internal.Relayer;
 import io.rdma4j.weights.internal.Tags;
@@ -20,7 +20,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.Condition;
@@ -73,7 +72,7 @@ public final class WeightSubscriber implements AutoCloseable {
     private final ControlWrites controls;
 
     // owned by the subscriber thread
-    private final Rank[] ranks;
+    private final PublisherRank[] ranks;
     private final long[] assembling;
 
     // shared with callers, under lock
@@ -87,29 +86,6 @@ public final class WeightSubscriber implements AutoCloseable {
     private long stale;
     private long mismatches;
     private int seq;
-
-    /** What the subscriber thread knows of one publisher rank. */
-    private static final class Rank {
-        final String engineName;
-        int epoch = -1;
-        long generation;
-        /** The number of the last drop notice heard from this rank; a repeat is stale once a plan came after it. */
-        int dropped = -1;
-
-        Wire.PlanMessage plan;
-        final Map<String, RemoteBuffer[]> targets = new java.util.concurrent.ConcurrentHashMap<>();
-        final BitSet[] arrived;
-        final int[] count;
-
-        Rank(String engineName, int slots) {
-            this.engineName = engineName;
-            this.arrived = new BitSet[slots];
-            this.count = new int[slots];
-            for (int s = 0; s < slots; s++) {
-                arrived[s] = new BitSet();
-            }
-        }
-    }
 
     WeightSubscriber(WeightSubscriberBuilder b) {
         this.engine = b.engine;
@@ -132,14 +108,14 @@ public final class WeightSubscriber implements AutoCloseable {
                     .min(java.util.Comparator.comparingInt(Wire.Manifest::rank))
                     .orElseThrow()
                     .metadata();
-            this.ranks = new Rank[Tags.MAX_RANKS];
+            this.ranks = new PublisherRank[Tags.MAX_RANKS];
             for (int i = 0; i < publishers.size(); i++) {
                 Wire.Manifest m = manifests.get(i);
                 if (ranks[m.rank()] != null) {
                     throw new InvalidArgumentException(publishers.get(i) + " and " + ranks[m.rank()].engineName
                             + " both say they are rank " + m.rank() + ": give each trainer rank its own number");
                 }
-                ranks[m.rank()] = new Rank(publishers.get(i), slots);
+                ranks[m.rank()] = new PublisherRank(publishers.get(i), slots);
                 ranks[m.rank()].epoch = m.epoch();
                 ranks[m.rank()].generation = engine.peer(publishers.get(i)).generation();
             }
@@ -175,7 +151,7 @@ public final class WeightSubscriber implements AutoCloseable {
             ctl = engine.register(arena.allocate(4096, 4096));
             controls = new ControlWrites(engine, ctl, WeightPublisher.CONTROL);
             relayer = new Relayer(engine, slotBuffers, SLOT);
-            for (Rank r : ranks) {
+            for (PublisherRank r : ranks) {
                 if (r != null) {
                     join(r);
                 }
@@ -208,12 +184,12 @@ public final class WeightSubscriber implements AutoCloseable {
         return new WeightSubscriberBuilder(engine, publishers);
     }
 
-    private void join(Rank r) {
+    private void join(PublisherRank r) {
         sendControl(r, Tags.JOIN, -1);
     }
 
     /** Tells a publisher rank something: join, a version complete, or a buffer freed, with the free-buffer mask. */
-    private void sendControl(Rank r, int kind, long version) {
+    private void sendControl(PublisherRank r, int kind, long version) {
         int mask;
         int newest;
         int n;
@@ -267,12 +243,13 @@ public final class WeightSubscriber implements AutoCloseable {
 
     /** A restarted publisher rank (new generation) has new keys and a new epoch: join it. */
     private void restarted(PublisherWatch.Restart x) {
-        Rank r = ranks[x.rank()];
+        PublisherRank r = ranks[x.rank()];
         r.generation = x.generation();
         r.epoch = x.epoch();
         r.dropped = -1;
         r.plan = null;
         r.targets.clear();
+        dropEarly(r);
         controls.forget(r.engineName);
         join(r);
     }
@@ -283,7 +260,7 @@ public final class WeightSubscriber implements AutoCloseable {
         if (kind != Tags.DATA && kind != Tags.PLAN && kind != Tags.DROP) {
             return;
         }
-        Rank r = ranks[Tags.rank(tag)];
+        PublisherRank r = ranks[Tags.rank(tag)];
         if (r == null || Tags.epoch(tag) != r.epoch) {
             countStale();
             return;
@@ -296,6 +273,7 @@ public final class WeightSubscriber implements AutoCloseable {
                 r.dropped = Tags.piece(tag);
                 r.plan = null;
                 r.targets.clear();
+                dropEarly(r);
                 join(r);
             }
             return;
@@ -313,6 +291,14 @@ public final class WeightSubscriber implements AutoCloseable {
                 r.arrived[s].clear();
                 r.count[s] = 0;
             }
+            // its data that overtook it counts now; another plan's is stale
+            for (Notification e; (e = r.takeEarly()) != null; ) {
+                if (Tags.plan(e.tag()) == p.plan()) {
+                    data(r, e);
+                } else {
+                    countStale();
+                }
+            }
             // a rank with nothing for this subscriber sends no data after its plan: when the other ranks' pieces of
             // the version under way all landed before this plan, its arrival is what completes that version
             for (int s = 0; s < slots; s++) {
@@ -321,10 +307,37 @@ public final class WeightSubscriber implements AutoCloseable {
             return;
         }
         Wire.PlanMessage p = r.plan;
+        if (p == null || p.plan() != Tags.plan(tag)) {
+            // its plan may still be on its way on another lane; or it is an old plan's, counted stale when the next
+            // plan comes
+            if (!r.keepEarly(n)) {
+                countStale();
+            }
+            return;
+        }
+        data(r, n);
+    }
+
+    private void dropEarly(PublisherRank r) {
+        int n = r.dropEarly();
+        if (n > 0) {
+            lock.lock();
+            try {
+                stale += n;
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** A piece of rank {@code r}'s current plan landed: count it, forward it, and complete the version if whole. */
+    private void data(PublisherRank r, Notification n) {
+        long tag = n.tag();
+        Wire.PlanMessage p = r.plan;
         long version = Tags.version(tag);
         int piece = Tags.piece(tag);
         int slot = (int) (version % slots);
-        if (p == null || p.plan() != Tags.plan(tag) || piece >= p.pieces().size()) {
+        if (piece >= p.pieces().size()) {
             countStale();
             return;
         }
@@ -349,7 +362,7 @@ public final class WeightSubscriber implements AutoCloseable {
         }
         if (version > assembling[slot]) {
             assembling[slot] = version;
-            for (Rank x : ranks) {
+            for (PublisherRank x : ranks) {
                 if (x != null) {
                     x.arrived[slot].clear();
                     x.count[slot] = 0;
@@ -378,7 +391,7 @@ public final class WeightSubscriber implements AutoCloseable {
      */
     private void completeIfWhole(int slot) {
         long version = assembling[slot];
-        for (Rank x : ranks) {
+        for (PublisherRank x : ranks) {
             if (x != null && (x.plan == null || x.count[slot] < x.plan.pieces().size())) {
                 return;
             }
@@ -396,7 +409,7 @@ public final class WeightSubscriber implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        for (Rank x : ranks) {
+        for (PublisherRank x : ranks) {
             if (x != null) {
                 sendControl(x, Tags.DONE, version);
             }
@@ -530,7 +543,7 @@ public final class WeightSubscriber implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        for (Rank r : ranks) {
+        for (PublisherRank r : ranks) {
             if (r != null) {
                 sendControl(r, Tags.FREE, 0);
             }
