@@ -8,7 +8,6 @@ import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.spi.FaultInjectingBackend;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.rendezvous.DirectoryServer;
-import io.rdma4j.rendezvous.Security;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -37,14 +36,7 @@ class PlanOvertakenTest {
                 List<List<MemorySegment>> parts = new ArrayList<>();
                 WeightPublisher pub = SyncFixture.publishers(engines, arena, parts, Duration.ofSeconds(20))
                         .getFirst();
-                TransferEngine rollout = TransferEngine.builder()
-                        .name("rollout-a")
-                        .backend("libfabric")
-                        .provider("shm")
-                        .directory(dir.target(), Security.none())
-                        .lease(Duration.ofSeconds(3))
-                        .backendWrapper(x -> faults[0] = new FaultInjectingBackend(x))
-                        .build();
+                TransferEngine rollout = SyncFixture.faultyEngine("rollout-a", dir.target(), faults);
                 engines.add(rollout);
                 try (WeightSubscriber sub =
                         WeightSubscriber.builder(rollout, List.of("trainer-0")).build()) {

@@ -1,6 +1,7 @@
 package io.rdma4j.weights;
 
 import io.rdma4j.engine.TransferEngine;
+import io.rdma4j.engine.spi.FaultInjectingBackend;
 import io.rdma4j.rendezvous.Security;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -23,14 +24,24 @@ final class SyncFixture {
     }
 
     static TransferEngine engine(String name, String directory) {
+        return builder(name, directory).build();
+    }
+
+    /** As {@link #engine}, its backend wrapped in a fault injector, which goes into {@code faults[0]}. */
+    static TransferEngine faultyEngine(String name, String directory, FaultInjectingBackend[] faults) {
+        return builder(name, directory)
+                .backendWrapper(x -> faults[0] = new FaultInjectingBackend(x))
+                .build();
+    }
+
+    private static TransferEngine.Builder builder(String name, String directory) {
         return TransferEngine.builder()
                 .name(name)
                 .backend("libfabric")
                 .provider("shm")
                 .directory(directory, Security.none())
                 // a killed subscriber is known gone once its lease expires
-                .lease(java.time.Duration.ofSeconds(3))
-                .build();
+                .lease(java.time.Duration.ofSeconds(3));
     }
 
     /**
