@@ -167,7 +167,7 @@ public final class WeightSubscriber implements AutoCloseable {
                 generations[r] = ranks[r].generation;
             }
         }
-        watch = new PublisherWatch(engine, arena, WeightPublisher.MANIFEST, names, generations, Duration.ofMillis(500));
+        watch = new PublisherWatch(engine, WeightPublisher.MANIFEST, names, generations, Duration.ofMillis(500));
         thread = Thread.ofPlatform()
                 .daemon()
                 .name("weights-subscriber-" + engine.name())

@@ -23,7 +23,9 @@ public final class PublisherWatch implements AutoCloseable {
     public record Restart(int rank, long generation, int epoch) {}
 
     private final TransferEngine engine;
-    private final Arena arena;
+    /** Where manifests are read into: the watch's own, closed only once its thread has ended. */
+    private final Arena arena = Arena.ofShared();
+
     private final String manifest;
     private final String[] names;
     private final long[] generations;
@@ -36,16 +38,13 @@ public final class PublisherWatch implements AutoCloseable {
      * Starts watching.
      *
      * @param engine the subscriber's engine
-     * @param arena where manifests are read into
      * @param manifest the buffer name publishers publish their manifest under
      * @param names each rank's engine name, by rank (null: no such rank)
      * @param generations each rank's process generation when the subscriber joined it, by rank
      * @param every how often to check
      */
-    public PublisherWatch(
-            TransferEngine engine, Arena arena, String manifest, String[] names, long[] generations, Duration every) {
+    public PublisherWatch(TransferEngine engine, String manifest, String[] names, long[] generations, Duration every) {
         this.engine = engine;
-        this.arena = arena;
         this.manifest = manifest;
         this.names = names.clone();
         this.generations = generations.clone();
@@ -90,7 +89,10 @@ public final class PublisherWatch implements AutoCloseable {
         return found.poll();
     }
 
-    /** Stops the watch and waits for its thread (at most a manifest read's timeout); idempotent. */
+    /**
+     * Stops the watch and waits up to 3 s for its thread; idempotent. A thread still in a manifest read then (a read
+     * may take up to its 10 s deadline) keeps the memory it reads into, rather than have the read land in freed memory.
+     */
     @Override
     public void close() {
         closed = true;
@@ -99,6 +101,9 @@ public final class PublisherWatch implements AutoCloseable {
             thread.join(Duration.ofSeconds(3));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (!thread.isAlive() && arena.scope().isAlive()) {
+            arena.close();
         }
     }
 }
