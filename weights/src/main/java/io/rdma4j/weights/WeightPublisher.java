@@ -45,7 +45,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>One unit (about 620 lines): admission, planning, the data writes and the confirmations all read and change the
  * same member states and version slots of one publishing thread; what stands alone is in {@code internal} already
- * ({@code Planner}, {@code Gather}, {@code Sender}, {@code Wire}, {@code ControlWrites}).
+ * ({@code Planner}, {@code Gather}, {@code Sender}, {@code Wire}, {@code DropNotices}, {@code MemberSignals}).
  */
 public final class WeightPublisher implements AutoCloseable {
     static final String MANIFEST = "w.manifest";

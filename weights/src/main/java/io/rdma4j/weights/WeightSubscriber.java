@@ -36,6 +36,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * landed: {@link #awaitVersion} then hands out a {@link Lease} on it, and no byte of another version lands in that
  * buffer while a lease is open. Every notification names its version and its publisher's epoch; pieces of another
  * version or epoch, or for a buffer not handed to the publisher, are not counted.
+ *
+ * <p>One unit (about 650 lines): the notification handling, the version slots and the leases all read and change the
+ * same per-slot state under one lock; what stands alone is in {@code internal} already ({@code PublisherRank},
+ * {@code PublisherWatch}, {@code ControlWrites}, {@code Relayer}, {@code Wire}).
  */
 public final class WeightSubscriber implements AutoCloseable {
     static final String WANT = "w.want";
