@@ -102,6 +102,8 @@ public final class WeightSubscriber implements AutoCloseable {
         this.assembling = new long[slots];
         java.util.Arrays.fill(complete, -1);
         java.util.Arrays.fill(assembling, -1);
+        // each rank's process generation when joined: the watch's baseline for restarts
+        long[] generations = new long[Tags.MAX_RANKS];
         try {
             List<Wire.Manifest> manifests = new ArrayList<>();
             for (String p : publishers) {
@@ -121,7 +123,7 @@ public final class WeightSubscriber implements AutoCloseable {
                 }
                 ranks[m.rank()] = new PublisherRank(publishers.get(i), slots);
                 ranks[m.rank()].epoch = m.epoch();
-                ranks[m.rank()].generation = engine.peer(publishers.get(i)).generation();
+                generations[m.rank()] = engine.peer(publishers.get(i)).generation();
             }
             offsets = new long[metas.size()];
             long at = 0;
@@ -164,11 +166,9 @@ public final class WeightSubscriber implements AutoCloseable {
             throw Closeables.closeAllInto(e, this::closeResources);
         }
         String[] names = new String[ranks.length];
-        long[] generations = new long[ranks.length];
         for (int r = 0; r < ranks.length; r++) {
             if (ranks[r] != null) {
                 names[r] = ranks[r].engineName;
-                generations[r] = ranks[r].generation;
             }
         }
         watch = new PublisherWatch(engine, WeightPublisher.MANIFEST, names, generations, Duration.ofMillis(500));
@@ -248,7 +248,6 @@ public final class WeightSubscriber implements AutoCloseable {
     /** A restarted publisher rank (new generation) has new keys and a new epoch: join it. */
     private void restarted(PublisherWatch.Restart x) {
         PublisherRank r = ranks[x.rank()];
-        r.generation = x.generation();
         r.epoch = x.epoch();
         r.dropped = -1;
         r.plan = null;

@@ -8,9 +8,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * What a subscriber's thread knows of one publisher rank: its process and epoch, its current plan, which of the plan's
- * pieces landed in each buffer, where to relay them, and the data that came before its plan. Only that thread touches
- * it (the relay targets excepted).
+ * What a subscriber's thread knows of one publisher rank: its epoch, its current plan, which of the plan's pieces
+ * landed in each buffer, where to relay them, and the data that came before its plan. Only that thread touches it (the
+ * relay targets excepted).
  */
 public final class PublisherRank {
     /** The most data notifications kept for a plan not known yet; more are stale. */
@@ -21,9 +21,6 @@ public final class PublisherRank {
 
     /** The epoch of its manifest: notifications of another are stale. */
     public int epoch = -1;
-
-    /** Its process generation when last seen. */
-    public long generation;
 
     /** The number of the last drop notice heard from this rank; a repeat is stale once a plan came after it. */
     public int dropped = -1;
