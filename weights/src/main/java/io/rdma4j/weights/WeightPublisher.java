@@ -196,9 +196,11 @@ public final class WeightPublisher implements AutoCloseable {
                 }
                 members.put(name, new MemberState(m, inbox, slots, signals.get(name)));
                 plan = null;
+                drops.admitted(name);
             } catch (RuntimeException e) {
                 members.remove(name);
                 plan = null;
+                drops.refused(name);
                 refused.put(name, "could not join: " + e.getMessage());
             }
         }

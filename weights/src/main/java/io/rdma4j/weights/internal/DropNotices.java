@@ -13,10 +13,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Tells subscribers a publisher rank dropped after they failed a version, so that one still alive (slow, paused past
  * its lease, or holding a piece that failed its check) joins again and gets the next version. The notice is sent again
- * on every {@link #retry} until the subscriber joins again or {@link #GIVE_UP} passed: a write that completed may still
- * have gone to a connection the subscriber no longer has (its lease lapsed), and its join may be lost the same way. A
- * notice sent again keeps its number, so that a subscriber tells it from a new drop. Each notice goes out from a
- * virtual thread of its own: a directory lookup or a write to a dead peer may take up to the deadline.
+ * on every {@link #retry} until the subscriber is admitted again or {@link #GIVE_UP} passed: a write that completed may
+ * still have gone to a connection the subscriber no longer has (its lease lapsed), and its join may be lost the same
+ * way. A join that arrived pauses the notices until the publisher admits or refuses it; a refused one resumes them: a
+ * subscriber paused past its lease may answer a notice that waited for it before it announced itself again, and the
+ * publisher cannot read its wishes until it did. A notice sent again keeps its number, so that a subscriber tells it
+ * from a new drop. Each notice goes out from a virtual thread of its own: a directory lookup or a write to a dead peer
+ * may take up to the deadline.
  */
 public final class DropNotices {
     /** How long a dropped subscriber that never answers is still told. */
@@ -34,6 +37,7 @@ public final class DropNotices {
     private final Duration deadline;
     private final Map<String, long[]> pending = new ConcurrentHashMap<>();
     private final Set<String> telling = ConcurrentHashMap.newKeySet();
+    private final Set<String> answered = ConcurrentHashMap.newKeySet();
     /**
      * Numbers each drop (in the tag's piece field): a notice sent again keeps its number, a new drop takes the next.
      */
@@ -79,17 +83,45 @@ public final class DropNotices {
         long[] notice = {version, System.nanoTime(), notices.getAndIncrement() & 0xffff};
         if (pending.size() < MAX_PENDING) {
             pending.put(name, notice);
+            answered.remove(name);
         }
         tell(name, inbox, notice);
     }
 
     /**
-     * A subscriber joined again: it heard, or restarted.
+     * A subscriber's join arrived (it heard, or restarted): it is not told again unless its join is {@link #refused}.
      *
      * @param name its engine name
      */
     public void joined(String name) {
+        if (pending.containsKey(name)) {
+            answered.add(name);
+        }
+    }
+
+    /**
+     * A subscriber was admitted: it is told no more.
+     *
+     * @param name its engine name
+     */
+    public void admitted(String name) {
         pending.remove(name);
+        answered.remove(name);
+    }
+
+    /**
+     * A subscriber's join could not be admitted (it is not announced again yet, or its buffers could not be read): if
+     * it was dropped it is told again at the next {@link #retry}, and so joins again.
+     *
+     * @param name its engine name
+     */
+    public void refused(String name) {
+        answered.remove(name);
+    }
+
+    /** {@return whether {@code name} is still told (dropped, and neither admitted again nor given up on)} */
+    public boolean telling(String name) {
+        return pending.containsKey(name) && !answered.contains(name);
     }
 
     /** Tells again those that have not heard; forgets those dropped over {@link #GIVE_UP} ago. */
@@ -97,8 +129,10 @@ public final class DropNotices {
         long now = System.nanoTime();
         for (Map.Entry<String, long[]> e : pending.entrySet()) {
             if (now - e.getValue()[1] > GIVE_UP.toNanos()) {
-                pending.remove(e.getKey(), e.getValue());
-            } else {
+                if (pending.remove(e.getKey(), e.getValue())) {
+                    answered.remove(e.getKey());
+                }
+            } else if (!answered.contains(e.getKey())) {
                 tell(e.getKey(), null, e.getValue());
             }
         }
