@@ -12,7 +12,6 @@ import io.rdma4j.engine.Notifications;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.rendezvous.DirectoryServer;
-import io.rdma4j.rendezvous.Security;
 import java.lang.foreign.Arena;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -26,23 +25,13 @@ class DropNoticesTest {
     private static final int RANK = 3;
     private static final int EPOCH = 41;
 
-    private static TransferEngine engine(String name, String directory) {
-        return TransferEngine.builder()
-                .name(name)
-                .backend("libfabric")
-                .provider("shm")
-                .directory(directory, Security.none())
-                .lease(Duration.ofSeconds(3))
-                .build();
-    }
-
     @Test
     void aRefusedJoinIsToldAgainAndAnAdmittedOneNoMore() throws Exception {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
         try (DirectoryServer dir = DirectoryServer.builder().port(0).start();
                 Arena arena = Arena.ofShared();
-                TransferEngine pub = engine("drops-pub", dir.target());
-                TransferEngine sub = engine("drops-sub", dir.target())) {
+                TransferEngine pub = ShmEngines.engine("drops-pub", dir.target());
+                TransferEngine sub = ShmEngines.engine("drops-sub", dir.target())) {
             LocalBuffer inbox = sub.register(arena.allocate(4096, 4096));
             sub.publish("inbox", inbox, Access.anyPeer());
             LocalBuffer from = pub.register(arena.allocate(4096, 4096));

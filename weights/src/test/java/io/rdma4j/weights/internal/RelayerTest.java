@@ -11,7 +11,6 @@ import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.rendezvous.DirectoryServer;
-import io.rdma4j.rendezvous.Security;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -28,16 +27,6 @@ import org.junit.jupiter.api.Test;
  */
 class RelayerTest {
     private static final long SLOT = 64 << 10;
-
-    private static TransferEngine engine(String name, String directory) {
-        return TransferEngine.builder()
-                .name(name)
-                .backend("libfabric")
-                .provider("shm")
-                .directory(directory, Security.none())
-                .lease(Duration.ofSeconds(3))
-                .build();
-    }
 
     /** Four runs of 4 KiB, every 8 KiB from offset 0, to be forwarded 1 KiB further on at each target. */
     private static Wire.InPiece piece(String... targets) {
@@ -56,8 +45,8 @@ class RelayerTest {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
         try (DirectoryServer dir = DirectoryServer.builder().port(0).start();
                 Arena arena = Arena.ofShared();
-                TransferEngine a = engine("relay-a", dir.target());
-                TransferEngine b = engine("relay-b", dir.target())) {
+                TransferEngine a = ShmEngines.engine("relay-a", dir.target());
+                TransferEngine b = ShmEngines.engine("relay-b", dir.target())) {
             MemorySegment src = arena.allocate(SLOT, 4096);
             for (long i = 0; i < SLOT; i++) {
                 src.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7 + 3));
@@ -90,7 +79,7 @@ class RelayerTest {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
         try (DirectoryServer dir = DirectoryServer.builder().port(0).start();
                 Arena arena = Arena.ofShared();
-                TransferEngine a = engine("relay-a", dir.target())) {
+                TransferEngine a = ShmEngines.engine("relay-a", dir.target())) {
             Relayer r = new Relayer(
                     a, new LocalBuffer[] {a.register(arena.allocate(SLOT, 4096))}, "slot", Duration.ofSeconds(20));
             r.forward(new ConcurrentHashMap<>(), piece("nobody"), 0, 7, false, 0x7_0000L);
@@ -106,11 +95,11 @@ class RelayerTest {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
         try (DirectoryServer dir = DirectoryServer.builder().port(0).start();
                 Arena arena = Arena.ofShared();
-                TransferEngine a = engine("relay-a", dir.target())) {
+                TransferEngine a = ShmEngines.engine("relay-a", dir.target())) {
             Map<String, RemoteBuffer[]> targets = new ConcurrentHashMap<>();
             Relayer r = new Relayer(
                     a, new LocalBuffer[] {a.register(arena.allocate(SLOT, 4096))}, "slot", Duration.ofSeconds(2));
-            try (TransferEngine b = engine("relay-b", dir.target());
+            try (TransferEngine b = ShmEngines.engine("relay-b", dir.target());
                     Arena bArena = Arena.ofShared()) {
                 b.publish("slot0", b.register(bArena.allocate(SLOT, 4096)), Access.anyPeer());
                 var landed = b.notifications();
