@@ -200,7 +200,7 @@ public final class WeightPublisher implements AutoCloseable {
             } catch (RuntimeException e) {
                 members.remove(name);
                 plan = null;
-                drops.refused(name);
+                drops.refused(name, lastVersion);
                 refused.put(name, "could not join: " + e.getMessage());
             }
         }

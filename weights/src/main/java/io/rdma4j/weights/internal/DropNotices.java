@@ -12,14 +12,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Tells subscribers a publisher rank dropped after they failed a version, so that one still alive (slow, paused past
- * its lease, or holding a piece that failed its check) joins again and gets the next version. The notice is sent again
- * on every {@link #retry} until the subscriber is admitted again or {@link #GIVE_UP} passed: a write that completed may
- * still have gone to a connection the subscriber no longer has (its lease lapsed), and its join may be lost the same
- * way. A join that arrived pauses the notices until the publisher admits or refuses it; a refused one resumes them: a
- * subscriber paused past its lease may answer a notice that waited for it before it announced itself again, and the
- * publisher cannot read its wishes until it did. A notice sent again keeps its number, so that a subscriber tells it
- * from a new drop. Each notice goes out from a virtual thread of its own: a directory lookup or a write to a dead peer
- * may take up to the deadline.
+ * its lease, or holding a piece that failed its check) joins again and gets the next version; and tells one whose join
+ * it could not admit to join again. The notice is sent again on every {@link #retry} until the subscriber is admitted
+ * or {@link #GIVE_UP} passed: a write that completed may still have gone to a connection the subscriber no longer has
+ * (its lease lapsed), and its join may be lost the same way. A join that arrived pauses the notices until the publisher
+ * admits or refuses it; a refusal resumes them, or starts them for a subscriber never dropped: a subscriber paused past
+ * its lease may answer a notice that waited for it before it announced itself again, and a first join's wishes may not
+ * be readable in time on a loaded machine. Refused for good (it wants what this rank does not have), a subscriber joins
+ * about once a second until {@link #GIVE_UP}, each time refused with the reason. A notice sent again keeps its number,
+ * so that a subscriber tells it from a new drop. Each notice goes out from a virtual thread of its own: a directory
+ * lookup or a write to a dead peer may take up to the deadline.
  */
 public final class DropNotices {
     /** How long a dropped subscriber that never answers is still told. */
@@ -110,12 +112,17 @@ public final class DropNotices {
     }
 
     /**
-     * A subscriber's join could not be admitted (it is not announced again yet, or its buffers could not be read): if
-     * it was dropped it is told again at the next {@link #retry}, and so joins again.
+     * A subscriber's join could not be admitted (it is not announced again yet, or its buffers could not be read in
+     * time): it is told at the next {@link #retry} to join again, with its drop's notice if it was dropped, else with a
+     * new one.
      *
      * @param name its engine name
+     * @param version the last version published, which it did not get
      */
-    public void refused(String name) {
+    public void refused(String name, long version) {
+        if (!pending.containsKey(name) && pending.size() < MAX_PENDING) {
+            pending.putIfAbsent(name, new long[] {version, System.nanoTime(), notices.getAndIncrement() & 0xffff});
+        }
         answered.remove(name);
     }
 
