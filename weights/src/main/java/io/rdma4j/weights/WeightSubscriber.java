@@ -269,9 +269,9 @@ public final class WeightSubscriber implements AutoCloseable {
             return;
         }
         if (kind == Tags.DROP) {
-            // this rank gave up on us for a version (we were slow, paused, or a piece failed its check): what lands
-            // under the old plan no longer counts, and joining again gets the next version. The rank sends the
-            // notice again until our join reaches it; once its new plan came, a repeat of the same notice is stale
+            // this rank gave up on us for a version (we were slow, paused, or a piece failed its check), or could not
+            // admit our join: what lands under the old plan no longer counts, and joining again gets the next version.
+            // The rank sends the notice again until it admits us; once its new plan came, a repeat of it is stale
             if (Tags.piece(tag) != r.dropped || r.plan == null) {
                 r.dropped = Tags.piece(tag);
                 r.plan = null;

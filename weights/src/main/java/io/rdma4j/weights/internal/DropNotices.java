@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * lookup or a write to a dead peer may take up to the deadline.
  */
 public final class DropNotices {
-    /** How long a dropped subscriber that never answers is still told. */
+    /** How long a dropped or refused subscriber that is never admitted is still told. */
     static final Duration GIVE_UP = Duration.ofMinutes(10);
 
     private static final int MAX_PENDING = 4096;
@@ -126,7 +126,7 @@ public final class DropNotices {
         answered.remove(name);
     }
 
-    /** {@return whether {@code name} is still told (dropped, and neither admitted again nor given up on)} */
+    /** {@return whether {@code name} is still told (dropped or refused, and neither admitted nor given up on)} */
     public boolean telling(String name) {
         return pending.containsKey(name) && !answered.contains(name);
     }
