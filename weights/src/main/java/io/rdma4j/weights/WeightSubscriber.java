@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -69,6 +70,9 @@ public final class WeightSubscriber implements AutoCloseable {
     private final LocalBuffer inbox;
     private final LocalBuffer want;
     private final LocalBuffer ctl;
+    /** This process's number in its joins: a publisher tells a restarted subscriber from a repeated join by it. */
+    private final int incarnation = ThreadLocalRandom.current().nextInt(1, (int) Tags.MAX_VERSION + 1);
+
     private final Thread thread;
     private final Relayer relayer;
     private final PublisherWatch watch;
@@ -189,7 +193,7 @@ public final class WeightSubscriber implements AutoCloseable {
     }
 
     private void join(PublisherRank r) {
-        sendControl(r, Tags.JOIN, -1);
+        sendControl(r, Tags.JOIN, incarnation);
     }
 
     /** Tells a publisher rank something: join, a version complete, or a buffer freed, with the free-buffer mask. */

@@ -15,22 +15,23 @@ public final class MemberSignal {
     /** The buffer holding its newest complete version when it has two (never free until a newer one lands), or -1. */
     public volatile int newest = -1;
 
+    /** The number the subscriber process drew at random and sends with each join: a new one is a new process. */
+    public final int incarnation;
+
     private int seq = -1;
 
-    /**
-     * {@return whether a notification numbered {@code seq} comes after every one taken, as the next ones of the same
-     * subscriber process do} A restarted process numbers from 1 again: its first notifications come at or before the
-     * old process's last.
-     *
-     * @param seq its sequence number (20 bits, wrapping)
-     */
-    public synchronized boolean follows(int seq) {
-        return this.seq >= 0 && after(seq, this.seq);
+    /** @param incarnation the subscriber process's number, from its join */
+    public MemberSignal(int incarnation) {
+        this.incarnation = incarnation;
     }
 
-    /** Whether {@code seq} is later than {@code last} on the 20-bit wrapping count (-1: none yet). */
+    /**
+     * Whether {@code seq} is later than {@code last} on the 20-bit wrapping count (-1: none yet): less than half the
+     * count ahead of it.
+     */
     private static boolean after(int seq, int last) {
-        return seq > last || last - seq > (1 << 19);
+        int ahead = (seq - last) & 0xfffff;
+        return last < 0 || (ahead != 0 && ahead < (1 << 19));
     }
 
     /**

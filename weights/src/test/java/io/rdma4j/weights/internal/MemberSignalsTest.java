@@ -11,8 +11,15 @@ import org.junit.jupiter.api.Test;
 
 /** Joins, repeated joins, restarts and confirmations, as a publisher's control thread takes them. */
 class MemberSignalsTest {
+    private static final int PROCESS = 0x51f00d;
+
     private static long join(int seq, int mask) {
-        return Tags.control(Tags.JOIN, 3, seq, mask, 0, -1);
+        return join(PROCESS, seq, mask);
+    }
+
+    /** A join from the subscriber process numbered {@code incarnation}. */
+    private static long join(int incarnation, int seq, int mask) {
+        return Tags.control(Tags.JOIN, 3, seq, mask, incarnation, -1);
     }
 
     private static long done(int seq, int mask, long version) {
@@ -32,20 +39,33 @@ class MemberSignalsTest {
     }
 
     @Test
+    void aJoinThatArrivesAfterLaterNotificationsKeepsTheSignal() {
+        MemberSignals signals = new MemberSignals();
+        MemberSignal s = signals.joined("rollout-a", join(1, 0b11));
+        // joins 2 and 3 answer two copies of one drop notice; 3 and the confirmation 4 overtake 2 on other lanes
+        signals.joined("rollout-a", join(3, 0b11));
+        assertTrue(signals.update("rollout-a", done(4, 0b01, 6)));
+        assertSame(s, signals.joined("rollout-a", join(2, 0b10)), "a late join from the same process is no restart");
+        assertSame(s, signals.get("rollout-a"));
+        assertEquals(6, s.done, "what it confirmed still holds");
+        assertEquals(0b01, s.mask, "the later notification's buffers win over the late join's");
+    }
+
+    @Test
     void aRestartedSubscriberStartsAFreshSignal() {
         MemberSignals signals = new MemberSignals();
         MemberSignal old = signals.joined("rollout-a", join(1, 0b11));
         signals.update("rollout-a", done(2, 0b01, 7));
         signals.update("rollout-a", done(5, 0b10, 8));
-        // the same name, a new process: it numbers from 1 again, and nothing the old one confirmed holds for it
-        MemberSignal fresh = signals.joined("rollout-a", join(1, 0b11));
+        // the same name, a new process (a new number): nothing the old one confirmed holds for it
+        MemberSignal fresh = signals.joined("rollout-a", join(PROCESS + 1, 1, 0b11));
         assertNotSame(old, fresh);
         assertEquals(-1, fresh.done);
         assertEquals(0b11, fresh.mask);
         assertSame(fresh, signals.get("rollout-a"));
-        // a process that sent nothing after its join, restarted: the same number again is a new process too
-        MemberSignal once = signals.joined("rollout-b", join(1, 0b1));
-        assertNotSame(once, signals.joined("rollout-b", join(1, 0b1)));
+        // a process that sent nothing after its join, restarted: its number tells, though its count starts the same
+        MemberSignal once = signals.joined("rollout-b", join(7, 1, 0b1));
+        assertNotSame(once, signals.joined("rollout-b", join(8, 1, 0b1)));
     }
 
     @Test
@@ -59,11 +79,13 @@ class MemberSignalsTest {
     }
 
     @Test
-    void aJoinAfterTheCountWrapsStillFollows() {
+    void notificationsAfterTheCountWrapsStillCount() {
         MemberSignals signals = new MemberSignals();
         MemberSignal s = signals.joined("rollout-a", join(0xffffe, 0b1));
-        assertSame(s, signals.joined("rollout-a", join(3, 0b1)), "3 comes after 0xffffe on the 20-bit count");
-        assertTrue(s.follows(4));
-        assertFalse(s.follows(2));
+        assertTrue(signals.update("rollout-a", done(3, 0b10, 2)));
+        assertEquals(0b10, s.mask, "3 comes after 0xffffe on the 20-bit count");
+        signals.update("rollout-a", done(0xfffff, 0b01, 1));
+        assertEquals(0b10, s.mask, "0xfffff came before 3");
+        assertSame(s, signals.joined("rollout-a", join(4, 0b1)));
     }
 }
