@@ -267,6 +267,20 @@ class HandshakeTest {
     }
 
     @Test
+    void anIdenticalConnectAfterTheResponderAnnouncedAgainIsAnsweredAfresh() {
+        List<LaneInfo> lanes = List.of(fabricLane(0));
+        HandshakeResult first = client.connect("initiator", 5, "responder", lanes);
+        server.renewSessions();
+        HandshakeResult again = client.connect("initiator", 5, "responder", lanes);
+        assertEquals(2, handler.connects.get(), "the repeated connect reached the handler");
+        assertArrayEquals(first.sessionToken(), again.sessionToken(), "the same process keeps its session token");
+        assertEquals(List.of(), handler.restarts, "the same generation is no restart");
+        client.connect("initiator", 5, "responder", lanes);
+        assertEquals(2, handler.connects.get(), "a retry of the fresh answer is replayed again");
+        assertEquals(1, server.initiators());
+    }
+
+    @Test
     void forgetsInitiatorsThatLeft() {
         client.connect("leaver", 9, "responder", List.of(fabricLane(0)));
         assertEquals(1, server.initiators());
