@@ -32,9 +32,18 @@ final class Inbound implements AutoCloseable {
      */
     static final String INBOX_SLOTS_PROPERTY = "rdma4j.engine.inboxSlots";
 
-    /** What we gave one initiator: connections from our lanes and its inbox. */
+    /**
+     * What we gave one initiator: connections from our lanes and its inbox, while our announcement number
+     * {@code announcement} stood.
+     */
     private record Initiator(
-            String name, long generation, int[] lanes, int[] connections, InChannel inbox, String inboxName) {}
+            String name,
+            long generation,
+            int[] lanes,
+            int[] connections,
+            InChannel inbox,
+            String inboxName,
+            int announcement) {}
 
     private final String owner;
     private final EngineBackend backend;
@@ -49,6 +58,8 @@ final class Inbound implements AutoCloseable {
     private final List<InChannel> retired = Collections.synchronizedList(new ArrayList<>());
     private final Departures<Initiator> departures;
     private final AtomicLong strayImmediates = new AtomicLong();
+    /** Which of our announcements stands (0: the first; one more each time the directory forgot us). */
+    private volatile int announcement;
 
     Inbound(
             String owner,
@@ -88,7 +99,8 @@ final class Inbound implements AutoCloseable {
         InChannel ch = new InChannel(backend, initiator, generation, id, inboxSlots);
         inboxes.set(id, ch);
         Initiator old = initiators.put(
-                initiator, new Initiator(initiator, generation, lanes, connections, ch, Names.inbox(initiator)));
+                initiator,
+                new Initiator(initiator, generation, lanes, connections, ch, Names.inbox(initiator), announcement));
         if (old != null) {
             departures.add(old, System.nanoTime());
         }
@@ -116,10 +128,20 @@ final class Inbound implements AutoCloseable {
         }
     }
 
-    /** Every initiator's connections go: our lease lapsed, and each saw us leave. */
-    void dropAll() {
-        for (String initiator : List.copyOf(initiators.keySet())) {
-            drop(initiator);
+    /** We announced ourselves again, as announcement number {@code number}: what we give from now on carries it. */
+    void announcedAgain(int number) {
+        announcement = number;
+    }
+
+    /**
+     * Every initiator's connections given before our announcement number {@code number} go: the lease of that
+     * announcement lapsed, and each initiator saw us leave ({@link Integer#MAX_VALUE}: all of them).
+     */
+    void dropBefore(int number) {
+        for (Initiator in : List.copyOf(initiators.values())) {
+            if (in.announcement() < number && initiators.remove(in.name(), in)) {
+                departures.add(in, System.nanoTime());
+            }
         }
     }
 
