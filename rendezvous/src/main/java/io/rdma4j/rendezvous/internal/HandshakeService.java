@@ -142,7 +142,8 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
                         handler.peerRestarted(request.getInitiator(), s.generation(), request.getGeneration());
                     }
                 }
-                List<LanePairing> pairs = handler.connect(request.getInitiator(), request.getGeneration(), known);
+                List<LanePairing> pairs = handler.connect(
+                        request.getInitiator(), request.getGeneration(), request.getLapseRevision(), known);
                 Set<Integer> offered = new HashSet<>();
                 known.forEach(l -> offered.add(l.index()));
                 ConnectResponse.Builder b =
