@@ -2,23 +2,20 @@ package io.rdma4j.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.rendezvous.DirectoryServer;
-import io.rdma4j.rendezvous.PeerEvent;
-import io.rdma4j.rendezvous.Rendezvous;
 import io.rdma4j.rendezvous.Security;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * An engine whose lease lapsed (as after a stall longer than it) keeps working with its peers once it announced again:
@@ -66,41 +63,35 @@ class EngineLeaseLapseTest {
     }
 
     /**
-     * The lapsed engine hears of its own lapse only after it announced itself again and a peer connected to it afresh
-     * (its watch runs late, held back by a fault injector in front of the directory; its heartbeats do not): what the
-     * peer made after the lapse stays, so its tags keep arriving over the connection it made then. Before announcements
-     * were numbered the late news dropped that fresh inbox too (or the handshake handed back the old one) and the
-     * peer's later tags were lost.
+     * One engine hears of the lapse late (its watch is held back by a fault injector in front of the directory, as a
+     * starved watch thread would be; its heartbeats go on): either the lapsed engine itself, which has announced itself
+     * again by then, or its peer. Meanwhile the engine that heard at once connects afresh and its tag arrives. When the
+     * late one hears of the lapse it drops what came before it, and keeps what was made since: the tags keep arriving
+     * over the link made after the lapse. Before, the late news dropped that fresh inbox too (or the handshake had
+     * handed back the old one), and the tags were lost.
      */
-    @Test
-    void aLapseHeardOfAfterAnnouncingAgainKeepsWhatPeersMadeSince() throws Exception {
+    @ParameterizedTest(name = "{0} hears of the lapse late")
+    @ValueSource(strings = {"the lapsed engine", "its peer"})
+    void whatIsMadeAfterALapseStaysWhenTheLapseIsHeardOfLate(String late) throws Exception {
         assumeTrue(Libfabric.isAvailable(), "libfabric is not installed: " + Libfabric.unavailabilityCause());
+        boolean lapsedIsLate = late.equals("the lapsed engine");
         AtomicLong skew = new AtomicLong();
-        String dirName = "late-lapse-dir-" + ProcessHandle.current().pid();
+        String dirName = "late-lapse-dir-" + ProcessHandle.current().pid() + (lapsedIsLate ? "-b" : "-a");
         try (DirectoryServer dir = DirectoryServer.builder()
                         .inProcess(dirName)
                         .clock(() -> System.nanoTime() + skew.get())
                         .sweepInterval(Duration.ofMillis(100))
                         .start();
-                WatchHoldingDirectory late = new WatchHoldingDirectory(dirName + "-late", dirName);
-                Rendezvous observer = Rendezvous.connect(dir.target(), Security.none());
+                WatchHoldingDirectory held = new WatchHoldingDirectory(dirName + "-held", dirName);
                 Arena arena = Arena.ofShared();
                 TransferEngine a = TestEngines.tcp("late-a", 1)
-                        .directory(dir.target(), Security.none())
+                        .directory(lapsedIsLate ? dir.target() : held.target(), Security.none())
                         .lease(Duration.ofMinutes(5))
                         .build();
                 TransferEngine b = TestEngines.tcp("late-b", 1)
-                        .directory(late.target(), Security.none())
+                        .directory(lapsedIsLate ? held.target() : dir.target(), Security.none())
                         .lease(Duration.ofSeconds(3))
                         .build()) {
-            BlockingQueue<PeerEvent> aboutB = new LinkedBlockingQueue<>();
-            observer.watch(
-                    e -> {
-                        if (e.peer() != null && e.peer().name().equals(b.name())) {
-                            aboutB.add(e);
-                        }
-                    },
-                    err -> {});
             MemorySegment src = TestEngines.allocate(arena, 1 << 20);
             MemorySegment inA = TestEngines.allocate(arena, 1 << 20);
             MemorySegment inB = TestEngines.allocate(arena, 1 << 20);
@@ -111,73 +102,64 @@ class EngineLeaseLapseTest {
                 a.publish("in", la, Access.anyPeer());
                 b.publish("in", lb, Access.anyPeer());
                 long tag = exchange(a, s, b, sb, src, inA, inB, 1, Duration.ofSeconds(10));
-                RemoteBuffer bToA = b.peer(a.name()).buffer("in");
+                // "now": hears of the lapse at once; "then": hears of it once the watch events are released
+                TransferEngine now = lapsedIsLate ? a : b;
+                TransferEngine then = lapsedIsLate ? b : a;
+                LocalBuffer nowSrc = lapsedIsLate ? s : sb;
+                LocalBuffer thenSrc = lapsedIsLate ? sb : s;
+                MemorySegment thenIn = lapsedIsLate ? inB : inA;
+                RemoteBuffer nowOld = now.peer(then.name()).buffer("in");
+                RemoteBuffer thenOld = then.peer(now.name()).buffer("in");
 
-                late.hold();
-                skew.addAndGet(Duration.ofSeconds(10).toNanos());
-                // the directory expires b, and b's next heartbeat announces it again; b's watch tells it of neither
-                PeerEvent left = next(aboutB, PeerEvent.Kind.LEFT);
-                assertEquals(PeerEvent.Reason.EXPIRED, left.reason());
-                PeerEvent back = next(aboutB, PeerEvent.Kind.JOINED);
-                assertTrue(back.revision() > left.revision(), back + " after " + left);
-                // a (which saw b leave) connects to b afresh and its tag arrives
-                tag = deliver(
-                        a,
-                        s,
-                        b,
-                        b.name(),
-                        src,
-                        inB,
-                        tag,
-                        System.nanoTime() + Duration.ofSeconds(30).toNanos());
-                RemoteBuffer aToB = a.peer(b.name()).buffer("in");
-
-                late.release();
-                // b hears of its lapse now: its link to a, made before it, is lost
+                held.hold();
+                skew.addAndGet(Duration.ofSeconds(10).toNanos()); // b's lease runs out on the directory's clock
+                awaitLost(now, nowSrc, nowOld, "heard of b's lapse");
+                // "now" connects afresh (after b announced itself again, where b is "then") and its tag arrives
                 long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-                String last = "b's link to a was never dropped";
-                boolean lost = false;
-                while (!lost && System.nanoTime() < end) {
-                    try {
-                        b.write(sb, 0, bToA, 0, 64, TransferOptions.DEFAULT)
-                                .future()
-                                .get(5, TimeUnit.SECONDS);
-                        Thread.sleep(50);
-                    } catch (PeerLostException e) {
-                        lost = true;
-                    } catch (ExecutionException e) {
-                        lost = e.getCause() instanceof PeerLostException;
-                        last = e.getCause().toString();
-                    }
-                }
-                assertTrue(lost, last);
-                // what a made with b after the lapse still carries a's tags, over the same link, for as long as b
-                // takes to retire what it dropped (its progress threads each poll once more: milliseconds)
+                tag = deliver(now, nowSrc, then, then.name(), src, thenIn, tag, end);
+                RemoteBuffer fresh = now.peer(then.name()).buffer("in");
+
+                held.release();
+                awaitLost(then, thenSrc, thenOld, "heard of b's lapse once its watch went on");
+                // the link made after the lapse still carries tags, for as long as "then" takes to retire what it
+                // dropped (its progress threads each poll once more: milliseconds)
                 long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
                 for (int i = 0; i < 3 || System.nanoTime() < until; i++, tag++) {
                     TestEngines.fill(src, tag);
-                    a.write(s, aToB, TransferOptions.tag(tag)).future().get(10, TimeUnit.SECONDS);
+                    now.write(nowSrc, fresh, TransferOptions.tag(tag)).future().get(10, TimeUnit.SECONDS);
                     assertNotNull(
-                            b.awaitTag(tag, Duration.ofSeconds(10)),
-                            "tag " + tag + " from a over the link it made after b's lapse");
-                    assertEquals(-1, TestEngines.mismatch(src, 0, inB, 0, src.byteSize()), "tag " + tag);
+                            then.awaitTag(tag, Duration.ofSeconds(10)),
+                            "tag " + tag + " from " + now.name() + " over the link it made after b's lapse");
+                    assertEquals(-1, TestEngines.mismatch(src, 0, thenIn, 0, src.byteSize()), "tag " + tag);
                     Thread.sleep(20);
                 }
-                // and b reaches a again once it resolves it afresh
+                // and both reach each other again, resolving afresh where their links were lost
                 exchange(a, s, b, sb, src, inA, inB, tag, Duration.ofSeconds(30));
             }
         }
     }
 
-    private static PeerEvent next(BlockingQueue<PeerEvent> events, PeerEvent.Kind kind) throws InterruptedException {
+    /** Writes 64 bytes from {@code from} over {@code link} until the link is lost (its engine dropped it). */
+    private static void awaitLost(TransferEngine from, LocalBuffer src, RemoteBuffer link, String because)
+            throws Exception {
         long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        for (long left; (left = end - System.nanoTime()) > 0; ) {
-            PeerEvent e = events.poll(left, TimeUnit.NANOSECONDS);
-            if (e != null && e.kind() == kind) {
-                return e;
+        String last = "never lost";
+        while (System.nanoTime() < end) {
+            try {
+                from.write(src, 0, link, 0, 64, TransferOptions.DEFAULT)
+                        .future()
+                        .get(5, TimeUnit.SECONDS);
+            } catch (PeerLostException e) {
+                return;
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof PeerLostException) {
+                    return;
+                }
+                last = e.getCause().toString();
             }
+            Thread.sleep(50);
         }
-        throw new AssertionError("no " + kind + " event within 30 s");
+        throw new AssertionError(from.name() + " kept its link (" + last + "), though it should have " + because);
     }
 
     /**

@@ -34,11 +34,13 @@ final class Inbound implements AutoCloseable {
 
     /**
      * What we gave one initiator: connections from our lanes and its inbox, while our announcement number
-     * {@code announcement} stood.
+     * {@code announcement} stood, to an initiator that had last heard of its own lease lapsing at the directory's
+     * {@code lapseRevision}.
      */
     private record Initiator(
             String name,
             long generation,
+            long lapseRevision,
             int[] lanes,
             int[] connections,
             InChannel inbox,
@@ -93,14 +95,25 @@ final class Inbound implements AutoCloseable {
         return departures.any();
     }
 
-    /** Gives {@code initiator} (just paired on {@code lanes} with {@code connections}) a fresh inbox. */
-    void add(String initiator, long generation, int[] lanes, int[] connections) {
+    /**
+     * Gives {@code initiator} (just paired on {@code lanes} with {@code connections}, and last told of its own lease
+     * lapsing at {@code lapseRevision}) a fresh inbox.
+     */
+    void add(String initiator, long generation, long lapseRevision, int[] lanes, int[] connections) {
         int id = allocateInbox();
         InChannel ch = new InChannel(backend, initiator, generation, id, inboxSlots);
         inboxes.set(id, ch);
         Initiator old = initiators.put(
                 initiator,
-                new Initiator(initiator, generation, lanes, connections, ch, Names.inbox(initiator), announcement));
+                new Initiator(
+                        initiator,
+                        generation,
+                        lapseRevision,
+                        lanes,
+                        connections,
+                        ch,
+                        Names.inbox(initiator),
+                        announcement));
         if (old != null) {
             departures.add(old, System.nanoTime());
         }
@@ -115,6 +128,22 @@ final class Inbound implements AutoCloseable {
         if (old != null) {
             departures.add(old, System.nanoTime());
         }
+    }
+
+    /**
+     * {@code initiator}'s lease lapsed, as the directory recorded at {@code revision}: it goes as in
+     * {@link #drop(String)}, unless it connected after it had heard of that lapse itself (it dropped what it had, and
+     * what we gave it since is what it uses). {@return whether it went, or nothing of it was here}
+     */
+    boolean dropLapsed(String initiator, long revision) {
+        Initiator in = initiators.get(initiator);
+        if (in != null && in.lapseRevision() >= revision) {
+            return false;
+        }
+        if (in != null && initiators.remove(initiator, in)) {
+            departures.add(in, System.nanoTime());
+        }
+        return true;
     }
 
     /**

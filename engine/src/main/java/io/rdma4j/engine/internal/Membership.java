@@ -55,6 +55,8 @@ final class Membership implements Announcement.Listener {
     private volatile int announcementNumber;
     /** The directory's revision of that announcement; {@link Long#MAX_VALUE} while it is on its way (under this). */
     private long announcedAt;
+    /** The directory's revision of our own lease lapse we last heard of (0: none). */
+    private volatile long lapseRevision;
 
     Membership(
             String name,
@@ -189,6 +191,14 @@ final class Membership implements Announcement.Listener {
         return new BufferImpls.Remote(peer, bufferName, b);
     }
 
+    /**
+     * {@return the directory's revision of our own lease lapse we last heard of (0: none)} Peers we connect to after it
+     * keep what they give us when they hear of that lapse later than we did.
+     */
+    long lapseRevision() {
+        return lapseRevision;
+    }
+
     /** {@return the peers resolved so far (their channels close with the engine)} */
     Collection<PeerLink> peers() {
         return peers.values();
@@ -215,9 +225,17 @@ final class Membership implements Announcement.Listener {
                 if (link != null) {
                     lose(link, why);
                 }
-                inbound.drop(who);
-                // so that the same peer generation coming back gets a fresh connection and inbox, not a stored answer
-                handshakeServer.forget(who);
+                boolean dropped = true;
+                if (e.reason() == PeerEvent.Reason.EXPIRED) {
+                    dropped = inbound.dropLapsed(who, e.revision());
+                } else {
+                    inbound.drop(who);
+                }
+                if (dropped) {
+                    // so that the same peer generation coming back gets a fresh connection and inbox, not a stored
+                    // answer; one that connected after it heard of this lapse keeps what we answered it then
+                    handshakeServer.forget(who);
+                }
             }
             case UPDATED, JOINED -> {
                 PeerLink link = peers.get(who);
@@ -242,6 +260,7 @@ final class Membership implements Announcement.Listener {
      * then.)
      */
     private void leaseLapsed(long revision) {
+        lapseRevision = revision; // the watch tells events in order (a restarted in-memory directory counts anew)
         int before;
         synchronized (this) {
             boolean earlier = announcementNumber > 0 && revision < announcedAt;
