@@ -120,8 +120,10 @@ public final class DropNotices {
      * @param version the last version published, which it did not get
      */
     public void refused(String name, long version) {
-        if (!pending.containsKey(name) && pending.size() < MAX_PENDING) {
-            pending.putIfAbsent(name, new long[] {version, System.nanoTime(), notices.getAndIncrement() & 0xffff});
+        if (pending.size() < MAX_PENDING) {
+            // one already told keeps its notice (and number); the counter moves only for a new one
+            pending.computeIfAbsent(
+                    name, k -> new long[] {version, System.nanoTime(), notices.getAndIncrement() & 0xffff});
         }
         answered.remove(name);
     }
