@@ -386,8 +386,9 @@ public final class WeightPublisher implements AutoCloseable {
         Plan p = Planner.plan(nextPlan, metas, list, relayRound, chunk);
         List<CompletableFuture<?>> sends = new ArrayList<>();
         boolean[][] one = Gather.oneWrites(p, Gather.host(sources));
+        int notices = drops.next(); // after the admissions this plan follows: their refusals' notices come before it
         for (int i = 0; i < list.size(); i++) {
-            byte[] msg = Wire.plan(Wire.planFor(p, one, i, rank, epoch));
+            byte[] msg = Wire.plan(Wire.planFor(p, one, i, rank, epoch, notices));
             MemberState m = ms.get(i);
             if (msg.length > INBOX_PER_RANK) {
                 status.put(m.member().name(), PublishResult.Status.FAILED);
@@ -569,6 +570,16 @@ public final class WeightPublisher implements AutoCloseable {
         Plan p = Planner.plan(0, metas, list, relay, chunk);
         return PlanText.render(
                 engine.name(), rank, epoch, metas, list, relay, chunk, p, Gather.oneWrites(p, Gather.host(sources)));
+    }
+
+    /** {@return the tag a drop notice numbered {@code number} after {@code version} carries} For fault injection. */
+    long dropNoticeTag(long version, int number) {
+        return Tags.data(Tags.DROP, rank, epoch, 0, version, number & 0xffff);
+    }
+
+    /** {@return the number this rank's next drop notice takes} */
+    int nextDropNotice() {
+        return drops.next();
     }
 
     /** Stops the control thread, withdraws the manifest and releases the registrations; idempotent. */

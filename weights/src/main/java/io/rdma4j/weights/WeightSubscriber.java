@@ -275,7 +275,12 @@ public final class WeightSubscriber implements AutoCloseable {
         if (kind == Tags.DROP) {
             // this rank gave up on us for a version (we were slow, paused, or a piece failed its check), or could not
             // admit our join: what lands under the old plan no longer counts, and joining again gets the next version.
-            // The rank sends the notice again until it admits us; once its new plan came, a repeat of it is stale
+            // The rank sends the notice again until it admits us; once its new plan came, a repeat of it is stale, and
+            // so is any notice sent before that plan was made (a refused join's, overtaken by the next join's plan)
+            if (r.plan != null && Tags.noticeBefore(Tags.piece(tag), r.plan.notices())) {
+                countStale();
+                return;
+            }
             if (Tags.piece(tag) != r.dropped || r.plan == null) {
                 r.dropped = Tags.piece(tag);
                 r.plan = null;

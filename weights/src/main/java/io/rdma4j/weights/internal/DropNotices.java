@@ -128,6 +128,14 @@ public final class DropNotices {
         answered.remove(name);
     }
 
+    /**
+     * {@return the number the next notice takes} A plan carries it, so that its receiver tells a notice sent before the
+     * plan (a refusal's, overtaken by the admission after it) from one sent after.
+     */
+    public int next() {
+        return notices.get() & 0xffff;
+    }
+
     /** {@return whether {@code name} is still told (dropped or refused, and neither admitted nor given up on)} */
     public boolean telling(String name) {
         return pending.containsKey(name) && !answered.contains(name);

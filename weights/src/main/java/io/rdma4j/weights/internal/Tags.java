@@ -71,6 +71,15 @@ public final class Tags {
         return (int) tag & 0xffff;
     }
 
+    /**
+     * {@return whether drop notice number {@code a} was drawn before number {@code b}} The numbers count on 16 bits and
+     * wrap; of two numbers less than half the count apart, the one behind came first.
+     */
+    public static boolean noticeBefore(int a, int b) {
+        int d = (b - a) & 0xffff;
+        return d != 0 && d < 0x8000;
+    }
+
     public static int controlEpoch(long tag) {
         return (int) (tag >>> 52) & 0xff;
     }

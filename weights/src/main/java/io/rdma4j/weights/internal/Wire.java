@@ -43,8 +43,11 @@ public final class Wire {
     /** Forward the runs of a piece to {@code target}'s piece {@code piece}, shifted by {@code delta}. */
     public record OutForward(String target, int slots, int piece, long delta) {}
 
-    /** A plan for one receiver. */
-    public record PlanMessage(int rank, int epoch, int plan, List<InPiece> pieces) {}
+    /**
+     * A plan for one receiver; {@code notices} is the number the rank's next drop notice takes (see
+     * {@link DropNotices#next()}): a notice numbered before it was sent before the plan was made.
+     */
+    public record PlanMessage(int rank, int epoch, int plan, int notices, List<InPiece> pieces) {}
 
     /**
      * {@return what member {@code m} of {@code p} is told}: its pieces as it receives them and its forwards
@@ -54,8 +57,9 @@ public final class Wire {
      * @param m the member
      * @param rank the publisher's rank
      * @param epoch the publisher's epoch
+     * @param notices the number its next drop notice takes
      */
-    public static PlanMessage planFor(Plan p, boolean[][] one, int m, int rank, int epoch) {
+    public static PlanMessage planFor(Plan p, boolean[][] one, int m, int rank, int epoch, int notices) {
         List<InPiece> pieces = new ArrayList<>();
         List<Plan.Piece> in = p.incoming().get(m);
         for (int i = 0; i < in.size(); i++) {
@@ -68,7 +72,7 @@ public final class Wire {
             Runs.Group g = Gather.atReceiver(in.get(i).runs(), one[m][i]);
             pieces.add(new InPiece(g.dst(), g.length(), g.count(), g.dstStride(), fw));
         }
-        return new PlanMessage(rank, epoch, p.id(), pieces);
+        return new PlanMessage(rank, epoch, p.id(), notices, pieces);
     }
 
     public static byte[] manifest(Manifest m) {
@@ -200,6 +204,7 @@ public final class Wire {
                 .putInt(p.rank())
                 .putInt(p.epoch())
                 .putInt(p.plan())
+                .putInt(p.notices())
                 .putInt(p.pieces().size());
         for (InPiece x : p.pieces()) {
             o.ensure(64);
@@ -221,6 +226,10 @@ public final class Wire {
             int rank = in.b.getInt();
             int epoch = in.b.getInt();
             int id = in.b.getInt();
+            int notices = in.b.getInt();
+            if (notices < 0 || notices > 0xffff) {
+                throw in.bad("drop notice number " + notices + " is not a 16-bit number");
+            }
             int n = in.count(Tags.MAX_PIECES);
             List<InPiece> pieces = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
@@ -249,7 +258,7 @@ public final class Wire {
                 }
                 pieces.add(new InPiece(dst, len, count, stride, fw));
             }
-            return new PlanMessage(rank, epoch, id, pieces);
+            return new PlanMessage(rank, epoch, id, notices, pieces);
         } catch (BufferUnderflowException | IllegalArgumentException | ArithmeticException e) {
             throw in.bad(e.getMessage() == null ? "truncated" : e.getMessage());
         }

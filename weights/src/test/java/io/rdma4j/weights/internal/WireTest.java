@@ -15,7 +15,10 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** A publisher's manifest carries its tensor set's metadata, and a manifest that lies about it is refused. */
+/**
+ * A publisher's manifest carries its tensor set's metadata, and a manifest that lies about it is refused; a plan
+ * carries the number of the rank's next drop notice.
+ */
 class WireTest {
     private static Wire.Manifest manifest(Map<String, String> metadata) {
         return new Wire.Manifest(
@@ -55,5 +58,25 @@ class WireTest {
         InvalidArgumentException count = assertThrows(
                 InvalidArgumentException.class, () -> Wire.manifest(MemorySegment.ofArray(none), "trainer-0"));
         assertTrue(count.getMessage().contains("count 1073741824 outside [0, 4096]"), count.getMessage());
+    }
+
+    @Test
+    void aPlanCarriesTheNextNoticeNumberAndNothingWider() {
+        Wire.PlanMessage p =
+                new Wire.PlanMessage(2, 9, 17, 0xfffe, List.of(new Wire.InPiece(4096, 8192, 1, 0, List.of())));
+        byte[] bytes = Wire.plan(p);
+        assertEquals(p, Wire.plan(MemorySegment.ofArray(bytes), "trainer-2", 1 << 20));
+        // length, magic, rank, epoch, plan id, then the notice number
+        ByteBuffer.wrap(bytes).putInt(20, 0x10000);
+        InvalidArgumentException wide = assertThrows(
+                InvalidArgumentException.class, () -> Wire.plan(MemorySegment.ofArray(bytes), "trainer-2", 1 << 20));
+        assertTrue(wide.getMessage().contains("drop notice number 65536 is not a 16-bit number"), wide.getMessage());
+    }
+
+    @Test
+    void noticeNumbersWrap() {
+        assertTrue(Tags.noticeBefore(0xffff, 0), "drawn just before the count wrapped");
+        assertTrue(Tags.noticeBefore(3, 4));
+        assertTrue(!Tags.noticeBefore(4, 4) && !Tags.noticeBefore(5, 4) && !Tags.noticeBefore(0, 0xffff));
     }
 }
