@@ -13,10 +13,8 @@ import io.grpc.ServerMethodDefinition;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
-import java.io.ByteArrayInputStream;
+import io.rdma4j.rendezvous.internal.RawBytes;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Queue;
@@ -30,21 +28,7 @@ import java.util.concurrent.TimeUnit;
  * its heartbeats and lookups go on.
  */
 final class WatchHoldingDirectory implements AutoCloseable {
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    };
+    private static final MethodDescriptor.Marshaller<byte[]> BYTES = RawBytes.MARSHALLER;
 
     private final String name;
     private final ManagedChannel upstream;
