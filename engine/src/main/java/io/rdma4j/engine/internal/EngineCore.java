@@ -136,14 +136,8 @@ public final class EngineCore implements TransferEngine {
                     active,
                     timer,
                     () -> closed);
-            this.connector = new Connector(
-                    name,
-                    generation,
-                    config.security(),
-                    config.rendezvousDeadline(),
-                    lanes,
-                    wire,
-                    membership::lapseRevision);
+            this.connector =
+                    new Connector(name, generation, config.security(), config.rendezvousDeadline(), lanes, wire);
             this.preparer = new Preparer(
                     name, lanes, descriptors, levels, config, registrations, membership, connector, active, metrics);
         } catch (RuntimeException e) {
