@@ -43,7 +43,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Threads: one thread calls {@link #publish}; a control thread owned by the publisher reads notifications.
  *
- * <p>One unit (about 620 lines): admission, planning, the data writes and the confirmations all read and change the
+ * <p>One unit (about 630 lines): admission, planning, the data writes and the confirmations all read and change the
  * same member states and version slots of one publishing thread; what stands alone is in {@code internal} already
  * ({@code Planner}, {@code Gather}, {@code Sender}, {@code Wire}, {@code DropNotices}, {@code MemberSignals}).
  */
