@@ -1,6 +1,7 @@
 package io.rdma4j.weights.internal;
 
 import io.rdma4j.engine.LocalBuffer;
+import io.rdma4j.engine.PeerLostException;
 import io.rdma4j.engine.RemoteBuffer;
 import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.TransferOptions;
@@ -19,9 +20,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A subscriber's control writes to its publisher ranks (joins, confirmations, frees): 8-byte writes whose tag is the
- * message. Each rank's control buffer is looked up once, not per write: a lookup is two directory calls, slow on a
- * loaded machine, and cancelled by an interrupt from a closing subscriber, which lost the confirmation it was about to
- * send. The writes still on their way are kept, so that a closing subscriber lets them arrive.
+ * message. Each rank's control buffer is looked up once, not per write (again only once the engine lost that link): a
+ * lookup is two directory calls, slow on a loaded machine, and cancelled by an interrupt from a closing subscriber,
+ * which lost the confirmation it was about to send. The writes still on their way are kept, so that a closing
+ * subscriber lets them arrive.
  */
 public final class ControlWrites {
     private final TransferEngine engine;
@@ -49,31 +51,47 @@ public final class ControlWrites {
 
     /**
      * Writes {@code tag} to {@code publisher}'s control buffer. A failure is dropped: the publisher is gone or
-     * restarting, and the subscriber's rejoin check finds its successor.
+     * restarting, and the subscriber's rejoin check finds its successor. A control buffer looked up before the engine
+     * lost its link to the publisher (this subscriber's own lease lapsed, as after a stall, and each side dropped its
+     * connections) refuses the write before it goes: it is looked up afresh and the write sent over the new link.
      */
     public void send(String publisher, long tag) {
-        try {
-            RemoteBuffer c = buffers.get(publisher);
-            if (c == null) {
-                c = engine.peer(publisher).buffer(bufferName);
-                buffers.put(publisher, c);
+        RemoteBuffer cached = buffers.get(publisher);
+        if (cached != null) {
+            try {
+                write(publisher, cached, tag);
+                return;
+            } catch (PeerLostException e) {
+                buffers.remove(publisher, cached); // nothing went: the link it named is gone
+            } catch (RuntimeException e) {
+                failed(publisher, tag, e);
+                buffers.remove(publisher, cached);
+                return;
             }
-            RemoteBuffer to = c;
-            CompletableFuture<?> f = engine.write(
-                            source, 0, to, 0, 8, TransferOptions.tag(tag).withDeadline(DEADLINE))
-                    .future();
-            inFlight.add(f);
-            f.whenComplete((x, e) -> {
-                inFlight.remove(f);
-                if (e != null) {
-                    failed(publisher, tag, e);
-                    buffers.remove(publisher, to); // it may have restarted: look it up afresh next time
-                }
-            });
+        }
+        try {
+            RemoteBuffer c = engine.peer(publisher).buffer(bufferName);
+            buffers.put(publisher, c);
+            write(publisher, c, tag);
         } catch (RuntimeException e) {
             failed(publisher, tag, e);
             buffers.remove(publisher);
         }
+    }
+
+    /** Starts the write; throws when the engine refuses it before it goes. */
+    private void write(String publisher, RemoteBuffer to, long tag) {
+        CompletableFuture<?> f = engine.write(
+                        source, 0, to, 0, 8, TransferOptions.tag(tag).withDeadline(DEADLINE))
+                .future();
+        inFlight.add(f);
+        f.whenComplete((x, e) -> {
+            inFlight.remove(f);
+            if (e != null) {
+                failed(publisher, tag, e);
+                buffers.remove(publisher, to); // it may have restarted: look it up afresh next time
+            }
+        });
     }
 
     private void failed(String publisher, long tag, Throwable e) {
