@@ -255,6 +255,7 @@ public final class WeightSubscriber implements AutoCloseable {
         r.epoch = x.epoch();
         r.dropped = -1;
         r.plan = null;
+        r.reconfirmed = -1;
         r.targets.clear();
         dropEarly(r);
         controls.forget(r.engineName);
@@ -359,18 +360,29 @@ public final class WeightSubscriber implements AutoCloseable {
             countStale();
             return;
         }
+        boolean old;
+        boolean again = false;
         lock.lock();
         try {
-            if (!given[slot] || version < assembling[slot] || version <= complete[slot]) {
+            old = !given[slot] || version < assembling[slot] || version <= complete[slot];
+            if (old) {
                 stale++;
-                return;
-            }
-            if (n.checksum() == Notification.Checksum.MISMATCH) {
+                // a piece of the version this buffer completed, under a later plan: the rank resent it, as it does
+                // when our confirmation did not reach it (its repair round); confirm once more, once per plan
+                again = version == complete[slot] && r.reconfirmed != p.plan();
+            } else if (n.checksum() == Notification.Checksum.MISMATCH) {
                 mismatches++;
                 return;
             }
         } finally {
             lock.unlock();
+        }
+        if (old) {
+            if (again) {
+                r.reconfirmed = p.plan();
+                sendControl(r, Tags.DONE, version);
+            }
+            return;
         }
         if (version > assembling[slot]) {
             assembling[slot] = version;

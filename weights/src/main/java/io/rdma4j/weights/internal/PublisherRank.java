@@ -28,6 +28,9 @@ public final class PublisherRank {
     /** Its current plan for this subscriber, or null before the first or after a drop. */
     public Wire.PlanMessage plan;
 
+    /** The last plan under which a version already complete here was confirmed again (its repair round), or -1. */
+    public int reconfirmed = -1;
+
     /** Per relay target: its buffers. */
     public final Map<String, RemoteBuffer[]> targets = new ConcurrentHashMap<>();
 
