@@ -21,9 +21,8 @@ import io.rdma4j.rendezvous.PeerInfo;
 import io.rdma4j.rendezvous.QpInfo;
 import io.rdma4j.rendezvous.Rendezvous;
 import io.rdma4j.rendezvous.Security;
-import java.io.ByteArrayInputStream;
+import io.rdma4j.rendezvous.internal.RawBytes;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -51,21 +50,7 @@ final class RendezvousFixture implements AutoCloseable {
     final byte[] echoPayload;
     final long populateNanos;
 
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    };
+    private static final MethodDescriptor.Marshaller<byte[]> BYTES = RawBytes.MARSHALLER;
     static final MethodDescriptor<byte[], byte[]> ECHO = MethodDescriptor.<byte[], byte[]>newBuilder()
             .setType(MethodDescriptor.MethodType.UNARY)
             .setFullMethodName("bench.Echo/Echo")

@@ -26,18 +26,42 @@ import java.util.concurrent.TimeUnit;
  * directory was unreachable). {@link #close()} withdraws the peer and its buffers.
  */
 public final class Announcement implements AutoCloseable {
+    /**
+     * Told when the directory forgot this peer and it announces itself again, on the thread that found out (a
+     * heartbeat's or a publish's), under the announcement's lock. The directory forgets a peer when its lease lapsed
+     * (the others then saw it leave) or when the directory itself restarted (nobody saw anything); from the moment the
+     * new announcement reaches the directory, peers can find this one again.
+     */
+    public interface Listener {
+        /** Before the new announcement is sent. */
+        void reannouncing();
+
+        /** After the directory recorded the new announcement, at {@code revision} (see {@link #revision()}). */
+        void reannounced(long revision);
+    }
+
+    private static final Listener NO_LISTENER = new Listener() {
+        @Override
+        public void reannouncing() {}
+
+        @Override
+        public void reannounced(long revision) {}
+    };
+
     private final Rendezvous rendezvous;
     private final PeerInfo peer;
     private final Duration requestedLease;
+    private final Listener listener;
     private final Map<String, BufferInfo> published = new LinkedHashMap<>(); // guarded by this
     private ByteString token; // guarded by this
     private Duration lease; // guarded by this
     private ScheduledFuture<?> beat; // guarded by this
     private int reannouncements; // guarded by this
     private boolean closed; // guarded by this
+    private volatile long revision;
     private volatile RendezvousException lastError;
 
-    Announcement(Rendezvous rendezvous, PeerInfo peer, Duration lease) {
+    Announcement(Rendezvous rendezvous, PeerInfo peer, Duration lease, Listener listener) {
         if (lease.isNegative() || lease.toMillis() > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(
                     "lease must be 0 (the directory's default) or a positive duration under 2^31 ms, got " + lease);
@@ -45,6 +69,7 @@ public final class Announcement implements AutoCloseable {
         this.rendezvous = rendezvous;
         this.peer = peer;
         this.requestedLease = lease;
+        this.listener = listener == null ? NO_LISTENER : listener;
         synchronized (this) {
             announce();
         }
@@ -59,6 +84,7 @@ public final class Announcement implements AutoCloseable {
                         .build()));
         token = r.getLeaseToken();
         lease = Duration.ofMillis(r.getLeaseMillis());
+        revision = r.getRevision();
         if (beat != null) {
             beat.cancel(false);
         }
@@ -88,6 +114,15 @@ public final class Announcement implements AutoCloseable {
     /** @return the lease the directory granted */
     public synchronized Duration lease() {
         return lease;
+    }
+
+    /**
+     * {@return the directory's revision at which it recorded the latest announcement} Events it sends about this peer's
+     * earlier announcements (such as the expiry of a lapsed lease) carry lower revisions, as long as the directory did
+     * not restart in between.
+     */
+    public long revision() {
+        return revision;
     }
 
     /** @return how many times the directory had forgotten this peer and it announced again */
@@ -128,8 +163,10 @@ public final class Announcement implements AutoCloseable {
 
     /** The directory forgot this peer: announce again and re-publish every buffer it had. Under this lock. */
     private void reannounce() {
+        listener.reannouncing();
         announce();
         reannouncements++;
+        listener.reannounced(revision);
         RendezvousException first = null;
         for (BufferInfo b : List.copyOf(published.values())) {
             try {

@@ -64,6 +64,16 @@ public final class HandshakeClient implements AutoCloseable {
      *     when the responder rejects the endpoint bytes
      */
     public HandshakeResult connect(String initiator, long generation, String responder, List<LaneInfo> lanes) {
+        return connect(initiator, generation, 0, responder, lanes);
+    }
+
+    /**
+     * Connects as {@link #connect(String, long, String, List)} does, saying that the caller last heard of its own lease
+     * lapsing at the directory's {@code lapseRevision} (0: never): a responder that hears of that lapse only after this
+     * connect keeps what it gave for it, and a repeat of the connect made before the lapse is no retry of this one.
+     */
+    public HandshakeResult connect(
+            String initiator, long generation, long lapseRevision, String responder, List<LaneInfo> lanes) {
         Rendezvous.checkName("initiator", initiator);
         Rendezvous.checkName("responder", responder);
         if (lanes.isEmpty() || lanes.size() > Validation.MAX_LANES) {
@@ -73,7 +83,8 @@ public final class HandshakeClient implements AutoCloseable {
         ConnectRequest.Builder b = ConnectRequest.newBuilder()
                 .setInitiator(initiator)
                 .setGeneration(generation)
-                .setResponder(responder);
+                .setResponder(responder)
+                .setLapseRevision(lapseRevision);
         lanes.forEach(l -> b.addLanes(Wire.toProto(l)));
         ConnectResponse r;
         try {

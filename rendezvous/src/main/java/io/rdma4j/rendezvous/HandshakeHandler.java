@@ -14,7 +14,8 @@ import java.util.Optional;
 public interface HandshakeHandler {
     /**
      * Connects local lanes to the initiator's lanes. Called once per distinct request: a retry of the same request
-     * (same initiator, generation and lanes) gets the stored answer without calling this again.
+     * (same initiator, generation, lanes and lapse revision, while this peer's announcement stands: see
+     * {@link HandshakeServer#renewSessions()}) gets the stored answer without calling this again.
      *
      * @param initiator the peer name of the caller
      * @param generation the caller's process generation
@@ -22,6 +23,15 @@ public interface HandshakeHandler {
      * @return for each remote lane to connect, the local lane (with local endpoint bytes) now connected to it
      */
     List<LanePairing> connect(String initiator, long generation, List<LaneInfo> remoteLanes);
+
+    /**
+     * Connects as {@link #connect(String, long, List)} does (which it calls unless overridden), from a caller that last
+     * heard of its own lease lapsing at the directory's {@code lapseRevision} (0: never). The server calls this one.
+     */
+    default List<LanePairing> connect(
+            String initiator, long generation, long lapseRevision, List<LaneInfo> remoteLanes) {
+        return connect(initiator, generation, remoteLanes);
+    }
 
     /**
      * @return the buffer named {@code name} with its keys (owner may be left empty), or empty when there is none; the

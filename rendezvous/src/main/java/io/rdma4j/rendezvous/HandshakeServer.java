@@ -66,11 +66,20 @@ public final class HandshakeServer implements AutoCloseable {
     }
 
     /**
-     * Forgets the connection state of every initiator (call it when this peer's own lease lapsed and it announced
-     * again: the others saw it leave and dropped theirs), so that each one's next connect pairs afresh.
+     * Forgets the connection state of every initiator (call it when this peer's own lease lapsed: the others saw it
+     * leave and dropped theirs), so that each one's next connect pairs afresh.
      */
     public void forgetAll() {
         service.forgetAll();
+    }
+
+    /**
+     * Answers every initiator's next connect afresh, even one that repeats its last (call it when this peer announces
+     * itself again: an initiator that saw its lease lapse dropped what the last answer gave it). The state stays until
+     * then.
+     */
+    public void renewSessions() {
+        service.renewSessions();
     }
 
     /** @return initiators whose connection state is remembered */

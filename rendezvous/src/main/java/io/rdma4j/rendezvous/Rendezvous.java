@@ -257,8 +257,16 @@ public final class Rendezvous implements AutoCloseable {
      * @param lease requested lease; the directory clamps it to its limits
      */
     public Announcement announce(PeerInfo peer, Duration lease) {
+        return announce(peer, lease, null);
+    }
+
+    /**
+     * Announces {@code peer} as {@link #announce(PeerInfo, Duration)} does, telling {@code listener} each time the
+     * directory forgot it and it announces itself again.
+     */
+    public Announcement announce(PeerInfo peer, Duration lease, Announcement.Listener listener) {
         checkName("peer name", peer.name());
-        Announcement a = new Announcement(this, peer, lease);
+        Announcement a = new Announcement(this, peer, lease, listener);
         announcements.add(a);
         return a;
     }

@@ -38,6 +38,7 @@ class HandshakeTest {
         final AtomicInteger nextQp = new AtomicInteger(1000);
         final List<String> restarts = new CopyOnWriteArrayList<>();
         final List<List<LaneInfo>> offered = new CopyOnWriteArrayList<>();
+        final List<Long> lapses = new CopyOnWriteArrayList<>();
         final Map<String, BufferInfo> buffers = new ConcurrentHashMap<>();
         volatile RuntimeException failWith;
 
@@ -61,6 +62,13 @@ class HandshakeTest {
                 out.add(new LanePairing(remote.index(), local));
             }
             return out;
+        }
+
+        @Override
+        public List<LanePairing> connect(
+                String initiator, long generation, long lapseRevision, List<LaneInfo> remoteLanes) {
+            lapses.add(lapseRevision);
+            return connect(initiator, generation, remoteLanes);
         }
 
         @Override
@@ -264,6 +272,30 @@ class HandshakeTest {
                             .lanes()
                             .size());
         }
+    }
+
+    @Test
+    void anIdenticalConnectAfterTheResponderAnnouncedAgainIsAnsweredAfresh() {
+        List<LaneInfo> lanes = List.of(fabricLane(0));
+        HandshakeResult first = client.connect("initiator", 5, "responder", lanes);
+        server.renewSessions();
+        HandshakeResult again = client.connect("initiator", 5, "responder", lanes);
+        assertEquals(2, handler.connects.get(), "the repeated connect reached the handler");
+        assertArrayEquals(first.sessionToken(), again.sessionToken(), "the same process keeps its session token");
+        assertEquals(List.of(), handler.restarts, "the same generation is no restart");
+        client.connect("initiator", 5, "responder", lanes);
+        assertEquals(2, handler.connects.get(), "a retry of the fresh answer is replayed again");
+        assertEquals(1, server.initiators());
+    }
+
+    @Test
+    void aConnectAfterTheInitiatorHeardOfItsLapseIsNoRetry() {
+        List<LaneInfo> lanes = List.of(fabricLane(0));
+        client.connect("initiator", 5, "responder", lanes);
+        client.connect("initiator", 5, 4242, "responder", lanes);
+        client.connect("initiator", 5, 4242, "responder", lanes);
+        assertEquals(List.of(0L, 4242L), handler.lapses, "the handler is told the lapse, once: the repeat is a retry");
+        assertEquals(2, handler.connects.get());
     }
 
     @Test

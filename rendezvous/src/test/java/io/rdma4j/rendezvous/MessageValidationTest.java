@@ -17,12 +17,9 @@ import io.rdma4j.proto.v1.DirectoryGrpc;
 import io.rdma4j.proto.v1.Lane;
 import io.rdma4j.proto.v1.Peer;
 import io.rdma4j.proto.v1.PublishRequest;
+import io.rdma4j.rendezvous.internal.RawBytes;
 import io.rdma4j.rendezvous.internal.Transport;
 import io.rdma4j.rendezvous.internal.Wire;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -76,21 +73,7 @@ class MessageValidationTest {
         assertEquals(16, ok.getLeaseToken().size());
     }
 
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    };
+    private static final MethodDescriptor.Marshaller<byte[]> BYTES = RawBytes.MARSHALLER;
 
     private static Status.Code sendRaw(byte[] body) {
         Status s = sendRawStatus(body);

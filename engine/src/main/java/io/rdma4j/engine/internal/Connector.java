@@ -18,6 +18,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 
 /**
  * The initiator's side of the handshake: on the first transfer to a peer, offers it our healthy lanes, connects the
@@ -33,9 +34,19 @@ final class Connector implements AutoCloseable {
     private final LaneRuntime[] lanes;
     private final WireLanes wire;
     private final Map<String, HandshakeClient> handshakeClients = new ConcurrentHashMap<>();
+    /** The directory's revision of our own lease lapse we last heard of (0: none), told to each peer we connect. */
+    private final LongSupplier lapseRevision;
 
-    Connector(String name, long generation, Security security, Duration deadline, LaneRuntime[] lanes, WireLanes wire) {
+    Connector(
+            String name,
+            long generation,
+            Security security,
+            Duration deadline,
+            LaneRuntime[] lanes,
+            WireLanes wire,
+            LongSupplier lapseRevision) {
         this.name = name;
+        this.lapseRevision = lapseRevision;
         this.generation = generation;
         this.security = security;
         this.deadline = deadline;
@@ -70,7 +81,7 @@ final class Connector implements AutoCloseable {
             try {
                 HandshakeClient client = handshakeClients.computeIfAbsent(
                         link.info.handshakeAddress(), a -> HandshakeClient.connect(a, security, deadline));
-                result = client.connect(name, generation, link.name, offer);
+                result = client.connect(name, generation, lapseRevision.getAsLong(), link.name, offer);
                 if (result.responderGeneration() != link.generation) {
                     throw new PeerLostException("peer '" + link.name + "' restarted (generation " + link.generation
                             + " -> " + result.responderGeneration() + "): resolve it again with engine.peer(\""

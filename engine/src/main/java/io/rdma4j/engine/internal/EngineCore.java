@@ -136,8 +136,14 @@ public final class EngineCore implements TransferEngine {
                     active,
                     timer,
                     () -> closed);
-            this.connector =
-                    new Connector(name, generation, config.security(), config.rendezvousDeadline(), lanes, wire);
+            this.connector = new Connector(
+                    name,
+                    generation,
+                    config.security(),
+                    config.rendezvousDeadline(),
+                    lanes,
+                    wire,
+                    membership::lapseRevision);
             this.preparer = new Preparer(
                     name, lanes, descriptors, levels, config, registrations, membership, connector, active, metrics);
         } catch (RuntimeException e) {

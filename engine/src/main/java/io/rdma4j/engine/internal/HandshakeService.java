@@ -41,6 +41,12 @@ final class HandshakeService implements HandshakeHandler {
 
     @Override
     public List<LanePairing> connect(String initiator, long initiatorGeneration, List<LaneInfo> remoteLanes) {
+        return connect(initiator, initiatorGeneration, 0, remoteLanes);
+    }
+
+    @Override
+    public List<LanePairing> connect(
+            String initiator, long initiatorGeneration, long lapseRevision, List<LaneInfo> remoteLanes) {
         if (closing.getAsBoolean()) {
             throw new IllegalStateException("engine " + name + " is closing");
         }
@@ -78,7 +84,7 @@ final class HandshakeService implements HandshakeHandler {
             }
             throw e;
         }
-        inbound.add(initiator, initiatorGeneration, myLanes, myConns);
+        inbound.add(initiator, initiatorGeneration, lapseRevision, myLanes, myConns);
         return out;
     }
 

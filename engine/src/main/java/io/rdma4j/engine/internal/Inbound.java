@@ -32,9 +32,20 @@ final class Inbound implements AutoCloseable {
      */
     static final String INBOX_SLOTS_PROPERTY = "rdma4j.engine.inboxSlots";
 
-    /** What we gave one initiator: connections from our lanes and its inbox. */
+    /**
+     * What we gave one initiator: connections from our lanes and its inbox, while our announcement number
+     * {@code announcement} stood, to an initiator that had last heard of its own lease lapsing at the directory's
+     * {@code lapseRevision}.
+     */
     private record Initiator(
-            String name, long generation, int[] lanes, int[] connections, InChannel inbox, String inboxName) {}
+            String name,
+            long generation,
+            long lapseRevision,
+            int[] lanes,
+            int[] connections,
+            InChannel inbox,
+            String inboxName,
+            int announcement) {}
 
     private final String owner;
     private final EngineBackend backend;
@@ -49,6 +60,8 @@ final class Inbound implements AutoCloseable {
     private final List<InChannel> retired = Collections.synchronizedList(new ArrayList<>());
     private final Departures<Initiator> departures;
     private final AtomicLong strayImmediates = new AtomicLong();
+    /** Which of our announcements stands (0: the first; one more each time the directory forgot us). */
+    private volatile int announcement;
 
     Inbound(
             String owner,
@@ -82,13 +95,25 @@ final class Inbound implements AutoCloseable {
         return departures.any();
     }
 
-    /** Gives {@code initiator} (just paired on {@code lanes} with {@code connections}) a fresh inbox. */
-    void add(String initiator, long generation, int[] lanes, int[] connections) {
+    /**
+     * Gives {@code initiator} (just paired on {@code lanes} with {@code connections}, and last told of its own lease
+     * lapsing at {@code lapseRevision}) a fresh inbox.
+     */
+    void add(String initiator, long generation, long lapseRevision, int[] lanes, int[] connections) {
         int id = allocateInbox();
         InChannel ch = new InChannel(backend, initiator, generation, id, inboxSlots);
         inboxes.set(id, ch);
         Initiator old = initiators.put(
-                initiator, new Initiator(initiator, generation, lanes, connections, ch, Names.inbox(initiator)));
+                initiator,
+                new Initiator(
+                        initiator,
+                        generation,
+                        lapseRevision,
+                        lanes,
+                        connections,
+                        ch,
+                        Names.inbox(initiator),
+                        announcement));
         if (old != null) {
             departures.add(old, System.nanoTime());
         }
@@ -106,6 +131,22 @@ final class Inbound implements AutoCloseable {
     }
 
     /**
+     * {@code initiator}'s lease lapsed, as the directory recorded at {@code revision}: it goes as in
+     * {@link #drop(String)}, unless it connected after it had heard of that lapse itself (it dropped what it had, and
+     * what we gave it since is what it uses). {@return whether it went, or nothing of it was here}
+     */
+    boolean dropLapsed(String initiator, long revision) {
+        Initiator in = initiators.get(initiator);
+        if (in != null && in.lapseRevision() >= revision) {
+            return false;
+        }
+        if (in != null && initiators.remove(initiator, in)) {
+            departures.add(in, System.nanoTime());
+        }
+        return true;
+    }
+
+    /**
      * Progress thread {@code thread} polled all its lanes in a round begun at {@code roundStart}: initiators that left
      * before it, and that every thread has polled past, are retired (here: a disconnect only forgets the peer's
      * address, and the progress threads stop before the backend closes).
@@ -116,10 +157,20 @@ final class Inbound implements AutoCloseable {
         }
     }
 
-    /** Every initiator's connections go: our lease lapsed, and each saw us leave. */
-    void dropAll() {
-        for (String initiator : List.copyOf(initiators.keySet())) {
-            drop(initiator);
+    /** We announced ourselves again, as announcement number {@code number}: what we give from now on carries it. */
+    void announcedAgain(int number) {
+        announcement = number;
+    }
+
+    /**
+     * Every initiator's connections given before our announcement number {@code number} go: the lease of that
+     * announcement lapsed, and each initiator saw us leave ({@link Integer#MAX_VALUE}: all of them).
+     */
+    void dropBefore(int number) {
+        for (Initiator in : List.copyOf(initiators.values())) {
+            if (in.announcement() < number && initiators.remove(in.name(), in)) {
+                departures.add(in, System.nanoTime());
+            }
         }
     }
 

@@ -30,8 +30,14 @@ import java.util.function.BooleanSupplier;
 /**
  * This engine in the directory: its announcement (lanes, handshake address, lease), the watch on the other members, and
  * the peers it resolved. A peer that leaves or restarts is lost: its transfers fail and its inbox here goes.
+ *
+ * <p>When our own lease lapses, the others drop what they had with us, and so do we; but the heartbeat that finds the
+ * directory forgot us announces us again on its own thread, and the watch may tell us of the lapse only after that,
+ * once peers have connected to us afresh. So our announcements are numbered: what we make (links, inboxes) carries the
+ * number standing then, and a lapse the directory recorded before our latest announcement drops only what came before
+ * it.
  */
-final class Membership {
+final class Membership implements Announcement.Listener {
     private final String name;
     private final long generation;
     private final Rendezvous rendezvous;
@@ -45,6 +51,12 @@ final class Membership {
     private final Map<String, PeerLink> peers = new ConcurrentHashMap<>();
     private volatile Announcement announcement;
     private volatile Rendezvous.Watch watch;
+    /** Our standing announcement: 0 the first, one more each time the directory forgot us (written under this). */
+    private volatile int announcementNumber;
+    /** The directory's revision of that announcement; {@link Long#MAX_VALUE} while it is on its way (under this). */
+    private long announcedAt;
+    /** The directory's revision of our own lease lapse we last heard of (0: none). */
+    private volatile long lapseRevision;
 
     Membership(
             String name,
@@ -81,10 +93,36 @@ final class Membership {
         } catch (Exception e) {
             host = "localhost";
         }
-        announcement =
-                rendezvous.announce(new PeerInfo(name, handshakeServer.address(), host, generation, announced), lease);
+        Announcement a = rendezvous.announce(
+                new PeerInfo(name, handshakeServer.address(), host, generation, announced), lease, this);
+        synchronized (this) {
+            if (announcementNumber == 0) {
+                announcedAt = a.revision();
+            }
+        }
+        announcement = a;
         startWatch();
-        return announcement;
+        return a;
+    }
+
+    /**
+     * The directory forgot us (our lease lapsed, or it restarted) and we are about to announce again: what peers
+     * connect from now on belongs to the new announcement, and none gets back an answer given under the old one (a peer
+     * that saw us leave dropped what it gave).
+     */
+    @Override
+    public void reannouncing() {
+        synchronized (this) {
+            announcementNumber++;
+            announcedAt = Long.MAX_VALUE;
+            inbound.announcedAgain(announcementNumber);
+        }
+        handshakeServer.renewSessions();
+    }
+
+    @Override
+    public synchronized void reannounced(long revision) {
+        announcedAt = revision;
     }
 
     private void startWatch() {
@@ -125,7 +163,7 @@ final class Membership {
             if (old != null) {
                 lose(old, "it restarted (generation " + old.generation + " -> " + info.generation() + ")");
             }
-            return new PeerLink(info, localLanes);
+            return new PeerLink(info, localLanes, announcementNumber);
         });
         return new BufferImpls.PeerImpl(this, link);
     }
@@ -153,6 +191,14 @@ final class Membership {
         return new BufferImpls.Remote(peer, bufferName, b);
     }
 
+    /**
+     * {@return the directory's revision of our own lease lapse we last heard of (0: none)} Peers we connect to after it
+     * keep what they give us when they hear of that lapse later than we did.
+     */
+    long lapseRevision() {
+        return lapseRevision;
+    }
+
     /** {@return the peers resolved so far (their channels close with the engine)} */
     Collection<PeerLink> peers() {
         return peers.values();
@@ -166,7 +212,7 @@ final class Membership {
             if (e.kind() == PeerEvent.Kind.LEFT
                     && e.reason() == PeerEvent.Reason.EXPIRED
                     && e.peer().generation() == generation) {
-                leaseLapsed();
+                leaseLapsed(e.revision());
             }
             return;
         }
@@ -179,9 +225,17 @@ final class Membership {
                 if (link != null) {
                     lose(link, why);
                 }
-                inbound.drop(who);
-                // so that the same peer generation coming back gets a fresh connection and inbox, not a stored answer
-                handshakeServer.forget(who);
+                boolean dropped = true;
+                if (e.reason() == PeerEvent.Reason.EXPIRED) {
+                    dropped = inbound.dropLapsed(who, e.revision());
+                } else {
+                    inbound.drop(who);
+                }
+                if (dropped) {
+                    // so that the same peer generation coming back gets a fresh connection and inbox, not a stored
+                    // answer; one that connected after it heard of this lapse keeps what we answered it then
+                    handshakeServer.forget(who);
+                }
             }
             case UPDATED, JOINED -> {
                 PeerLink link = peers.get(who);
@@ -198,22 +252,32 @@ final class Membership {
     }
 
     /**
-     * Our own lease lapsed (this process stalled for longer than it; our announcement renews itself at the next beat):
-     * every peer saw us leave and dropped its connections with us and our inbox there. Ours go too, so that the next
-     * transfer either way connects afresh instead of writing into state the other side no longer has. (A directory that
-     * restarted forgot everyone without anyone leaving: nothing is dropped then.)
+     * Our own lease lapsed, as the directory recorded at {@code revision} (this process stalled for longer than it; our
+     * announcement renews itself at the next beat): every peer saw us leave and dropped its connections with us and our
+     * inbox there. Ours go too, so that the next transfer either way connects afresh instead of writing into state the
+     * other side no longer has. If we announced again before hearing of it, what we made since stays: peers made it
+     * after they saw us leave. (A directory that restarted forgot everyone without anyone leaving: nothing is dropped
+     * then.)
      */
-    private void leaseLapsed() {
+    private void leaseLapsed(long revision) {
+        lapseRevision = revision; // the watch tells events in order (a restarted in-memory directory counts anew)
+        int before;
+        synchronized (this) {
+            boolean earlier = announcementNumber > 0 && revision < announcedAt;
+            before = earlier ? announcementNumber : Integer.MAX_VALUE;
+        }
         for (PeerLink link : List.copyOf(peers.values())) {
-            if (peers.remove(link.name, link)) {
+            if (link.announcement < before && peers.remove(link.name, link)) {
                 lose(
                         link,
                         "this engine's own lease lapsed (it stalled for longer than the lease) and its peers dropped"
                                 + " its connections: resolve the peer again with engine.peer(\"" + link.name + "\")");
             }
         }
-        inbound.dropAll();
-        handshakeServer.forgetAll();
+        inbound.dropBefore(before);
+        if (before == Integer.MAX_VALUE) {
+            handshakeServer.forgetAll(); // otherwise renewed when we announced again: none is answered from before it
+        }
     }
 
     private void lose(PeerLink link, String why) {

@@ -13,6 +13,8 @@ final class PeerLink {
     final String name;
     final PeerInfo info;
     final long generation;
+    /** Which of our own announcements stood when this link was made (see {@link Membership}). */
+    final int announcement;
     /** Indexed by our lane: the connection handle to the peer, or -1, and the peer lane it reaches. */
     final int[] connection;
 
@@ -30,8 +32,9 @@ final class PeerLink {
     /** Lane indexes beyond this (a peer's claim, untrusted) are looked up by scanning, not indexed. */
     private static final int INDEXED = 1024;
 
-    PeerLink(PeerInfo info, int localLanes) {
+    PeerLink(PeerInfo info, int localLanes, int announcement) {
         this.name = info.name();
+        this.announcement = announcement;
         this.info = info;
         this.generation = info.generation();
         this.connection = new int[localLanes];

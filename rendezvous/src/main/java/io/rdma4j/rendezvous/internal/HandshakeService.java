@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The Handshake protocol around an engine's {@link HandshakeHandler}: validation, idempotent retries (the answer to a
@@ -29,12 +30,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * Describe, and buffer access lists.
  */
 public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
-    private record Session(long generation, byte[] requestDigest, ConnectResponse response, byte[] token) {}
+    /** What one initiator connected, answered while this peer's announcement {@code epoch} stood. */
+    private record Session(long generation, byte[] requestDigest, ConnectResponse response, byte[] token, long epoch) {}
 
     private final String localName;
     private final long generation;
     private final HandshakeHandler handler;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    /** Counts this peer's announcements; a session is replayed only within the one it was answered in. */
+    private final AtomicLong epoch = new AtomicLong();
+
     private final Object[] locks =
             new Object[64]; // striped by initiator: a map of per-name locks would grow with every name tried
     private final int maxInitiators;
@@ -74,6 +79,15 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
         for (String initiator : List.copyOf(sessions.keySet())) {
             forget(initiator);
         }
+    }
+
+    /**
+     * This peer is announcing itself again: an initiator's next Connect is answered afresh even when it repeats its
+     * last one, because the initiator may have dropped (on seeing this peer's lease lapse) what that answer gave it.
+     * What was connected stays until then, for initiators that dropped nothing (the directory had restarted).
+     */
+    public void renewSessions() {
+        epoch.incrementAndGet();
     }
 
     /** @return initiators currently remembered */
@@ -119,14 +133,17 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
                                         + " already connected: a stale process is calling")
                                 .asRuntimeException();
                     }
-                    if (request.getGeneration() == s.generation() && MessageDigest.isEqual(digest, s.requestDigest())) {
+                    if (request.getGeneration() == s.generation()
+                            && s.epoch() == epoch.get()
+                            && MessageDigest.isEqual(digest, s.requestDigest())) {
                         return s.response(); // a retry: same answer, no new endpoints
                     }
                     if (request.getGeneration() != s.generation()) {
                         handler.peerRestarted(request.getInitiator(), s.generation(), request.getGeneration());
                     }
                 }
-                List<LanePairing> pairs = handler.connect(request.getInitiator(), request.getGeneration(), known);
+                List<LanePairing> pairs = handler.connect(
+                        request.getInitiator(), request.getGeneration(), request.getLapseRevision(), known);
                 Set<Integer> offered = new HashSet<>();
                 known.forEach(l -> offered.add(l.index()));
                 ConnectResponse.Builder b =
@@ -147,7 +164,9 @@ public final class HandshakeService extends HandshakeGrpc.HandshakeImplBase {
                 byte[] token = s != null && s.generation() == request.getGeneration() ? s.token() : Calls.newToken();
                 ConnectResponse response =
                         b.setSessionToken(ByteString.copyFrom(token)).build();
-                sessions.put(request.getInitiator(), new Session(request.getGeneration(), digest, response, token));
+                sessions.put(
+                        request.getInitiator(),
+                        new Session(request.getGeneration(), digest, response, token, epoch.get()));
                 return response;
             }
         });
