@@ -30,8 +30,7 @@ public final class MemberSignal {
      * count ahead of it.
      */
     private static boolean after(int seq, int last) {
-        int ahead = (seq - last) & 0xfffff;
-        return last < 0 || (ahead != 0 && ahead < (1 << 19));
+        return last < 0 || Tags.before(last, seq, 20);
     }
 
     /**

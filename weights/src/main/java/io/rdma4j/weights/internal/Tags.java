@@ -76,8 +76,17 @@ public final class Tags {
      * wrap; of two numbers less than half the count apart, the one behind came first.
      */
     public static boolean noticeBefore(int a, int b) {
-        int d = (b - a) & 0xffff;
-        return d != 0 && d < 0x8000;
+        return before(a, b, 16);
+    }
+
+    /**
+     * {@return whether {@code a} came before {@code b} on a count of {@code bits} bits that wraps} Of two numbers less
+     * than half the count apart, the one behind came first; equal numbers, or numbers half the count apart, did not.
+     */
+    public static boolean before(int a, int b, int bits) {
+        int mask = (1 << bits) - 1;
+        int d = (b - a) & mask;
+        return d != 0 && d < (1 << (bits - 1));
     }
 
     public static int controlEpoch(long tag) {
