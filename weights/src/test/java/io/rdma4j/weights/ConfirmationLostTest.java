@@ -7,7 +7,6 @@ import io.rdma4j.engine.TransferEngine;
 import io.rdma4j.engine.spi.FaultInjectingBackend;
 import io.rdma4j.libfabric.Libfabric;
 import io.rdma4j.rendezvous.DirectoryServer;
-import io.rdma4j.rendezvous.Security;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -34,11 +33,7 @@ class ConfirmationLostTest {
                 List<List<MemorySegment>> parts = new ArrayList<>();
                 WeightPublisher pub = SyncFixture.publishers(engines, arena, parts, Duration.ofSeconds(20))
                         .getFirst();
-                TransferEngine rollout = TransferEngine.builder()
-                        .name("rollout-a")
-                        .backend("libfabric")
-                        .provider("shm")
-                        .directory(dir.target(), Security.none())
+                TransferEngine rollout = SyncFixture.builder("rollout-a", dir.target())
                         .lanesPerNic(1)
                         .maxRetries(0)
                         .backendWrapper(x -> faults[0] = new FaultInjectingBackend(x))

@@ -34,7 +34,8 @@ final class SyncFixture {
                 .build();
     }
 
-    private static TransferEngine.Builder builder(String name, String directory) {
+    /** {@return a builder of this fixture's engines: libfabric shm, a 3 s lease} */
+    static TransferEngine.Builder builder(String name, String directory) {
         return TransferEngine.builder()
                 .name(name)
                 .backend("libfabric")
