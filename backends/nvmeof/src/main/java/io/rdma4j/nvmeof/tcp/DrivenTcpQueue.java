@@ -12,6 +12,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * An NVMe/TCP I/O queue that any thread may submit to, run to completion by one thread of its own: the thread takes
@@ -19,7 +20,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * completes the futures (callbacks run on it: do not block in them). It is a {@link PolledTcpQueue} with a thread and
  * futures at its edge, so a controller's I/O queues can use the polled data path: one thread a queue instead of a
  * reader and a writer, no hand-off between them for an R2T, and no system call per PDU. Idle, the thread sleeps in
- * {@code poll} on the socket and an {@code eventfd} that a submitter signals only when the thread sleeps.
+ * {@code poll} on the socket and an {@code eventfd} that a submitter signals only when the thread sleeps; a submitter
+ * that finds it asleep with nothing in flight sends its command itself instead, and the completion wakes the thread.
  *
  * <p>Heap memory goes through a native copy made for the command (the polled queue moves native memory only).
  */
@@ -41,6 +43,12 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
     private final int[] freeTags;
     private int freeCount;
     private final Thread thread;
+    /**
+     * Held by whichever thread drives the polled queue: the queue's own thread, except while it sleeps, when a
+     * submitter that finds the queue idle sends its command itself (see {@link #sendFromHere}).
+     */
+    private final ReentrantLock driving = new ReentrantLock();
+
     private volatile boolean sleeping;
     private volatile boolean stopping;
     /** The thread has ended: a submitter fails what it adds itself. */
@@ -113,7 +121,7 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
             }
         }
         submitted.add(new Request(sqe, memory, offset, data, timed, future));
-        if (sleeping) {
+        if (sleeping && !sendFromHere()) {
             wakeup.signal();
         }
         if (exited) {
@@ -122,7 +130,31 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
         return future;
     }
 
+    /**
+     * Sends what was submitted from the submitting thread, when the queue's thread sleeps with no command in flight: it
+     * then sleeps in {@code poll} on the socket, which the completion wakes, so the command needs no hand-off to it (on
+     * a machine with fewer cores than busy threads, that hand-off is a context switch per command at queue depth 1).
+     * With commands in flight the thread is woken instead, so the new ones go out in its next gathering send.
+     *
+     * @return whether everything submitted went out from here; false when the queue's thread must be woken
+     */
+    private boolean sendFromHere() {
+        if (!driving.tryLock()) {
+            return false;
+        }
+        try {
+            if (!sleeping || exited || stopping || failing != null || queue.inFlight() != 0) {
+                return false;
+            }
+            take();
+            return queue.send() && submitted.isEmpty();
+        } finally {
+            driving.unlock();
+        }
+    }
+
     private void run() {
+        driving.lock();
         try {
             while (!stopping && queue.failure() == null) {
                 NvmeException f = failing;
@@ -134,7 +166,12 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
                 if (took == 0 && done == 0) {
                     sleeping = true;
                     if (submitted.isEmpty() && !stopping && failing == null) {
-                        queue.waitFor(NAP_NANOS, wakeup.fd());
+                        driving.unlock();
+                        try {
+                            queue.waitFor(NAP_NANOS, wakeup.fd());
+                        } finally {
+                            driving.lock();
+                        }
                         wakeup.clear();
                     }
                     sleeping = false;
@@ -153,6 +190,7 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
             }
             failWaiting(reason);
             wakeup.close();
+            driving.unlock();
         }
     }
 

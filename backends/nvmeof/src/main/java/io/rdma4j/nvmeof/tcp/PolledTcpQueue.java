@@ -338,6 +338,24 @@ public final class PolledTcpQueue implements PolledIo {
     }
 
     /**
+     * Sends what was queued, as far as the socket takes it, and receives nothing: a command can go out from a thread
+     * other than the one that polls (never both at once). Never blocks.
+     *
+     * @return whether everything queued went out; false leaves the rest to the next {@link #poll}, and a broken
+     *     connection for it to find and fail (the polling thread may be waiting on the socket: it closes it, not this)
+     */
+    public boolean send() {
+        if (failure != null) {
+            return false;
+        }
+        try {
+            return ring.flush(socket);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
      * Polls, and when nothing completed waits up to {@code timeoutNanos} for the socket to have something (a
      * completion, room to send), then polls again.
      *
