@@ -162,7 +162,7 @@ final class NvmeRun implements BenchRun {
         double seconds = 3;
         double warmup = 1;
         int rounds = 1;
-        boolean json = false, spdkTarget = false, noSpdk = false, polledIo = false;
+        boolean json = false, spdkTarget = false, noSpdk = false, polledIo = ConnectOptions.DEFAULT_POLLED_IO;
         String targetCores = "0x2", spdkCores = "0x1", only = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {

@@ -21,21 +21,22 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The controller with {@link ConnectOptions#polledIo()} on, so every NVMe/TCP I/O queue is a {@code DrivenTcpQueue}:
- * the same API as the reader/writer-thread queues, checked against the scripted peer byte for byte (native and heap
- * memory, transfers split over many commands, many threads submitting at once), and through a dropped connection and a
- * reconnect. The engine's volumes use this path ({@code EngineVolumeTest}, {@code EngineVolumeGuestTest}).
+ * The controller with {@link ConnectOptions#polledIo()} on (the default), so every NVMe/TCP I/O queue is a
+ * {@code DrivenTcpQueue}, and off (reader and writer threads per queue): the same API either way, checked against the
+ * scripted peer byte for byte (native and heap memory, transfers split over many commands, many threads submitting at
+ * once), and on the polled data path through a dropped connection and a reconnect. The engine's volumes use this path
+ * too ({@code EngineVolumeTest}, {@code EngineVolumeGuestTest}).
  */
 class ControllerPolledIoTest {
     @TempDir
     Path home;
 
-    private ConnectOptions options(boolean digests) {
+    private ConnectOptions options(boolean polled, boolean digests) {
         return ConnectOptions.defaults()
-                .withPolledIo(true)
+                .withPolledIo(polled)
                 .withIdentity(HostIdentity.persistent(home))
                 .withIoQueues(2)
                 .withQueueDepth(8)
@@ -45,15 +46,15 @@ class ControllerPolledIoTest {
                 .withKeepAlive(Duration.ZERO);
     }
 
-    @ParameterizedTest
-    @ValueSource(booleans = {false, true})
-    void movesNativeAndHeapMemoryByteForByteFromManyThreads(boolean digests) throws Exception {
+    @ParameterizedTest(name = "polled data path {0}, digests {1}")
+    @CsvSource({"true, false", "true, true", "false, false", "false, true"})
+    void movesNativeAndHeapMemoryByteForByteFromManyThreads(boolean polled, boolean digests) throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(16 << 20);
                 Arena arena = Arena.ofShared()) {
             t.maxH2CData = 8192;
             t.c2hPiece = 12288;
             t.mdts = 3; // 32 KiB: a 200 KiB transfer is 7 commands
-            try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options(digests))) {
+            try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options(polled, digests))) {
                 Random r = new Random(digests ? 1 : 2);
                 byte[] big = new byte[200 * 1024];
                 r.nextBytes(big);
@@ -100,7 +101,7 @@ class ControllerPolledIoTest {
     void aDroppedConnectionFailsTheCommandsAndReconnectBringsItBack() throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
                 Arena arena = Arena.ofShared();
-                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options(false))) {
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options(true, false))) {
             new Random(9).nextBytes(t.storage);
             t.answerReads = false;
             List<CompletableFuture<Void>> fs = new ArrayList<>();
