@@ -166,13 +166,17 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
                 if (took == 0 && done == 0) {
                     sleeping = true;
                     if (submitted.isEmpty() && !stopping && failing == null) {
+                        boolean woken;
                         driving.unlock();
                         try {
-                            queue.waitFor(NAP_NANOS, wakeup.fd());
+                            woken = queue.waitFor(NAP_NANOS, wakeup.fd());
                         } finally {
                             driving.lock();
                         }
-                        wakeup.clear();
+                        if (woken) {
+                            wakeup.clear(); // a read only when signalled: at queue depth 1 the thread sleeps per
+                            // command
+                        }
                     }
                     sleeping = false;
                 }

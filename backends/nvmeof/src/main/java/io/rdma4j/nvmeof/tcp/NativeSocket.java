@@ -322,6 +322,11 @@ final class NativeSocket implements AutoCloseable {
         return rc > 0;
     }
 
+    /** {@return whether the last {@link #await(short, int, int)} found its wake descriptor readable} */
+    boolean woken() {
+        return (pollfd.get(ValueLayout.JAVA_SHORT, 14) & POLLIN) != 0;
+    }
+
     /** Closes the descriptor once; a thread blocked in {@link #await} on it wakes within its timeout. */
     @Override
     public void close() {

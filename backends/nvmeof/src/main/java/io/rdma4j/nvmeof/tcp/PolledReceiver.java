@@ -104,7 +104,8 @@ final class PolledReceiver {
     /**
      * One receive into the buffer (or into the caller's memory), then every PDU it completed.
      *
-     * @return false when the socket had nothing more
+     * @return whether the socket may have more: false when it had nothing, or gave less than was asked for (it was
+     *     empty then: asking again would be a system call that finds nothing)
      */
     boolean receive() throws IOException {
         if (rxState == Rx.DATA && rxPos == rxEnd && dataLeft >= DIRECT_MIN && direct(dataCid)) {
@@ -125,11 +126,12 @@ final class PolledReceiver {
                         .asSlice(t.offset[dataCid] + dataAt, intoMemory)
                         .asByteBuffer());
             }
+            long asked = dataLeft + streamHeader;
             dataAt += intoMemory;
             dataLeft -= intoMemory;
             rxEnd = (int) (n - intoMemory);
             parse();
-            return true;
+            return n == asked;
         }
         if (rxPos == rxEnd) {
             rxPos = 0;
@@ -140,7 +142,8 @@ final class PolledReceiver {
             rxPos = 0;
         }
         int room = RX_SIZE - rxEnd;
-        long n = socket.receive(rx.address() + rxEnd, streaming ? Math.min(room, streamHeader) : room);
+        int asked = streaming ? Math.min(room, streamHeader) : room;
+        long n = socket.receive(rx.address() + rxEnd, asked);
         if (n < 0) {
             if (rxState == Rx.HEADER && rxPos == rxEnd) {
                 throw new NvmeConnectionException(name + ": the target closed the connection");
@@ -152,7 +155,7 @@ final class PolledReceiver {
         }
         rxEnd += (int) n;
         parse();
-        return true;
+        return n == asked;
     }
 
     /** @return whether C2HData for {@code cid} may be received straight into its memory: open and confined here */

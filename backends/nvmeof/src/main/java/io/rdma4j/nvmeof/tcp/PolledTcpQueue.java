@@ -68,6 +68,9 @@ public final class PolledTcpQueue implements PolledIo {
     private boolean closed;
     private long nextScan;
     private volatile NvmeException failure;
+    /** Why the last {@link #waitFor} failed, for the next {@link #poll} to fail the queue with; null while none did. */
+    private volatile NvmeConnectionException waitFailure;
+
     /** DW0 of the completion being reported (0 for a read that C2HData's SUCCESS flag completed). */
     private int dw0;
 
@@ -322,6 +325,10 @@ public final class PolledTcpQueue implements PolledIo {
     public int poll(IoCompletion handler) {
         calls.begin(handler);
         try {
+            NvmeConnectionException waited = waitFailure;
+            if (waited != null && failure == null) {
+                fail(waited);
+            }
             if (failure == null) {
                 progress();
             }
@@ -492,19 +499,23 @@ public final class PolledTcpQueue implements PolledIo {
     }
 
     /**
-     * Waits, without reporting anything, up to {@code timeoutNanos} until the socket has something (data, or room to
-     * send what waits) or {@code wakeFd} is readable; for a thread that drives this queue and takes commands from
-     * others.
+     * Waits up to {@code timeoutNanos} until the socket has something (data, or room to send what waits) or
+     * {@code wakeFd} is readable; for a thread that drives this queue and takes commands from others. It may run while
+     * another thread sends ({@link #send}): it changes nothing, and a failed wait is failed by the next {@link #poll}.
+     *
+     * @return whether {@code wakeFd} was readable (its reader should clear it)
      */
-    public void waitFor(long timeoutNanos, int wakeFd) {
+    public boolean waitFor(long timeoutNanos, int wakeFd) {
         if (failure != null) {
-            return;
+            return false;
         }
         try {
             short events = (short) (NativeSocket.POLLIN | (ring.isEmpty() ? 0 : NativeSocket.POLLOUT));
             socket.await(events, (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000)), wakeFd);
+            return socket.woken();
         } catch (IOException e) {
-            fail(new NvmeConnectionException(name + ": connection lost: " + e.getMessage(), e));
+            waitFailure = new NvmeConnectionException(name + ": connection lost: " + e.getMessage(), e);
+            return false;
         }
     }
 
