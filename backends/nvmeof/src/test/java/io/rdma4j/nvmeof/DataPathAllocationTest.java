@@ -271,19 +271,23 @@ class DataPathAllocationTest {
         }
     }
 
+    /** One I/O queue of depth 32, on the polled data path or with reader and writer threads. */
+    private static ConnectOptions oneQueue(boolean polled, boolean digests) {
+        return ConnectOptions.defaults()
+                .withPolledIo(polled)
+                .withIoQueues(1)
+                .withQueueDepth(32)
+                .withDigests(digests, digests)
+                .withIdentity(new HostIdentity("nqn.2026-01.io.rdma4j:alloc-test", new UUID(1, polled ? 3 : 2)));
+    }
+
     @ParameterizedTest(name = "digests {0}")
     @ValueSource(booleans = {false, true})
     void controllerReadsAndWritesStayUnderTheirBound(boolean digests) throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
                 Arena arena = Arena.ofShared()) {
             t.successFlag = false;
-            ConnectOptions o = ConnectOptions.defaults()
-                    .withPolledIo(false)
-                    .withIoQueues(1)
-                    .withQueueDepth(32)
-                    .withDigests(digests, digests)
-                    .withIdentity(new HostIdentity("nqn.2026-01.io.rdma4j:alloc-test", new UUID(1, 2)));
-            try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, o)) {
+            try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, oneQueue(false, digests))) {
                 Thread reader = thread(t.target() + " qid 1-rx");
                 Thread writer = thread(t.target() + " qid 1-tx");
                 MemorySegment buf = arena.allocate(IO, 4096);
@@ -305,13 +309,7 @@ class DataPathAllocationTest {
         try (ScriptedTarget t = new ScriptedTarget(1 << 20);
                 Arena arena = Arena.ofShared()) {
             t.successFlag = false;
-            ConnectOptions o = ConnectOptions.defaults()
-                    .withPolledIo(true)
-                    .withIoQueues(1)
-                    .withQueueDepth(32)
-                    .withDigests(digests, digests)
-                    .withIdentity(new HostIdentity("nqn.2026-01.io.rdma4j:alloc-test", new UUID(1, 3)));
-            try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, o)) {
+            try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, oneQueue(true, digests))) {
                 Thread io = thread(t.target() + " qid 1-io");
                 MemorySegment buf = arena.allocate(IO, 4096);
                 c.namespace(1);
