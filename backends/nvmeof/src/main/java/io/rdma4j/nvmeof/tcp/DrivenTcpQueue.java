@@ -173,9 +173,9 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
                         } finally {
                             driving.lock();
                         }
+                        // read only when signalled: at queue depth 1 the thread sleeps once per command
                         if (woken) {
-                            wakeup.clear(); // a read only when signalled: at queue depth 1 the thread sleeps per
-                            // command
+                            wakeup.clear();
                         }
                     }
                     sleeping = false;
