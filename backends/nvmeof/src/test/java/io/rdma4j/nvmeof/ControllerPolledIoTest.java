@@ -131,4 +131,28 @@ class ControllerPolledIoTest {
             assertEquals(2, c.ioQueueCount());
         }
     }
+
+    /**
+     * An idle queue's next command goes out from the submitting thread while the queue's thread sleeps; when the
+     * connection is already gone, the command must still fail with the connection, never wait forever.
+     */
+    @Test
+    void aCommandSentByItsSubmitterAsTheConnectionDropsFails() throws Exception {
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared();
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options(true, false))) {
+            MemorySegment buf = arena.allocate(4096, 4096);
+            for (int round = 0; round < 20; round++) {
+                if (round > 0) {
+                    c.reconnect();
+                }
+                c.read(1, 0, buf).get(10, TimeUnit.SECONDS);
+                c.read(1, 8, buf).get(10, TimeUnit.SECONDS); // both queues idle now
+                t.dropAll();
+                CompletableFuture<Void> f = c.read(1, 16, buf);
+                ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+                assertInstanceOf(NvmeConnectionException.class, e.getCause(), "round " + round + ": " + e.getCause());
+            }
+        }
+    }
 }
