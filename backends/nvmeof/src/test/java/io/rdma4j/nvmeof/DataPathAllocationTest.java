@@ -52,8 +52,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  *       itself;
  *   <li>the caller of {@link Controller#read}/{@link Controller#write}, its three threads together: at most
  *       {@value #CONTROLLER_BOUND} bytes (the above and the controller's own future and completion stage; about 430
- *       measured), with reader and writer queues as with the polled data path (the default: one thread a queue, the
- *       caller's request and future, a {@code Cqe} on the queue's thread; about 350-460 measured).
+ *       measured with reader and writer threads); the same bound holds on the polled data path, the default (one thread
+ *       a queue: the caller's request and future, a {@code Cqe} on the queue's thread; about 350-460 measured).
  * </ul>
  *
  * Each reader and writer bound has {@value #SLACK} bytes of slack, less than the smallest object (16 bytes): any
@@ -317,15 +317,12 @@ class DataPathAllocationTest {
                 PerOp w = measure(io, io, i -> c.write(1, i & 63, buf));
                 PerOp r = measure(io, io, i -> c.read(1, i & 63, buf));
                 for (PerOp m : List.of(w, r)) {
-                    System.out.printf(
-                            Locale.ROOT,
-                            "polled data path: caller %.1f, queue thread %.1f B/op%n",
-                            m.caller(),
-                            m.reader());
+                    String what =
+                            String.format(Locale.ROOT, "caller %.1f, queue thread %.1f B/op", m.caller(), m.reader());
+                    System.out.println("polled data path: " + what);
                     assertTrue(
                             m.caller() + m.reader() <= CONTROLLER_BOUND,
-                            "a 4 KiB controller operation on the polled data path allocated caller " + m.caller()
-                                    + ", queue thread " + m.reader() + " B");
+                            "a 4 KiB controller operation on the polled data path allocated " + what);
                 }
             }
         }
