@@ -8,6 +8,8 @@ import io.rdma4j.nvmeof.internal.FabricQueue;
 import io.rdma4j.nvmeof.internal.Sqe;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
@@ -49,7 +51,19 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
      */
     private final ReentrantLock driving = new ReentrantLock();
 
+    /** The thread sleeps (or is about to) and no submitter has woken it yet. */
     private volatile boolean sleeping;
+
+    private static final VarHandle SLEEPING;
+
+    static {
+        try {
+            SLEEPING = MethodHandles.lookup().findVarHandle(DrivenTcpQueue.class, "sleeping", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private volatile boolean stopping;
     /** The thread has ended: a submitter fails what it adds itself. */
     private volatile boolean exited;
@@ -121,7 +135,9 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
             }
         }
         submitted.add(new Request(sqe, memory, offset, data, timed, future));
-        if (sleeping && !sendFromHere()) {
+        // one signal a sleep: the first submitter to find the thread asleep clears the flag and wakes it; on a busy
+        // core the thread does not run at once, and the submitters after it need not write the eventfd again
+        if (sleeping && !sendFromHere() && SLEEPING.compareAndSet(this, true, false)) {
             wakeup.signal();
         }
         if (exited) {
