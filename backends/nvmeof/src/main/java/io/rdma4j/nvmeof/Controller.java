@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.Consumer;
 
 /**
@@ -29,9 +30,10 @@ import java.util.function.Consumer;
  *
  * <p>I/O is asynchronous: {@link #read}, {@link #write}, {@link #flush} and {@link #writeZeroes} return futures that
  * complete exceptionally with an {@link NvmeStatusException} (the controller's status, named) or an
- * {@link NvmeConnectionException} / {@link NvmeProtocolException} (the connection failed; {@link #reconnect()}).
- * Transfers larger than the controller's MDTS are split and the pieces issued at once, spread over all I/O queues.
- * Futures complete on a queue's reader thread: do not block in their callbacks.
+ * {@link NvmeConnectionException} / {@link NvmeProtocolException} (the connection failed; {@link #reconnect()}). Each
+ * thread's commands go on one I/O queue, the threads dealt over the queues in the order they first submit; transfers
+ * larger than the controller's MDTS are split and the pieces issued at once, spread over all I/O queues. Futures
+ * complete on a queue's thread: do not block in their callbacks.
  *
  * <p>Asynchronous events: after bring-up the controller keeps Asynchronous Event Requests outstanding on the admin
  * queue (as many as Identify Controller's AERL allows, at most {@value #MAX_ASYNC_EVENT_REQUESTS}); they are exempt
@@ -56,6 +58,16 @@ public final class Controller implements AutoCloseable {
     private final HostIdentity identity;
     private final Map<Long, NamespaceInfo> namespaces = new ConcurrentHashMap<>();
     private final AtomicInteger nextQueue = new AtomicInteger();
+    /**
+     * The I/O queue each thread sends its commands on, dealt round robin at a thread's first command: one thread's
+     * commands share a queue, so they go out together in its sends and one queue thread completes them, as the kernel
+     * maps each CPU to one hardware queue (spreading one thread's commands over every queue wakes every queue's thread
+     * for a share of them, on the same cores).
+     */
+    private final ThreadLocal<Integer> callersQueue = ThreadLocal.withInitial(nextQueue::getAndIncrement);
+    /** Commands sent and not yet completed, by I/O queue: a thread whose queue is full spills to one with room. */
+    private final AtomicIntegerArray outstanding;
+
     private final AsyncEvents events;
     private final BringUp bringUp;
     private final QueueMetrics metrics;
@@ -76,6 +88,7 @@ public final class Controller implements AutoCloseable {
         this.events = new AsyncEvents(target, options.connectTimeout(), namespaces);
         this.bringUp = new BringUp(target, subsystemNqn, options, identity, connector, events);
         this.metrics = QueueMetrics.create(registry, target, subsystemNqn, options.ioQueues());
+        this.outstanding = new AtomicIntegerArray(options.ioQueues());
     }
 
     /**
@@ -418,19 +431,26 @@ public final class Controller implements AutoCloseable {
             throw new IllegalArgumentException("LBA " + lba + " is negative");
         }
         long chunk = Math.min(live().maxTransfer(), 65536L * bs) / bs * bs;
+        int queue = callersQueue.get();
         if (len <= chunk) { // one command: no list, no combined future
             return io(
                     Sqe.readWrite(write, nsid, lba, (int) (len / bs)),
                     new FabricQueue.Data(buffer, 0, (int) len, write),
-                    null);
+                    null,
+                    queue);
         }
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (long off = 0; off < len; off += chunk) {
             int n = (int) Math.min(chunk, len - off);
             long slba = lba + off / bs;
             int blocks = n / bs;
-            // no description: the queue and io() name the command from its bytes only when it fails
-            parts.add(io(Sqe.readWrite(write, nsid, slba, blocks), new FabricQueue.Data(buffer, off, n, write), null));
+            // no description: the queue and io() name the command from its bytes only when it fails; the parts go
+            // to consecutive queues, so one large transfer is carried by every connection
+            parts.add(io(
+                    Sqe.readWrite(write, nsid, slba, blocks),
+                    new FabricQueue.Data(buffer, off, n, write),
+                    null,
+                    queue++));
         }
         return all(parts);
     }
@@ -488,14 +508,22 @@ public final class Controller implements AutoCloseable {
         return all(parts);
     }
 
-    /** @param what names the command; null: named from its bytes ({@link Sqe#describe}) only if it fails */
+    /** Sends a command on the calling thread's queue. */
     private CompletableFuture<Void> io(byte[] sqe, FabricQueue.Data data, String what) {
+        return io(sqe, data, what, callersQueue.get());
+    }
+
+    /**
+     * @param what names the command; null: named from its bytes ({@link Sqe#describe}) only if it fails
+     * @param queue the I/O queue, modulo their number
+     */
+    private CompletableFuture<Void> io(byte[] sqe, FabricQueue.Data data, String what, int queue) {
         Session s = live();
         if (s.io().isEmpty()) {
             throw new IllegalStateException(
                     (what != null ? what : Sqe.describe(sqe)) + ": a discovery controller has no I/O queues");
         }
-        int qi = Math.floorMod(nextQueue.getAndIncrement(), s.io().size());
+        int qi = withRoom(Math.floorMod(queue, s.io().size()), s);
         FabricQueue q = s.io().get(qi);
         NvmeException down = q.failure();
         if (down != null) {
@@ -506,17 +534,47 @@ public final class Controller implements AutoCloseable {
         }
         // Completes with the failure itself (never wrapped in a CompletionException), like a split transfer's all().
         CompletableFuture<Void> result = new CompletableFuture<>();
+        CompletableFuture<Cqe> sent;
+        outstanding.incrementAndGet(qi);
+        try {
+            sent = q.submit(sqe, data, what);
+        } catch (RuntimeException e) {
+            outstanding.decrementAndGet(qi);
+            throw e;
+        }
         if (metrics == QueueMetrics.OFF) {
-            q.submit(sqe, data, what).whenComplete((cqe, t) -> answer(result, cqe, t, sqe, what));
+            sent.whenComplete((cqe, t) -> {
+                outstanding.decrementAndGet(qi);
+                answer(result, cqe, t, sqe, what);
+            });
             return result;
         }
         // counted before the caller's future completes, so a caller that joined it sees the command in the meters
         long start = metrics.submitted(qi);
-        q.submit(sqe, data, what).whenComplete((cqe, t) -> {
+        sent.whenComplete((cqe, t) -> {
+            outstanding.decrementAndGet(qi);
             metrics.completed(qi, data.length(), start, t == null && cqe.ok());
             answer(result, cqe, t, sqe, what);
         });
         return result;
+    }
+
+    /**
+     * @return queue {@code qi} if it has a free slot, else the next one that has; {@code qi} when all are full (the
+     *     command then waits there for a slot)
+     */
+    private int withRoom(int qi, Session s) {
+        int n = s.io().size();
+        if (outstanding.get(qi) < s.depth()) {
+            return qi;
+        }
+        for (int i = 1; i < n; i++) {
+            int j = (qi + i) % n;
+            if (outstanding.get(j) < s.depth()) {
+                return j;
+            }
+        }
+        return qi;
     }
 
     private static void answer(CompletableFuture<Void> result, Cqe cqe, Throwable t, byte[] sqe, String what) {

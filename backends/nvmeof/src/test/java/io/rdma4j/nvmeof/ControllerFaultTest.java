@@ -18,9 +18,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
@@ -168,8 +171,51 @@ class ControllerFaultTest {
             }
             CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(20, TimeUnit.SECONDS);
             for (int q = 1; q <= 2; q++) {
-                int max = t.maxInFlight.get(q).get();
+                int max = t.maxInFlight.getOrDefault(q, new AtomicInteger()).get();
                 assertTrue(max <= 8, "queue " + q + " had " + max + " commands in flight; depth is 8");
+            }
+        }
+    }
+
+    @Test
+    void aThreadWhoseQueueIsFullSendsOnTheNext() throws Exception {
+        // One thread's commands share a queue; once it has a command in every slot, the next go to the other queue
+        // rather than wait. The target holds the first queue's answers, so its eight stay in flight.
+        CountDownLatch hold = new CountDownLatch(1);
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared();
+                Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options())) {
+            try {
+                t.fault = (q, p, b) -> {
+                    if (q == 1) {
+                        try {
+                            hold.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    return b;
+                };
+                MemorySegment buf = arena.allocate(12 * 4096);
+                List<CompletableFuture<Void>> held = new ArrayList<>();
+                for (int i = 0; i < 8; i++) {
+                    held.add(c.read(1, i * 8L, buf.asSlice(i * 4096L, 4096)));
+                }
+                List<CompletableFuture<Void>> spilled = new ArrayList<>();
+                for (int i = 8; i < 12; i++) {
+                    spilled.add(c.read(1, i * 8L, buf.asSlice(i * 4096L, 4096)));
+                }
+                // they complete while the first queue is held: they went on the second
+                CompletableFuture.allOf(spilled.toArray(CompletableFuture[]::new))
+                        .get(10, TimeUnit.SECONDS);
+                assertTrue(t.maxInFlight.containsKey(2), "the second queue saw no command");
+                for (CompletableFuture<Void> f : held) {
+                    assertTrue(!f.isDone(), "a read on the held queue completed before the target answered");
+                }
+                hold.countDown();
+                CompletableFuture.allOf(held.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+            } finally {
+                hold.countDown();
             }
         }
     }
@@ -247,19 +293,18 @@ class ControllerFaultTest {
             }
             assertEquals(1, t.hostTermReqs.get(), "the host tells the target why with an H2CTermReq");
             t.fault = (q, p, b) -> b;
-            // The broken queue fails fast afterwards, and says how to recover.
-            List<Throwable> later = new ArrayList<>();
+            // The broken queue fails fast afterwards, and says how to recover: this thread's commands stay on it.
             for (int i = 0; i < 2; i++) {
-                try {
-                    c.read(1, 0, MemorySegment.ofArray(new byte[4096])).get(10, TimeUnit.SECONDS);
-                } catch (ExecutionException x) {
-                    later.add(x.getCause());
-                }
+                Throwable later = failure(c.read(1, 0, MemorySegment.ofArray(new byte[4096])));
+                assertInstanceOf(NvmeConnectionException.class, later);
+                assertTrue(later.getMessage().contains("reconnect()"), later.getMessage());
             }
-            assertEquals(1, later.size(), "one of the two queues still works");
-            assertTrue(
-                    later.get(0).getMessage().contains("reconnect()"),
-                    later.get(0).getMessage());
+            // Another thread's commands go on the other queue, which still works.
+            AtomicReference<CompletableFuture<Void>> other = new AtomicReference<>();
+            Thread.ofPlatform()
+                    .start(() -> other.set(c.read(1, 0, MemorySegment.ofArray(new byte[4096]))))
+                    .join();
+            other.get().get(10, TimeUnit.SECONDS);
         }
     }
 

@@ -2,8 +2,8 @@ package io.rdma4j.nvmeof;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,19 +46,33 @@ class ControllerMetricsTest {
                 for (int i = 0; i < writes; i++) {
                     c.write(1, i * 8L, block).get(10, TimeUnit.SECONDS);
                 }
-                for (int i = 0; i < reads; i++) {
-                    c.read(1, i * 8L, block).get(10, TimeUnit.SECONDS);
-                }
                 // past the end of the 1 MiB namespace: the target answers LBA Out of Range
                 ExecutionException e = assertThrows(
                         ExecutionException.class, () -> c.write(1, 4096, block).get(10, TimeUnit.SECONDS));
                 assertInstanceOf(NvmeStatusException.class, e.getCause());
+                // another thread's commands go on the other queue
+                AtomicReference<Exception> failed = new AtomicReference<>();
+                Thread.ofPlatform()
+                        .start(() -> {
+                            try {
+                                for (int i = 0; i < reads; i++) {
+                                    c.read(1, i * 8L, block).get(10, TimeUnit.SECONDS);
+                                }
+                            } catch (Exception x) {
+                                failed.set(x);
+                            }
+                        })
+                        .join();
+                assertNull(failed.get());
 
                 long commands = 0;
                 for (String q : List.of("0", "1")) {
                     Timer timer =
                             registry.get("rdma4j.nvme.commands").tag("queue", q).timer();
-                    assertTrue(timer.count() > 0, "commands alternate over both queues; queue " + q + " had none");
+                    assertEquals(
+                            q.equals("0") ? writes + 1 : reads,
+                            timer.count(),
+                            "each thread's commands on its own queue; queue " + q);
                     commands += timer.count();
                     assertEquals(
                             0,
