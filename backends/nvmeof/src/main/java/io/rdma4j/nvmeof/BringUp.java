@@ -161,7 +161,8 @@ final class BringUp {
                             options.sourceAddress(),
                             target + " qid " + q,
                             tcpConfig(q, depth, options.ioTimeout(), (int) maxTransfer, inCapsule),
-                            d));
+                            d,
+                            options.busyPoll().toNanos()));
                     continue;
                 }
                 FabricQueue queue =

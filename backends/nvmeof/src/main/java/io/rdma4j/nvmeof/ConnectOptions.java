@@ -22,6 +22,11 @@ import java.time.Duration;
  *     {@code DrivenTcpQueue}, the default) instead of a reader and a writer thread; the API and its behaviour are the
  *     same. About three times the IOPS at queue depth 32 on one core, and the same or better elsewhere
  *     ({@code perf/README.md})
+ * @param busyPoll on the polled data path, how long a queue's thread with commands in flight keeps polling its
+ *     connection after it last found work, before it sleeps until the socket or a submitter wakes it; zero (the
+ *     default) sleeps at once. Polling answers sooner than a wake-up from sleep (about the latency of SPDK's initiator,
+ *     which always polls), but the thread holds its core meanwhile: turn it on where queue threads have cores to
+ *     themselves, or where callers send their next command from the completion callback
  */
 public record ConnectOptions(
         HostIdentity identity,
@@ -34,7 +39,8 @@ public record ConnectOptions(
         Duration ioTimeout,
         InetAddress sourceAddress,
         int polledQueues,
-        boolean polledIo) {
+        boolean polledIo,
+        Duration busyPoll) {
     /** Whether I/O queues run on the polled data path unless asked otherwise ({@link #withPolledIo}). */
     public static final boolean DEFAULT_POLLED_IO = true;
 
@@ -73,7 +79,8 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 1,
-                DEFAULT_POLLED_IO);
+                DEFAULT_POLLED_IO,
+                Duration.ZERO);
     }
 
     public ConnectOptions {
@@ -93,11 +100,15 @@ public record ConnectOptions(
         if (connectTimeout.isNegative() || connectTimeout.isZero() || ioTimeout.isNegative()) {
             throw new IllegalArgumentException("timeouts must be positive (ioTimeout may be zero: wait forever)");
         }
+        if (busyPoll.isNegative() || busyPoll.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new IllegalArgumentException("busyPoll " + busyPoll + " is outside 0..1 s: tens of microseconds"
+                    + " cover a round trip; zero sleeps at once");
+        }
     }
 
     /**
      * @return 4 I/O queues of depth 128, keep-alive 10 s, no digests, connect timeout 10 s, I/O timeout 30 s, the
-     *     kernel's route, one polled queue reserved, I/O queues on the polled data path over NVMe/TCP
+     *     kernel's route, one polled queue reserved, I/O queues on the polled data path over NVMe/TCP, no busy polling
      */
     public static ConnectOptions defaults() {
         return new ConnectOptions(
@@ -111,7 +122,8 @@ public record ConnectOptions(
                 Duration.ofSeconds(30),
                 null,
                 1,
-                DEFAULT_POLLED_IO);
+                DEFAULT_POLLED_IO,
+                Duration.ZERO);
     }
 
     public ConnectOptions withIdentity(HostIdentity v) {
@@ -126,7 +138,8 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 polledQueues,
-                polledIo);
+                polledIo,
+                busyPoll);
     }
 
     public ConnectOptions withIoQueues(int v) {
@@ -141,7 +154,8 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 polledQueues,
-                polledIo);
+                polledIo,
+                busyPoll);
     }
 
     public ConnectOptions withQueueDepth(int v) {
@@ -156,7 +170,8 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 polledQueues,
-                polledIo);
+                polledIo,
+                busyPoll);
     }
 
     public ConnectOptions withKeepAlive(Duration v) {
@@ -171,7 +186,8 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 polledQueues,
-                polledIo);
+                polledIo,
+                busyPoll);
     }
 
     public ConnectOptions withDigests(boolean header, boolean data) {
@@ -186,7 +202,8 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 polledQueues,
-                polledIo);
+                polledIo,
+                busyPoll);
     }
 
     public ConnectOptions withConnectTimeout(Duration v) {
@@ -201,7 +218,8 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 polledQueues,
-                polledIo);
+                polledIo,
+                busyPoll);
     }
 
     public ConnectOptions withIoTimeout(Duration v) {
@@ -216,7 +234,8 @@ public record ConnectOptions(
                 v,
                 sourceAddress,
                 polledQueues,
-                polledIo);
+                polledIo,
+                busyPoll);
     }
 
     /** @return these options leaving from {@code v}, a local address of the NIC to use (null: the kernel's route) */
@@ -232,7 +251,8 @@ public record ConnectOptions(
                 ioTimeout,
                 v,
                 polledQueues,
-                polledIo);
+                polledIo,
+                busyPoll);
     }
 
     /** @return these options reserving {@code v} polled queues (0: {@link Controller#openPolledQueue} refuses) */
@@ -248,7 +268,8 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 v,
-                polledIo);
+                polledIo,
+                busyPoll);
     }
 
     /** @return these options with the polled data path for NVMe/TCP I/O queues on ({@code true}) or off */
@@ -264,6 +285,27 @@ public record ConnectOptions(
                 ioTimeout,
                 sourceAddress,
                 polledQueues,
+                v,
+                busyPoll);
+    }
+
+    /**
+     * @return these options with queue threads polling for up to {@code v} before they sleep (polled data path over
+     *     NVMe/TCP; {@link Duration#ZERO}: sleep at once)
+     */
+    public ConnectOptions withBusyPoll(Duration v) {
+        return new ConnectOptions(
+                identity,
+                ioQueues,
+                queueDepth,
+                keepAlive,
+                headerDigest,
+                dataDigest,
+                connectTimeout,
+                ioTimeout,
+                sourceAddress,
+                polledQueues,
+                polledIo,
                 v);
     }
 

@@ -62,9 +62,10 @@ public final class Controller implements AutoCloseable {
      * The I/O queue each thread sends its commands on, dealt round robin at a thread's first command: one thread's
      * commands share a queue, so they go out together in its sends and one queue thread completes them, as the kernel
      * maps each CPU to one hardware queue (spreading one thread's commands over every queue wakes every queue's thread
-     * for a share of them, on the same cores).
+     * for a share of them, on the same cores). A queue's own thread (a callback sending the next command) keeps to its
+     * queue, which then sends the command without waking anyone.
      */
-    private final ThreadLocal<Integer> callersQueue = ThreadLocal.withInitial(nextQueue::getAndIncrement);
+    private final ThreadLocal<Integer> callersQueue = ThreadLocal.withInitial(this::dealQueue);
     /** Commands sent and not yet completed, by I/O queue: a thread whose queue is full spills to one with room. */
     private final AtomicIntegerArray outstanding;
 
@@ -506,6 +507,19 @@ public final class Controller implements AutoCloseable {
                     "Write Zeroes(nsid=" + nsid + ", slba=" + (lba + b) + ", blocks=" + n + ")"));
         }
         return all(parts);
+    }
+
+    private int dealQueue() {
+        Session s = session;
+        Thread me = Thread.currentThread();
+        if (s != null) {
+            for (int i = 0; i < s.io().size(); i++) {
+                if (s.io().get(i).completesOn(me)) {
+                    return i;
+                }
+            }
+        }
+        return nextQueue.getAndIncrement();
     }
 
     /** Sends a command on the calling thread's queue. */

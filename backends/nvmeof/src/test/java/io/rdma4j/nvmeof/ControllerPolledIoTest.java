@@ -2,6 +2,7 @@ package io.rdma4j.nvmeof;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The controller with {@link ConnectOptions#polledIo()} on (the default), so every NVMe/TCP I/O queue is a
@@ -35,8 +37,13 @@ class ControllerPolledIoTest {
     Path home;
 
     private ConnectOptions options(boolean polled, boolean digests) {
+        return options(polled, digests, 0);
+    }
+
+    private ConnectOptions options(boolean polled, boolean digests, long busyPollMicros) {
         return ConnectOptions.defaults()
                 .withPolledIo(polled)
+                .withBusyPoll(Duration.ofNanos(busyPollMicros * 1000))
                 .withIdentity(HostIdentity.persistent(home))
                 .withIoQueues(2)
                 .withQueueDepth(8)
@@ -46,15 +53,17 @@ class ControllerPolledIoTest {
                 .withKeepAlive(Duration.ZERO);
     }
 
-    @ParameterizedTest(name = "polled data path {0}, digests {1}")
-    @CsvSource({"true, false", "true, true", "false, false", "false, true"})
-    void movesNativeAndHeapMemoryByteForByteFromManyThreads(boolean polled, boolean digests) throws Exception {
+    @ParameterizedTest(name = "polled data path {0}, digests {1}, busy poll {2} us")
+    @CsvSource({"true, false, 0", "true, true, 0", "false, false, 0", "false, true, 0", "true, false, 50"})
+    void movesNativeAndHeapMemoryByteForByteFromManyThreads(boolean polled, boolean digests, long busyPollMicros)
+            throws Exception {
         try (ScriptedTarget t = new ScriptedTarget(16 << 20);
                 Arena arena = Arena.ofShared()) {
             t.maxH2CData = 8192;
             t.c2hPiece = 12288;
             t.mdts = 3; // 32 KiB: a 200 KiB transfer is 7 commands
-            try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options(polled, digests))) {
+            try (Controller c =
+                    Controller.connect(t.target(), ScriptedTarget.NQN, options(polled, digests, busyPollMicros))) {
                 Random r = new Random(digests ? 1 : 2);
                 byte[] big = new byte[200 * 1024];
                 r.nextBytes(big);
@@ -95,6 +104,43 @@ class ControllerPolledIoTest {
                 assertArrayEquals(all, t.stored(4096 * 512, all.length));
             }
         }
+    }
+
+    @ParameterizedTest(name = "busy poll {0} us")
+    @ValueSource(longs = {0, 50})
+    void aCommandSentFromACompletionCallbackGoesOnThatCallbacksQueue(long busyPollMicros) throws Exception {
+        // Each write is sent from the completion callback of the one before, on the queue's thread: the chain stays
+        // on the queue it started on (that thread's own), so the other queue sees no command.
+        try (ScriptedTarget t = new ScriptedTarget(1 << 20);
+                Arena arena = Arena.ofShared();
+                Controller c =
+                        Controller.connect(t.target(), ScriptedTarget.NQN, options(true, false, busyPollMicros))) {
+            int writes = 200;
+            byte[] all = new byte[writes * 512];
+            new Random(3).nextBytes(all);
+            MemorySegment src = arena.allocate(all.length, 512).copyFrom(MemorySegment.ofArray(all));
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            chain(c, src, 0, writes, done);
+            done.get(30, TimeUnit.SECONDS);
+            assertArrayEquals(all, t.stored(0, all.length));
+            assertTrue(t.maxInFlight.containsKey(1), "the chain's queue saw no command");
+            assertFalse(t.maxInFlight.containsKey(2), "a command from a callback went on another queue");
+        }
+    }
+
+    /** Writes block {@code i} of {@code src}, and from its completion callback the next, up to {@code n}. */
+    private static void chain(Controller c, MemorySegment src, int i, int n, CompletableFuture<Void> done) {
+        if (i == n) {
+            done.complete(null);
+            return;
+        }
+        c.write(1, i, src.asSlice(i * 512L, 512)).whenComplete((v, x) -> {
+            if (x != null) {
+                done.completeExceptionally(x);
+            } else {
+                chain(c, src, i + 1, n, done);
+            }
+        });
     }
 
     @Test

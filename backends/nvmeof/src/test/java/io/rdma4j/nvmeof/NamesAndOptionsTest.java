@@ -46,6 +46,14 @@ class NamesAndOptionsTest {
         assertThrows(IllegalArgumentException.class, () -> d.withIoQueues(0));
         assertThrows(IllegalArgumentException.class, () -> d.withKeepAlive(Duration.ofMillis(-1)));
         assertThrows(IllegalArgumentException.class, () -> d.withConnectTimeout(Duration.ZERO));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withBusyPoll(Duration.ofNanos(-1)))
+                .getMessage()
+                .contains("busyPoll"));
+        assertThrows(IllegalArgumentException.class, () -> d.withBusyPoll(Duration.ofSeconds(2)));
+        assertEquals(
+                Duration.ofNanos(50_000),
+                d.withBusyPoll(Duration.ofNanos(50_000)).busyPoll());
+        assertEquals(Duration.ZERO, d.busyPoll(), "no busy polling unless asked");
         assertTrue(assertThrows(
                         IllegalArgumentException.class,
                         () -> HostIdentity.validateNqn("iqn.2001-04.com.example", "subsystem NQN"))

@@ -40,6 +40,9 @@ public interface FabricQueue extends AutoCloseable {
      */
     boolean accessible(MemorySegment segment);
 
+    /** @return whether this queue completes its commands' futures on {@code thread} (its own thread) */
+    boolean completesOn(Thread thread);
+
     /** Closes the connection; outstanding commands fail with a {@link io.rdma4j.nvmeof.NvmeConnectionException}. */
     @Override
     void close();

@@ -174,6 +174,11 @@ public final class RdmaQueue implements FabricQueue {
         return true; // the NIC moves the data; only the submitting thread touches it (in-capsule and bounce copies)
     }
 
+    @Override
+    public boolean completesOn(Thread thread) {
+        return thread == poller;
+    }
+
     /** @return the queue's configuration */
     public Config config() {
         return config;

@@ -24,6 +24,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * reader and a writer, no hand-off between them for an R2T, and no system call per PDU. Idle, the thread sleeps in
  * {@code poll} on the socket and an {@code eventfd} that a submitter signals only when the thread sleeps; a submitter
  * that finds it asleep with nothing in flight sends its command itself instead, and the completion wakes the thread.
+ * With a busy-poll time, a thread with commands in flight polls that long after it last found work before it sleeps: a
+ * completion then needs no wake-up from sleep, and a command sent from a completion callback goes out on this thread.
  *
  * <p>Heap memory goes through a native copy made for the command (the polled queue moves native memory only).
  */
@@ -70,9 +72,14 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
 
     private volatile NvmeException failing;
     private final int maxData;
+    /** How long the thread polls, with commands in flight, before it sleeps; 0: sleeps at once. */
+    private final long busyPollNanos;
+    /** When the thread last found no work while polling (the thread's alone); 0 while it finds some. */
+    private long idleSince;
 
-    private DrivenTcpQueue(String name, PolledTcpQueue queue) {
+    private DrivenTcpQueue(String name, PolledTcpQueue queue, long busyPollNanos) {
         this.name = name;
+        this.busyPollNanos = busyPollNanos;
         this.queue = queue;
         this.maxData = queue.maxData();
         int depth = queue.depth();
@@ -88,13 +95,21 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
     /**
      * Connects, exchanges ICReq/ICResp, sends the Fabrics Connect for {@code config.qid()}, and starts the queue's
      * thread.
+     *
+     * @param busyPollNanos how long the thread, with commands in flight and no work found, polls the connection before
+     *     it sleeps; 0 sleeps at once
      */
     public static DrivenTcpQueue open(
-            InetSocketAddress address, InetAddress source, String name, TcpQueue.Config config, byte[] connectData) {
+            InetSocketAddress address,
+            InetAddress source,
+            String name,
+            TcpQueue.Config config,
+            byte[] connectData,
+            long busyPollNanos) {
         PolledTcpQueue q = PolledTcpQueue.open(address, source, name, config, connectData);
         DrivenTcpQueue d;
         try {
-            d = new DrivenTcpQueue(name, q);
+            d = new DrivenTcpQueue(name, q, busyPollNanos);
         } catch (RuntimeException | Error e) {
             q.close();
             throw e;
@@ -169,6 +184,18 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
         }
     }
 
+    /**
+     * @return whether the thread, with commands in flight, has found no work for less than the busy-poll time, and so
+     *     polls again instead of sleeping
+     */
+    private boolean stillPolling() {
+        long now = System.nanoTime();
+        if (idleSince == 0) {
+            idleSince = now;
+        }
+        return now - idleSince < busyPollNanos;
+    }
+
     private void run() {
         driving.lock();
         try {
@@ -179,7 +206,12 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
                 }
                 int took = take();
                 int done = queue.poll(this);
-                if (took == 0 && done == 0) {
+                if (took != 0 || done != 0) {
+                    idleSince = 0;
+                } else if (busyPollNanos > 0 && queue.inFlight() > 0 && stillPolling()) {
+                    Thread.onSpinWait();
+                } else {
+                    idleSince = 0;
                     sleeping = true;
                     if (submitted.isEmpty() && !stopping && failing == null) {
                         boolean woken;
@@ -298,6 +330,11 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
     @Override
     public boolean accessible(MemorySegment segment) {
         return segment.isAccessibleBy(thread);
+    }
+
+    @Override
+    public boolean completesOn(Thread t) {
+        return t == thread;
     }
 
     /** Closes the connection; outstanding commands fail with a {@link NvmeConnectionException}. */

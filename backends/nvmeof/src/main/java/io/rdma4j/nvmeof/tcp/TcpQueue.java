@@ -155,6 +155,11 @@ public final class TcpQueue implements FabricQueue {
         return segment.isAccessibleBy(receiver.thread()) && segment.isAccessibleBy(sender.thread());
     }
 
+    @Override
+    public boolean completesOn(Thread thread) {
+        return thread == receiver.thread();
+    }
+
     /** @return MAXH2CDATA from the ICResp */
     public long maxH2CData() {
         return maxH2CData;
