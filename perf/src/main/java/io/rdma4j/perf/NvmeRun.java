@@ -10,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,19 +18,23 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1] [--kernel-dev /dev/nvmeXnY] [--seconds 3]
- * [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk] [--polled-io on|off]}, or {@code ./rdma4j bench nvme
- * --spdk-target [--tcp 127.0.0.1:PORT] ...}: 4 KiB random read and write at QD1 and QD32 (IOPS, latency percentiles),
- * 128 KiB and 1 MiB sequential read and write throughput at QD8, through this initiator twice: its thread-safe
- * {@code Controller} API (4 I/O queues of depth 64, each run by one thread of its own on the polled data path, or with
- * {@code --polled-io off} by a reader and a writer thread) and a {@code PolledQueue} (NVMe/TCP, depth 64) driven from
- * the measuring thread alone ({@link NvmePolledLoop}); each workload after an uncounted warm-up, next to the baselines
- * measured in the same run against the same target for the same workloads:
+ * [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk] [--polled-io on|off] [--busy-poll 50]}, or {@code ./rdma4j
+ * bench nvme --spdk-target [--tcp 127.0.0.1:PORT] ...}: 4 KiB random read and write at QD1 and QD32 (IOPS, latency
+ * percentiles), 128 KiB and 1 MiB sequential read and write throughput at QD8, through this initiator twice: its
+ * thread-safe {@code Controller} API (4 I/O queues of depth 64, each run by one thread of its own on the polled data
+ * path, or with {@code --polled-io off} by a reader and a writer thread; a queue thread with I/O in flight polls for
+ * {@code --busy-poll} microseconds, 50 unless told, before it sleeps; as many chains of I/O as the queue depth, each
+ * sending its next I/O from the completion callback of the one before, as {@code spdk_nvme_perf} does) and a
+ * {@code PolledQueue} (NVMe/TCP, depth 64) driven from the measuring thread alone ({@link NvmePolledLoop}); each
+ * workload after an uncounted warm-up, next to the baselines measured in the same run against the same target for the
+ * same workloads:
  *
  * <ul>
  *   <li>SPDK's initiator, {@code spdk_nvme_perf} ({@link SpdkPerf}, NVMe/TCP), where {@code RDMA4J_SPDK} names an SPDK
@@ -149,9 +154,15 @@ final class NvmeRun implements BenchRun {
                 throws Exception;
     }
 
+    /**
+     * How long the controller's queue threads poll before they sleep, unless {@code --busy-poll} says: SPDK's perf, the
+     * baseline, polls all the time.
+     */
+    static final long DEFAULT_BUSY_POLL_MICROS = 50;
+
     private static final String USAGE = "usage: ./rdma4j bench nvme --tcp|--rdma HOST:PORT --nqn NQN [--nsid 1]"
             + " [--kernel-dev /dev/nvmeXnY] [--seconds 3] [--warmup 1] [--only PART-OF-NAME] [--json] [--no-spdk]"
-            + " [--polled-io on|off] [--rounds 1], or --spdk-target [--tcp"
+            + " [--polled-io on|off] [--busy-poll 50] [--rounds 1], or --spdk-target [--tcp"
             + " 127.0.0.1:PORT] [--target-cores 0x2] [--spdk-cores 0x1] (SPDK from RDMA4J_SPDK)";
 
     @Override
@@ -162,6 +173,7 @@ final class NvmeRun implements BenchRun {
         double seconds = 3;
         double warmup = 1;
         int rounds = 1;
+        long busyPollMicros = DEFAULT_BUSY_POLL_MICROS;
         boolean json = false, spdkTarget = false, noSpdk = false, polledIo = ConnectOptions.DEFAULT_POLLED_IO;
         String targetCores = "0x2", spdkCores = "0x1", only = null;
         for (int i = 0; i < args.length; i++) {
@@ -183,6 +195,14 @@ final class NvmeRun implements BenchRun {
                     rounds = Integer.parseInt(value(args, i++));
                     if (rounds < 1 || rounds > 50) {
                         throw new IllegalArgumentException("--rounds takes 1 to 50, not " + rounds);
+                    }
+                }
+                case "--busy-poll" -> {
+                    busyPollMicros = Long.parseLong(value(args, i++));
+                    if (busyPollMicros < 0 || busyPollMicros > 1_000_000) {
+                        throw new IllegalArgumentException(
+                                "--busy-poll takes microseconds from 0 (sleep at once) to 1000000, not "
+                                        + busyPollMicros);
                     }
                 }
                 case "--polled-io" ->
@@ -226,6 +246,7 @@ final class NvmeRun implements BenchRun {
                     spdk.isEmpty() ? null : new SpdkPerf(spdk.get(), spdkCores),
                     only,
                     polledIo,
+                    busyPollMicros,
                     rounds);
             if (json) {
                 StringBuilder sb = new StringBuilder("{\"rows\": [");
@@ -259,6 +280,7 @@ final class NvmeRun implements BenchRun {
             SpdkPerf spdk,
             String only,
             boolean polledIo,
+            long busyPollMicros,
             int rounds)
             throws Exception {
         List<Workload> workloads = List.of(
@@ -287,7 +309,8 @@ final class NvmeRun implements BenchRun {
                         ConnectOptions.defaults()
                                 .withIoQueues(4)
                                 .withQueueDepth(64)
-                                .withPolledIo(polledIo));
+                                .withPolledIo(polledIo)
+                                .withBusyPoll(Duration.ofNanos(busyPollMicros * 1000)));
                 PolledQueue polled = target.transport() == Target.Transport.TCP ? c.openPolledQueue(nsid, 64) : null) {
             MemorySegment polledMemory = confined.allocate(32L << 20, 4096);
             long bytes = Math.min(c.namespace(nsid).bytes(), 256L << 20);
@@ -310,8 +333,21 @@ final class NvmeRun implements BenchRun {
                 kbufs[i] = ByteBuffer.allocateDirect((1 << 20) + 4096).alignedSlice(4096);
             }
             System.out.printf(
-                    "target %s %s namespace %d: %d I/O queues of depth %d, MDTS %d bytes; %.1f s per workload over %d MiB%n",
-                    target, nqn, nsid, c.ioQueueCount(), c.queueDepth(), c.maxTransferBytes(), seconds, bytes >> 20);
+                    "target %s %s namespace %d: %d I/O queues of depth %d, MDTS %d bytes; %.1f s per workload over %d MiB;"
+                            + " Controller %s%n",
+                    target,
+                    nqn,
+                    nsid,
+                    c.ioQueueCount(),
+                    c.queueDepth(),
+                    c.maxTransferBytes(),
+                    seconds,
+                    bytes >> 20,
+                    !polledIo
+                            ? "on reader and writer threads"
+                            : busyPollMicros == 0
+                                    ? "queue threads sleep when idle"
+                                    : "queue threads busy-poll " + busyPollMicros + " us before sleeping");
             for (Workload w : workloads) {
                 measure(w, ours, bytes, warmup, false); // JIT and connection warm-up, not counted
                 Figures r = measure(w, ours, bytes, seconds, false).figures(w.size());
@@ -438,20 +474,49 @@ final class NvmeRun implements BenchRun {
             }
             doneAll.await();
         } else {
-            Semaphore window = new Semaphore(w.qd());
+            // w.qd() chains, each sending its next I/O from the completion callback of the one before (on the
+            // queue's thread), as spdk_nvme_perf and NvmePolledLoop do
             long[] lat = new long[1_000_000];
             AtomicLong n = new AtomicLong();
-            SplittableRandom rnd = new SplittableRandom(1);
-            java.util.concurrent.ConcurrentLinkedQueue<Integer> slotsFree =
-                    new java.util.concurrent.ConcurrentLinkedQueue<>();
+            CountDownLatch chains = new CountDownLatch(w.qd());
+            Chain chain = new Chain(w, e, slots, end, seq, lat, n, ops, failed, chains);
             for (int s = 0; s < w.qd(); s++) {
-                slotsFree.add(s);
+                chain.next(s);
             }
-            while (System.nanoTime() < end && failed.get() == null) {
-                window.acquire();
-                int slot = slotsFree.poll();
-                long off = (w.random() ? rnd.nextLong(slots) : seq.getAndIncrement() % slots) * w.size();
-                long a = System.nanoTime();
+            if (!chains.await((long) (seconds * 1e9) + TimeUnit.SECONDS.toNanos(60), TimeUnit.NANOSECONDS)) {
+                throw new IllegalStateException(w.name() + ": " + chains.getCount() + " of " + w.qd()
+                        + " I/O chains still running a minute past the end: an I/O never completed");
+            }
+            lats.add(Arrays.copyOf(lat, (int) Math.min(n.get(), lat.length)));
+        }
+        if (failed.get() != null) {
+            throw new IllegalStateException(w.name() + " failed", failed.get());
+        }
+        double secs = (System.nanoTime() - t0) / 1e9;
+        return new Result(
+                ops.get(), secs, lats.stream().flatMapToLong(Arrays::stream).toArray());
+    }
+    /** I/O chains on an asynchronous engine: each completion records its latency and sends that slot's next I/O. */
+    private record Chain(
+            Workload w,
+            Engine e,
+            long slots,
+            long end,
+            AtomicLong seq,
+            long[] lat,
+            AtomicLong n,
+            AtomicLong ops,
+            AtomicReference<Throwable> failed,
+            CountDownLatch chains) {
+        void next(int slot) {
+            if (System.nanoTime() >= end || failed.get() != null) {
+                chains.countDown();
+                return;
+            }
+            long off = (w.random() ? ThreadLocalRandom.current().nextLong(slots) : seq.getAndIncrement() % slots)
+                    * w.size();
+            long a = System.nanoTime();
+            try {
                 e.io(w.write(), off, w.size(), slot, t -> {
                     if (t != null) {
                         failed.compareAndSet(null, t);
@@ -461,18 +526,12 @@ final class NvmeRun implements BenchRun {
                         lat[(int) i] = System.nanoTime() - a;
                     }
                     ops.incrementAndGet();
-                    slotsFree.add(slot);
-                    window.release();
+                    next(slot);
                 });
+            } catch (Exception x) {
+                failed.compareAndSet(null, x);
+                chains.countDown();
             }
-            window.acquire(w.qd());
-            lats.add(Arrays.copyOf(lat, (int) Math.min(n.get(), lat.length)));
         }
-        if (failed.get() != null) {
-            throw new IllegalStateException(w.name() + " failed", failed.get());
-        }
-        double secs = (System.nanoTime() - t0) / 1e9;
-        return new Result(
-                ops.get(), secs, lats.stream().flatMapToLong(Arrays::stream).toArray());
     }
 }
