@@ -46,12 +46,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * </ul>
  *
  * With {@code --rounds N} (N > 1, SPDK and the polled queue both measured) each workload then runs N - 1 more rounds,
- * the polled queue and SPDK's perf alternating, and prints polled/SPDK IOPS of every round and their median: on a
- * shared machine whose speed drifts between runs, pairs measured back to back compare better than one of each.
+ * {@code Controller}, the polled queue and SPDK's perf one after the other, and prints rdma4j/SPDK and polled/SPDK IOPS
+ * of every round and their medians: on a shared machine whose speed drifts between runs, sides measured back to back
+ * compare better than one of each.
  *
  * <p>With {@code --json} the last line is one object, a row per workload: IOPS, MB/s, p50 and p99 of each side measured
- * ({@code null} for a side not run), rdma4j/SPDK IOPS, and with {@code --rounds} every round's polled/SPDK IOPS and
- * their median. The workloads write: use a scratch namespace.
+ * ({@code null} for a side not run), rdma4j/SPDK IOPS, and with {@code --rounds} every round's polled/SPDK and
+ * rdma4j/SPDK IOPS and their medians. The workloads write: use a scratch namespace.
  */
 final class NvmeRun implements BenchRun {
     @Override
@@ -102,13 +103,21 @@ final class NvmeRun implements BenchRun {
      * @param rounds polled/SPDK IOPS of each round with {@code --rounds}, the first being the row's own figures; empty
      *     without
      */
-    private record Row(Workload w, Figures rdma4j, Figures polled, Figures spdk, Figures kernel, List<Double> rounds) {
+    private record Row(
+            Workload w,
+            Figures rdma4j,
+            Figures polled,
+            Figures spdk,
+            Figures kernel,
+            List<Double> rdma4jRounds,
+            List<Double> rounds) {
         String json() {
             return String.format(
                     Locale.ROOT,
                     "{\"workload\": \"%s\", \"bytes\": %d, \"qd\": %d, \"rdma4j\": %s, \"rdma4jPolled\": %s,"
                             + " \"spdk\": %s, \"kernel\": %s, \"rdma4jOverSpdk\": %s, \"polledOverSpdk\": %s,"
-                            + " \"polledOverSpdkRounds\": %s, \"polledOverSpdkMedian\": %s}",
+                            + " \"polledOverSpdkRounds\": %s, \"polledOverSpdkMedian\": %s,"
+                            + " \"rdma4jOverSpdkRounds\": %s, \"rdma4jOverSpdkMedian\": %s}",
                     w.name(),
                     w.size(),
                     w.qd(),
@@ -118,15 +127,37 @@ final class NvmeRun implements BenchRun {
                     Figures.json(kernel),
                     ratio(rdma4j, spdk),
                     ratio(polled, spdk),
-                    rounds.stream()
-                            .map(v -> String.format(Locale.ROOT, "%.3f", v))
-                            .toList(),
-                    rounds.isEmpty() ? "null" : String.format(Locale.ROOT, "%.3f", median(rounds)));
+                    list(rounds),
+                    median(rounds.isEmpty() ? null : rounds),
+                    list(rdma4jRounds),
+                    median(rdma4jRounds.isEmpty() ? null : rdma4jRounds));
+        }
+
+        private static String list(List<Double> values) {
+            return values.stream()
+                    .map(v -> String.format(Locale.ROOT, "%.3f", v))
+                    .toList()
+                    .toString();
+        }
+
+        private static String median(List<Double> values) {
+            return values == null ? "null" : String.format(Locale.ROOT, "%.3f", NvmeRun.median(values));
         }
 
         private static String ratio(Figures a, Figures b) {
             return a == null || b == null ? "null" : String.format(Locale.ROOT, "%.3f", a.iops() / b.iops());
         }
+    }
+
+    private static void printMedian(Workload w, String what, List<Double> ratios) {
+        System.out.printf(
+                "%-22s %s over %d alternating rounds: median %.2f, %.2f to %.2f%n",
+                w.name(),
+                what,
+                ratios.size(),
+                median(ratios),
+                ratios.stream().mapToDouble(Double::doubleValue).min().orElseThrow(),
+                ratios.stream().mapToDouble(Double::doubleValue).max().orElseThrow());
     }
 
     /** {@return the median of {@code values}, not empty} */
@@ -362,6 +393,7 @@ final class NvmeRun implements BenchRun {
                 }
                 Figures s = null;
                 List<Double> ratios = new ArrayList<>();
+                List<Double> controllerRatios = new ArrayList<>();
                 if (spdk != null) {
                     SpdkPerf.Report p = spdk(spdk, target, nqn, nsid, w, seconds, warmup);
                     s = new Figures(p.iops(), p.iops() * w.size() / 1e6, p.p50Us(), p.p99Us());
@@ -373,29 +405,24 @@ final class NvmeRun implements BenchRun {
                             r.iops() / s.iops(),
                             pq == null ? "-" : String.format(Locale.ROOT, "%.2f", pq.iops() / s.iops()));
                     if (loop != null && rounds > 1) {
+                        controllerRatios.add(r.iops() / s.iops());
                         ratios.add(pq.iops() / s.iops());
                         for (int k = 2; k <= rounds; k++) {
+                            double controller = measure(w, ours, bytes, seconds, false)
+                                    .figures(w.size())
+                                    .iops();
                             double mine = loop.run(seconds).figures(w.size()).iops();
                             double theirs = spdk(spdk, target, nqn, nsid, w, seconds, warmup)
                                     .iops();
+                            controllerRatios.add(controller / theirs);
                             ratios.add(mine / theirs);
                             System.out.printf(
-                                    "%-22s round %d: polled %10.0f IOPS, SPDK %10.0f IOPS, polled/SPDK %.2f%n",
-                                    w.name(), k, mine, theirs, mine / theirs);
+                                    "%-22s round %d: rdma4j %10.0f IOPS, polled %10.0f IOPS, SPDK %10.0f IOPS,"
+                                            + " rdma4j/SPDK %.2f, polled/SPDK %.2f%n",
+                                    w.name(), k, controller, mine, theirs, controller / theirs, mine / theirs);
                         }
-                        System.out.printf(
-                                "%-22s polled/SPDK over %d alternating rounds: median %.2f, %.2f to %.2f%n",
-                                w.name(),
-                                rounds,
-                                median(ratios),
-                                ratios.stream()
-                                        .mapToDouble(Double::doubleValue)
-                                        .min()
-                                        .orElseThrow(),
-                                ratios.stream()
-                                        .mapToDouble(Double::doubleValue)
-                                        .max()
-                                        .orElseThrow());
+                        printMedian(w, "rdma4j/SPDK", controllerRatios);
+                        printMedian(w, "polled/SPDK", ratios);
                     }
                 }
                 Figures k = null;
@@ -415,7 +442,7 @@ final class NvmeRun implements BenchRun {
                     System.out.printf(
                             "%-22s kernel  %s  (rdma4j/kernel IOPS %.2f)%n", w.name(), k.line(), r.iops() / k.iops());
                 }
-                rows.add(new Row(w, r, pq, s, k, ratios));
+                rows.add(new Row(w, r, pq, s, k, controllerRatios, ratios));
             }
             if (kernel != null) {
                 kernel.close();

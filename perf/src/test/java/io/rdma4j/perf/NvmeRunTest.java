@@ -24,7 +24,8 @@ class NvmeRunTest {
     private static final Pattern ROW = Pattern.compile("\\{\"workload\": \"([^\"]+)\", \"bytes\": (\\d+), \"qd\":"
             + " (\\d+), \"rdma4j\": " + FIGURES + ", \"rdma4jPolled\": " + FIGURES + ", \"spdk\": (null|" + FIGURES
             + "), \"kernel\": null, \"rdma4jOverSpdk\": (null|[0-9.]+), \"polledOverSpdk\": (null|[0-9.]+),"
-            + " \"polledOverSpdkRounds\": \\[([0-9., ]*)], \"polledOverSpdkMedian\": (null|[0-9.]+)}");
+            + " \"polledOverSpdkRounds\": \\[([0-9., ]*)], \"polledOverSpdkMedian\": (null|[0-9.]+),"
+            + " \"rdma4jOverSpdkRounds\": \\[([0-9., ]*)], \"rdma4jOverSpdkMedian\": (null|[0-9.]+)}");
 
     private static String bench(String... args) throws Exception {
         PrintStream saved = System.out;
@@ -61,22 +62,28 @@ class NvmeRunTest {
             if (spdk) {
                 assertTrue(Long.parseLong(m.group(13)) > 0, "SPDK measured no I/O in " + m.group());
             }
-            String[] each = m.group(19).isEmpty() ? new String[0] : m.group(19).split(", ");
-            assertEquals(rounds > 1 ? rounds : 0, each.length, "a ratio per round in " + m.group());
-            assertEquals(rounds > 1, !m.group(20).equals("null"), m.group());
-            if (rounds > 1) {
-                java.util.List<Double> ratios =
-                        java.util.Arrays.stream(each).map(Double::parseDouble).toList();
-                assertTrue(ratios.stream().allMatch(r -> r > 0), m.group());
-                // the median is of the rounds printed beside it (to the printed precision)
-                assertEquals(NvmeRun.median(ratios), Double.parseDouble(m.group(20)), 0.0015, m.group());
-                assertTrue(
-                        said.contains(
-                                String.format("%-22s polled/SPDK over %d alternating rounds: median ", name, rounds)),
-                        said);
-            }
+            checkRounds(said, m, name, "polled/SPDK", m.group(19), m.group(20), rounds);
+            checkRounds(said, m, name, "rdma4j/SPDK", m.group(21), m.group(22), rounds);
         }
         assertTrue(!m.find(), "8 rows only: " + last);
+    }
+
+    /** One side's ratios over the rounds: one a round, and the median of them, printed beside. */
+    private static void checkRounds(
+            String said, Matcher m, String name, String what, String list, String median, int rounds) {
+        String[] each = list.isEmpty() ? new String[0] : list.split(", ");
+        assertEquals(rounds > 1 ? rounds : 0, each.length, what + ": a ratio per round in " + m.group());
+        assertEquals(rounds > 1, !median.equals("null"), m.group());
+        if (rounds > 1) {
+            java.util.List<Double> ratios =
+                    java.util.Arrays.stream(each).map(Double::parseDouble).toList();
+            assertTrue(ratios.stream().allMatch(r -> r > 0), m.group());
+            // the median is of the rounds printed beside it (to the printed precision)
+            assertEquals(NvmeRun.median(ratios), Double.parseDouble(median), 0.0015, m.group());
+            assertTrue(
+                    said.contains(String.format("%-22s %s over %d alternating rounds: median ", name, what, rounds)),
+                    said);
+        }
     }
 
     @Test
