@@ -31,9 +31,10 @@ import java.util.function.Consumer;
  * <p>I/O is asynchronous: {@link #read}, {@link #write}, {@link #flush} and {@link #writeZeroes} return futures that
  * complete exceptionally with an {@link NvmeStatusException} (the controller's status, named) or an
  * {@link NvmeConnectionException} / {@link NvmeProtocolException} (the connection failed; {@link #reconnect()}). Each
- * thread's commands go on one I/O queue, the threads dealt over the queues in the order they first submit; transfers
- * larger than the controller's MDTS are split and the pieces issued at once, spread over all I/O queues. Futures
- * complete on a queue's thread: do not block in their callbacks.
+ * thread's commands go on one I/O queue, the threads dealt over the queues in the order they first submit, and a
+ * command whose queue is full goes to the next with a free slot; transfers larger than the controller's MDTS are split
+ * and the pieces issued at once, on the caller's queue as well. Futures complete on a queue's thread: do not block in
+ * their callbacks; a command sent from one goes on that thread's queue.
  *
  * <p>Asynchronous events: after bring-up the controller keeps Asynchronous Event Requests outstanding on the admin
  * queue (as many as Identify Controller's AERL allows, at most {@value #MAX_ASYNC_EVENT_REQUESTS}); they are exempt
@@ -445,13 +446,14 @@ public final class Controller implements AutoCloseable {
             int n = (int) Math.min(chunk, len - off);
             long slba = lba + off / bs;
             int blocks = n / bs;
-            // no description: the queue and io() name the command from its bytes only when it fails; the parts go
-            // to consecutive queues, so one large transfer is carried by every connection
+            // no description: the queue and io() name the command from its bytes only when it fails; the parts go on
+            // the caller's queue, as one thread's commands do (spreading them over every queue measured 2-15% slower
+            // on one initiator core: perf/README.md), and spill to the next when it is full
             parts.add(io(
                     Sqe.readWrite(write, nsid, slba, blocks),
                     new FabricQueue.Data(buffer, off, n, write),
                     null,
-                    queue++));
+                    queue));
         }
         return all(parts);
     }
