@@ -2,6 +2,7 @@ package io.rdma4j.nvmeof;
 
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * How {@link Controller#connect} sets up a controller. Immutable; {@code with...} methods return a copy.
@@ -127,166 +128,49 @@ public record ConnectOptions(
     }
 
     public ConnectOptions withIdentity(HostIdentity v) {
-        return new ConnectOptions(
-                v,
-                ioQueues,
-                queueDepth,
-                keepAlive,
-                headerDigest,
-                dataDigest,
-                connectTimeout,
-                ioTimeout,
-                sourceAddress,
-                polledQueues,
-                polledIo,
-                busyPoll);
+        return copy(c -> c.identity = v);
     }
 
     public ConnectOptions withIoQueues(int v) {
-        return new ConnectOptions(
-                identity,
-                v,
-                queueDepth,
-                keepAlive,
-                headerDigest,
-                dataDigest,
-                connectTimeout,
-                ioTimeout,
-                sourceAddress,
-                polledQueues,
-                polledIo,
-                busyPoll);
+        return copy(c -> c.ioQueues = v);
     }
 
     public ConnectOptions withQueueDepth(int v) {
-        return new ConnectOptions(
-                identity,
-                ioQueues,
-                v,
-                keepAlive,
-                headerDigest,
-                dataDigest,
-                connectTimeout,
-                ioTimeout,
-                sourceAddress,
-                polledQueues,
-                polledIo,
-                busyPoll);
+        return copy(c -> c.queueDepth = v);
     }
 
     public ConnectOptions withKeepAlive(Duration v) {
-        return new ConnectOptions(
-                identity,
-                ioQueues,
-                queueDepth,
-                v,
-                headerDigest,
-                dataDigest,
-                connectTimeout,
-                ioTimeout,
-                sourceAddress,
-                polledQueues,
-                polledIo,
-                busyPoll);
+        return copy(c -> c.keepAlive = v);
     }
 
     public ConnectOptions withDigests(boolean header, boolean data) {
-        return new ConnectOptions(
-                identity,
-                ioQueues,
-                queueDepth,
-                keepAlive,
-                header,
-                data,
-                connectTimeout,
-                ioTimeout,
-                sourceAddress,
-                polledQueues,
-                polledIo,
-                busyPoll);
+        return copy(c -> {
+            c.headerDigest = header;
+            c.dataDigest = data;
+        });
     }
 
     public ConnectOptions withConnectTimeout(Duration v) {
-        return new ConnectOptions(
-                identity,
-                ioQueues,
-                queueDepth,
-                keepAlive,
-                headerDigest,
-                dataDigest,
-                v,
-                ioTimeout,
-                sourceAddress,
-                polledQueues,
-                polledIo,
-                busyPoll);
+        return copy(c -> c.connectTimeout = v);
     }
 
     public ConnectOptions withIoTimeout(Duration v) {
-        return new ConnectOptions(
-                identity,
-                ioQueues,
-                queueDepth,
-                keepAlive,
-                headerDigest,
-                dataDigest,
-                connectTimeout,
-                v,
-                sourceAddress,
-                polledQueues,
-                polledIo,
-                busyPoll);
+        return copy(c -> c.ioTimeout = v);
     }
 
     /** @return these options leaving from {@code v}, a local address of the NIC to use (null: the kernel's route) */
     public ConnectOptions withSourceAddress(InetAddress v) {
-        return new ConnectOptions(
-                identity,
-                ioQueues,
-                queueDepth,
-                keepAlive,
-                headerDigest,
-                dataDigest,
-                connectTimeout,
-                ioTimeout,
-                v,
-                polledQueues,
-                polledIo,
-                busyPoll);
+        return copy(c -> c.sourceAddress = v);
     }
 
     /** @return these options reserving {@code v} polled queues (0: {@link Controller#openPolledQueue} refuses) */
     public ConnectOptions withPolledQueues(int v) {
-        return new ConnectOptions(
-                identity,
-                ioQueues,
-                queueDepth,
-                keepAlive,
-                headerDigest,
-                dataDigest,
-                connectTimeout,
-                ioTimeout,
-                sourceAddress,
-                v,
-                polledIo,
-                busyPoll);
+        return copy(c -> c.polledQueues = v);
     }
 
     /** @return these options with the polled data path for NVMe/TCP I/O queues on ({@code true}) or off */
     public ConnectOptions withPolledIo(boolean v) {
-        return new ConnectOptions(
-                identity,
-                ioQueues,
-                queueDepth,
-                keepAlive,
-                headerDigest,
-                dataDigest,
-                connectTimeout,
-                ioTimeout,
-                sourceAddress,
-                polledQueues,
-                v,
-                busyPoll);
+        return copy(c -> c.polledIo = v);
     }
 
     /**
@@ -294,19 +178,61 @@ public record ConnectOptions(
      *     NVMe/TCP; {@link Duration#ZERO}: sleep at once)
      */
     public ConnectOptions withBusyPoll(Duration v) {
-        return new ConnectOptions(
-                identity,
-                ioQueues,
-                queueDepth,
-                keepAlive,
-                headerDigest,
-                dataDigest,
-                connectTimeout,
-                ioTimeout,
-                sourceAddress,
-                polledQueues,
-                polledIo,
-                v);
+        return copy(c -> c.busyPoll = v);
+    }
+
+    /** The components as fields, for the {@code with...} methods to change one and make the copy. */
+    private static final class Copy {
+        HostIdentity identity;
+        int ioQueues;
+        int queueDepth;
+        Duration keepAlive;
+        boolean headerDigest;
+        boolean dataDigest;
+        Duration connectTimeout;
+        Duration ioTimeout;
+        InetAddress sourceAddress;
+        int polledQueues;
+        boolean polledIo;
+        Duration busyPoll;
+
+        Copy(ConnectOptions o) {
+            identity = o.identity;
+            ioQueues = o.ioQueues;
+            queueDepth = o.queueDepth;
+            keepAlive = o.keepAlive;
+            headerDigest = o.headerDigest;
+            dataDigest = o.dataDigest;
+            connectTimeout = o.connectTimeout;
+            ioTimeout = o.ioTimeout;
+            sourceAddress = o.sourceAddress;
+            polledQueues = o.polledQueues;
+            polledIo = o.polledIo;
+            busyPoll = o.busyPoll;
+        }
+
+        ConnectOptions build() {
+            return new ConnectOptions(
+                    identity,
+                    ioQueues,
+                    queueDepth,
+                    keepAlive,
+                    headerDigest,
+                    dataDigest,
+                    connectTimeout,
+                    ioTimeout,
+                    sourceAddress,
+                    polledQueues,
+                    polledIo,
+                    busyPoll);
+        }
+    }
+
+    /** @return a copy of these options with {@code change} made (and checked by the constructor) */
+    private ConnectOptions copy(Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return c.build();
     }
 
     /** @return the identity to use: the given one, else the persistent one */
