@@ -18,8 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.Consumer;
 
 /**
@@ -42,9 +40,10 @@ import java.util.function.Consumer;
  * changes), handed to {@link #onAsyncEvent} listeners and {@link #pollAsyncEvent}, and the request is sent again.
  * {@link #reconnect()} arms new requests; {@link #close()} ends them with the connection.
  *
- * <p>This class holds the public API, the admin queries and the I/O path; the bring-up and shutdown sequence is
- * {@code BringUp}'s, what one bring-up created a {@code Session}, the events {@code AsyncEvents}', and the blocking
- * control-path calls {@code Calls}'. Calls go from here down into them.
+ * <p>This class holds the public API, the admin queries and the I/O commands; which queue a command goes on and its
+ * future are {@code IoDispatch}'s, the bring-up and shutdown sequence {@code BringUp}'s, what one bring-up created a
+ * {@code Session}, the events {@code AsyncEvents}', and the blocking control-path calls {@code Calls}'. Calls go from
+ * here down into them.
  */
 public final class Controller implements AutoCloseable {
     /** The well-known NQN of a discovery controller. */
@@ -58,21 +57,10 @@ public final class Controller implements AutoCloseable {
     private final ConnectOptions options;
     private final HostIdentity identity;
     private final Map<Long, NamespaceInfo> namespaces = new ConcurrentHashMap<>();
-    private final AtomicInteger nextQueue = new AtomicInteger();
-    /**
-     * The I/O queue each thread sends its commands on, dealt round robin at a thread's first command: one thread's
-     * commands share a queue, so they go out together in its sends and one queue thread completes them, as the kernel
-     * maps each CPU to one hardware queue (spreading one thread's commands over every queue wakes every queue's thread
-     * for a share of them, on the same cores). A queue's own thread (a callback sending the next command) keeps to its
-     * queue, which then sends the command without waking anyone.
-     */
-    private final ThreadLocal<Integer> callersQueue = ThreadLocal.withInitial(this::dealQueue);
-    /** Commands sent and not yet completed, by I/O queue: a thread whose queue is full spills to one with room. */
-    private final AtomicIntegerArray outstanding;
-
     private final AsyncEvents events;
     private final BringUp bringUp;
     private final QueueMetrics metrics;
+    private final IoDispatch dispatch;
     private volatile Session session;
     private boolean closed;
 
@@ -90,7 +78,7 @@ public final class Controller implements AutoCloseable {
         this.events = new AsyncEvents(target, options.connectTimeout(), namespaces);
         this.bringUp = new BringUp(target, subsystemNqn, options, identity, connector, events);
         this.metrics = QueueMetrics.create(registry, target, subsystemNqn, options.ioQueues());
-        this.outstanding = new AtomicIntegerArray(options.ioQueues());
+        this.dispatch = new IoDispatch(metrics, options.ioQueues(), () -> session);
     }
 
     /**
@@ -433,9 +421,11 @@ public final class Controller implements AutoCloseable {
             throw new IllegalArgumentException("LBA " + lba + " is negative");
         }
         long chunk = Math.min(live().maxTransfer(), 65536L * bs) / bs * bs;
-        int queue = callersQueue.get();
+        Session s = live();
+        int queue = dispatch.callersQueue();
         if (len <= chunk) { // one command: no list, no combined future
-            return io(
+            return dispatch.send(
+                    s,
                     Sqe.readWrite(write, nsid, lba, (int) (len / bs)),
                     new FabricQueue.Data(buffer, 0, (int) len, write),
                     null,
@@ -449,13 +439,14 @@ public final class Controller implements AutoCloseable {
             // no description: the queue and io() name the command from its bytes only when it fails; the parts go on
             // the caller's queue, as one thread's commands do (spreading them over every queue measured 2-15% slower
             // on one initiator core: perf/README.md), and spill to the next when it is full
-            parts.add(io(
+            parts.add(dispatch.send(
+                    s,
                     Sqe.readWrite(write, nsid, slba, blocks),
                     new FabricQueue.Data(buffer, off, n, write),
                     null,
                     queue));
         }
-        return all(parts);
+        return IoDispatch.all(parts);
     }
 
     /**
@@ -508,119 +499,12 @@ public final class Controller implements AutoCloseable {
                     FabricQueue.Data.NONE,
                     "Write Zeroes(nsid=" + nsid + ", slba=" + (lba + b) + ", blocks=" + n + ")"));
         }
-        return all(parts);
-    }
-
-    private int dealQueue() {
-        Session s = session;
-        Thread me = Thread.currentThread();
-        if (s != null) {
-            for (int i = 0; i < s.io().size(); i++) {
-                if (s.io().get(i).completesOn(me)) {
-                    return i;
-                }
-            }
-        }
-        return nextQueue.getAndIncrement();
+        return IoDispatch.all(parts);
     }
 
     /** Sends a command on the calling thread's queue. */
     private CompletableFuture<Void> io(byte[] sqe, FabricQueue.Data data, String what) {
-        return io(sqe, data, what, callersQueue.get());
-    }
-
-    /**
-     * @param what names the command; null: named from its bytes ({@link Sqe#describe}) only if it fails
-     * @param queue the I/O queue, modulo their number
-     */
-    private CompletableFuture<Void> io(byte[] sqe, FabricQueue.Data data, String what, int queue) {
-        Session s = live();
-        if (s.io().isEmpty()) {
-            throw new IllegalStateException(
-                    (what != null ? what : Sqe.describe(sqe)) + ": a discovery controller has no I/O queues");
-        }
-        int qi = withRoom(Math.floorMod(queue, s.io().size()), s);
-        FabricQueue q = s.io().get(qi);
-        NvmeException down = q.failure();
-        if (down != null) {
-            return CompletableFuture.failedFuture(new NvmeConnectionException(
-                    (what != null ? what : Sqe.describe(sqe)) + ": the connection is down (" + down.getMessage()
-                            + "); call reconnect()",
-                    down));
-        }
-        // Completes with the failure itself (never wrapped in a CompletionException), like a split transfer's all().
-        CompletableFuture<Void> result = new CompletableFuture<>();
-        CompletableFuture<Cqe> sent;
-        outstanding.incrementAndGet(qi);
-        try {
-            sent = q.submit(sqe, data, what);
-        } catch (RuntimeException e) {
-            outstanding.decrementAndGet(qi);
-            throw e;
-        }
-        if (metrics == QueueMetrics.OFF) {
-            sent.whenComplete((cqe, t) -> {
-                outstanding.decrementAndGet(qi);
-                answer(result, cqe, t, sqe, what);
-            });
-            return result;
-        }
-        // counted before the caller's future completes, so a caller that joined it sees the command in the meters
-        long start = metrics.submitted(qi);
-        sent.whenComplete((cqe, t) -> {
-            outstanding.decrementAndGet(qi);
-            metrics.completed(qi, data.length(), start, t == null && cqe.ok());
-            answer(result, cqe, t, sqe, what);
-        });
-        return result;
-    }
-
-    /**
-     * @return queue {@code qi} if it has a free slot, else the next one that has; {@code qi} when all are full (the
-     *     command then waits there for a slot)
-     */
-    private int withRoom(int qi, Session s) {
-        int n = s.io().size();
-        if (outstanding.get(qi) < s.depth()) {
-            return qi;
-        }
-        for (int i = 1; i < n; i++) {
-            int j = (qi + i) % n;
-            if (outstanding.get(j) < s.depth()) {
-                return j;
-            }
-        }
-        return qi;
-    }
-
-    private static void answer(CompletableFuture<Void> result, Cqe cqe, Throwable t, byte[] sqe, String what) {
-        if (t != null) {
-            result.completeExceptionally(Calls.unwrap(t));
-        } else if (!cqe.ok()) {
-            result.completeExceptionally(new NvmeStatusException(
-                    what != null ? what : Sqe.describe(sqe), false, cqe.sct(), cqe.sc(), cqe.dnr(), cqe.dw0()));
-        } else {
-            result.complete(null);
-        }
-    }
-
-    /** Completes when every part has; fails with the first part's failure, unwrapped. */
-    private static CompletableFuture<Void> all(List<CompletableFuture<Void>> parts) {
-        if (parts.size() == 1) {
-            return parts.get(0).exceptionallyCompose(t -> CompletableFuture.failedFuture(Calls.unwrap(t)));
-        }
-        CompletableFuture<Void> result = new CompletableFuture<>();
-        AtomicInteger left = new AtomicInteger(parts.size());
-        for (CompletableFuture<Void> p : parts) {
-            p.whenComplete((v, t) -> {
-                if (t != null) {
-                    result.completeExceptionally(Calls.unwrap(t));
-                } else if (left.decrementAndGet() == 0) {
-                    result.complete(null);
-                }
-            });
-        }
-        return result;
+        return dispatch.send(live(), sqe, data, what, dispatch.callersQueue());
     }
 
     /**
