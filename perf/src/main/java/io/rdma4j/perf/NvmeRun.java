@@ -128,9 +128,9 @@ final class NvmeRun implements BenchRun {
                     ratio(rdma4j, spdk),
                     ratio(polled, spdk),
                     list(rounds),
-                    median(rounds.isEmpty() ? null : rounds),
+                    medianOrNull(rounds),
                     list(rdma4jRounds),
-                    median(rdma4jRounds.isEmpty() ? null : rdma4jRounds));
+                    medianOrNull(rdma4jRounds));
         }
 
         private static String list(List<Double> values) {
@@ -140,8 +140,8 @@ final class NvmeRun implements BenchRun {
                     .toString();
         }
 
-        private static String median(List<Double> values) {
-            return values == null ? "null" : String.format(Locale.ROOT, "%.3f", NvmeRun.median(values));
+        private static String medianOrNull(List<Double> values) {
+            return values.isEmpty() ? "null" : String.format(Locale.ROOT, "%.3f", median(values));
         }
 
         private static String ratio(Figures a, Figures b) {
