@@ -27,7 +27,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * With a busy-poll time, a thread with commands in flight polls that long after it last found work before it sleeps: a
  * completion then needs no wake-up from sleep, and a command sent from a completion callback goes out on this thread.
  *
- * <p>Heap memory goes through a native copy made for the command (the polled queue moves native memory only).
+ * <p>Heap memory goes through a native copy made for the command (the polled queue moves native memory only). A read's
+ * data of 16 KiB or more goes from the socket straight into the caller's memory, shared or not, which the receive holds
+ * open while the kernel writes to it: an arena closed meanwhile from another thread fails in that thread (the JDK's
+ * {@code IllegalStateException} for a shared arena in use by a native call).
  */
 public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
     /** The longest the thread sleeps with commands in flight, so the I/O timeout is checked at least this often. */
@@ -81,6 +84,7 @@ public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
         this.name = name;
         this.busyPollNanos = busyPollNanos;
         this.queue = queue;
+        queue.receiveIntoSharedMemory(); // callers' memory is shared with this thread, and each I/O allocates anyway
         this.maxData = queue.maxData();
         int depth = queue.depth();
         this.inFlight = new Request[depth];

@@ -43,6 +43,9 @@ final class NativeSocket implements AutoCloseable {
     private static final MethodHandle GETSOCKOPT = bind("getsockopt", FunctionDescriptor.of(I, I, I, I, L, L));
     private static final MethodHandle SENDMSG = bind("sendmsg", FunctionDescriptor.of(L, I, L, I));
     private static final MethodHandle RECV = bind("recv", FunctionDescriptor.of(L, I, L, L, I));
+    /** recv taking the buffer as a segment: the call holds the segment's arena open while the kernel writes to it. */
+    private static final MethodHandle RECV_INTO = bind("recv", FunctionDescriptor.of(L, I, ValueLayout.ADDRESS, L, I));
+
     private static final MethodHandle RECVMSG = bind("recvmsg", FunctionDescriptor.of(L, I, L, I));
     private static final MethodHandle POLL = bind("poll", FunctionDescriptor.of(I, L, L, I));
     private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(I, I));
@@ -222,6 +225,29 @@ final class NativeSocket implements AutoCloseable {
             long n;
             try {
                 n = (long) RECV.invokeExact(errno, fd, address, length, MSG_DONTWAIT);
+            } catch (Throwable t) {
+                throw new AssertionError(t);
+            }
+            long r = received(n, "recv");
+            if (r != RETRY) {
+                return r;
+            }
+        }
+    }
+
+    /**
+     * Receives up to {@code into.byteSize()} bytes into {@code into} without blocking. The segment goes to the system
+     * call as a segment, not an address: its arena cannot close while the kernel writes into it (a {@code close()} from
+     * another thread meanwhile fails in that thread), so memory that any thread may free is safe to receive into.
+     *
+     * @return bytes received, 0 when none are waiting, -1 when the peer closed the connection
+     * @throws IOException when the connection is broken
+     */
+    long receive(MemorySegment into) throws IOException {
+        while (true) {
+            long n;
+            try {
+                n = (long) RECV_INTO.invokeExact(errno, fd, into, into.byteSize(), MSG_DONTWAIT);
             } catch (Throwable t) {
                 throw new AssertionError(t);
             }

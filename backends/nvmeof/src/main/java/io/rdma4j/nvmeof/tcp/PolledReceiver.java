@@ -32,7 +32,10 @@ final class PolledReceiver {
     }
 
     static final int RX_SIZE = 128 << 10;
-    /** C2HData payload at least this large goes from the socket straight into the caller's (confined) memory. */
+    /**
+     * C2HData payload at least this large goes from the socket straight into the caller's memory (when confined to this
+     * thread, or see {@link #receiveIntoSharedMemory}).
+     */
     private static final int DIRECT_MIN = 16 << 10;
     /** Never started: a segment it may not touch is confined to some thread. */
     private static final Thread NOBODY = Thread.ofPlatform().unstarted(() -> {});
@@ -78,6 +81,12 @@ final class PolledReceiver {
      */
     private boolean streaming;
 
+    /**
+     * C2HData may go straight into memory other threads can free too (see {@link #receiveIntoSharedMemory}); false:
+     * only into memory confined to this thread.
+     */
+    private boolean intoShared;
+
     /** The bytes before the data of the last C2HData that went straight into memory, and its digest if any. */
     private int streamHeader;
 
@@ -102,6 +111,17 @@ final class PolledReceiver {
     }
 
     /**
+     * Lets C2HData of {@link #DIRECT_MIN} bytes or more go straight into memory that other threads may free (a shared
+     * or automatic arena's), one copy fewer than through the buffer: the receive passes that memory to the system call
+     * as a segment, which holds its arena open during the call, and takes the next PDU's header in a call of its own.
+     * That costs a slice of the segment per receive, so only a queue that allocates per I/O anyway turns it on; without
+     * data digests (which are computed where the data lands, and a closed arena would leave them unverifiable).
+     */
+    void receiveIntoSharedMemory() {
+        intoShared = true;
+    }
+
+    /**
      * One receive into the buffer (or into the caller's memory), then every PDU it completed.
      *
      * @return whether the socket may have more: false when it had nothing, or gave less than was asked for (it was
@@ -110,10 +130,26 @@ final class PolledReceiver {
     boolean receive() throws IOException {
         if (rxState == Rx.DATA && rxPos == rxEnd && dataLeft >= DIRECT_MIN && direct(dataCid)) {
             PolledSlots t = slots;
+            MemorySegment m = t.memory[dataCid];
             rxPos = 0;
             rxEnd = 0;
-            long n = socket.receive(
-                    t.memory[dataCid].address() + t.offset[dataCid] + dataAt, dataLeft, rx.address(), streamHeader);
+            long asked;
+            long n;
+            if (m.isAccessibleBy(NOBODY)) {
+                // memory another thread may free: passed to the call as a segment, whose arena then cannot close
+                // during it; the data alone, the next header in the next call
+                asked = dataLeft;
+                try {
+                    n = socket.receive(m.asSlice(t.offset[dataCid] + dataAt, dataLeft));
+                } catch (IllegalStateException closed) {
+                    t.lost[dataCid] = true; // closed since direct() looked: the rest is drained, the command fails
+                    streaming = false;
+                    return true;
+                }
+            } else {
+                asked = dataLeft + streamHeader;
+                n = socket.receive(m.address() + t.offset[dataCid] + dataAt, dataLeft, rx.address(), streamHeader);
+            }
             if (n < 0) {
                 throw truncated();
             }
@@ -126,7 +162,6 @@ final class PolledReceiver {
                         .asSlice(t.offset[dataCid] + dataAt, intoMemory)
                         .asByteBuffer());
             }
-            long asked = dataLeft + streamHeader;
             dataAt += intoMemory;
             dataLeft -= intoMemory;
             rxEnd = (int) (n - intoMemory);
@@ -158,13 +193,16 @@ final class PolledReceiver {
         return n == asked;
     }
 
-    /** @return whether C2HData for {@code cid} may be received straight into its memory: open and confined here */
+    /**
+     * @return whether C2HData for {@code cid} may be received straight into its memory: open, and confined here or (see
+     *     {@link #receiveIntoSharedMemory}) shared
+     */
     private boolean direct(int cid) {
         MemorySegment m = slots.memory[cid];
         return !slots.lost[cid]
                 && m.scope().isAlive()
                 && m.isAccessibleBy(Thread.currentThread())
-                && !m.isAccessibleBy(NOBODY);
+                && (!m.isAccessibleBy(NOBODY) || (intoShared && !h.dataDigest()));
     }
 
     private NvmeProtocolException truncated() {

@@ -363,6 +363,16 @@ public final class PolledTcpQueue implements PolledIo {
     }
 
     /**
+     * Lets large C2HData go straight into memory other threads may free, not only into memory confined to the polling
+     * thread: one copy fewer, at the cost of a small object per receive (see
+     * {@link PolledReceiver#receiveIntoSharedMemory}). For a queue whose callers allocate per I/O anyway
+     * ({@link DrivenTcpQueue}); call it before the first command.
+     */
+    void receiveIntoSharedMemory() {
+        receiver.receiveIntoSharedMemory();
+    }
+
+    /**
      * Polls, and when nothing completed waits up to {@code timeoutNanos} for the socket to have something (a
      * completion, room to send), then polls again.
      *
