@@ -106,6 +106,36 @@ class ControllerPolledIoTest {
         }
     }
 
+    @ParameterizedTest(name = "digests {0}")
+    @ValueSource(booleans = {false, true})
+    void largeReadsLandExactlyInSharedAndHeapMemory(boolean digests) throws Exception {
+        // C2HData of 40 KiB: at or above the size that a driven queue receives straight into the caller's memory,
+        // shared or not (without digests; with them through its buffer); the bytes around the destination stay as they
+        // were, and a piece that ends mid-command continues at the right place
+        try (ScriptedTarget t = new ScriptedTarget(4 << 20);
+                Arena arena = Arena.ofShared()) {
+            t.c2hPiece = 40 * 1024;
+            t.mdts = 5; // 128 KiB: a 300 KiB read is three commands, each in pieces of 40 KiB and a remainder
+            Random r = new Random(digests ? 3 : 4);
+            byte[] data = new byte[300 * 1024];
+            r.nextBytes(data);
+            System.arraycopy(data, 0, t.storage, 512 * 512, data.length);
+            try (Controller c = Controller.connect(t.target(), ScriptedTarget.NQN, options(true, digests))) {
+                MemorySegment region = arena.allocate(data.length + 2 * 4096 + 512, 4096);
+                region.fill((byte) 0x5a);
+                MemorySegment into = region.asSlice(4096 + 512, data.length);
+                c.read(1, 512, into).get(10, TimeUnit.SECONDS);
+                assertArrayEquals(data, into.toArray(ValueLayout.JAVA_BYTE));
+                for (long at : new long[] {0, 4096 + 511, 4096 + 512 + data.length, region.byteSize() - 1}) {
+                    assertEquals((byte) 0x5a, region.get(ValueLayout.JAVA_BYTE, at), "byte " + at + " was overwritten");
+                }
+                byte[] heap = new byte[data.length];
+                c.read(1, 512, MemorySegment.ofArray(heap)).get(10, TimeUnit.SECONDS);
+                assertArrayEquals(data, heap);
+            }
+        }
+    }
+
     @ParameterizedTest(name = "busy poll {0} us")
     @ValueSource(longs = {0, 50})
     void aCommandSentFromACompletionCallbackGoesOnThatCallbacksQueue(long busyPollMicros) throws Exception {
