@@ -388,6 +388,11 @@ public final class Controller implements AutoCloseable {
     /**
      * Reads {@code buffer.byteSize()} bytes (a multiple of the block size) from {@code lba} into {@code buffer}.
      *
+     * <p>Keep the buffer's memory alive until the future completes. If its arena closes while the read is in flight,
+     * the read fails ("lost its data") and the connection carries on; a shared arena's {@code close()} that comes while
+     * the data is being received into it fails instead, with the JDK's {@code IllegalStateException} (the receive holds
+     * the memory open), and may be tried again.
+     *
      * @param buffer any writable segment: native (registered or not) or heap
      */
     public CompletableFuture<Void> read(long nsid, long lba, MemorySegment buffer) {

@@ -28,9 +28,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * completion then needs no wake-up from sleep, and a command sent from a completion callback goes out on this thread.
  *
  * <p>Heap memory goes through a native copy made for the command (the polled queue moves native memory only). A read's
- * data of 16 KiB or more goes from the socket straight into the caller's memory, shared or not, which the receive holds
- * open while the kernel writes to it: an arena closed meanwhile from another thread fails in that thread (the JDK's
- * {@code IllegalStateException} for a shared arena in use by a native call).
+ * data of 16 KiB or more goes from the socket straight into the caller's memory, shared or not (without data digests),
+ * which the receive holds open while the kernel writes to it: an arena closed meanwhile from another thread fails in
+ * that thread (the JDK's {@code IllegalStateException} for a shared arena in use by a native call).
  */
 public final class DrivenTcpQueue implements FabricQueue, IoCompletion {
     /** The longest the thread sleeps with commands in flight, so the I/O timeout is checked at least this often. */
