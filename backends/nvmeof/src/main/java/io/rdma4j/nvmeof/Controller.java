@@ -425,8 +425,8 @@ public final class Controller implements AutoCloseable {
         if (lba < 0) {
             throw new IllegalArgumentException("LBA " + lba + " is negative");
         }
-        long chunk = Math.min(live().maxTransfer(), 65536L * bs) / bs * bs;
-        Session s = live();
+        Session s = live(); // one session for the size of the pieces and all of them
+        long chunk = Math.min(s.maxTransfer(), 65536L * bs) / bs * bs;
         int queue = dispatch.callersQueue();
         if (len <= chunk) { // one command: no list, no combined future
             return dispatch.send(

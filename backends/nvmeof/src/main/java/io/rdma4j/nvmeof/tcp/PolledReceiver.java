@@ -158,9 +158,7 @@ final class PolledReceiver {
             }
             int intoMemory = (int) Math.min(n, dataLeft);
             if (h.dataDigest()) {
-                crc.update(t.memory[dataCid]
-                        .asSlice(t.offset[dataCid] + dataAt, intoMemory)
-                        .asByteBuffer());
+                crc.update(m.asSlice(t.offset[dataCid] + dataAt, intoMemory).asByteBuffer());
             }
             dataAt += intoMemory;
             dataLeft -= intoMemory;
